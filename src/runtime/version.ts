@@ -1,0 +1,5 @@
+/** Tessera's version, from package.json (kept in one place). */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+export const VERSION: string = (require('../../package.json') as { version: string }).version;
