@@ -1,0 +1,44 @@
+# Developer entry points. `make setup` once on a fresh machine, then `make test`.
+.PHONY: setup deps controlplane test unit integration lint bench demo cluster-up cluster-down ci
+
+# Debian packages the tests need: etcd for the real control plane; iptables, ipset and
+# iproute2 for the dataplane tests in network namespaces.
+DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 ca-certificates
+
+setup: deps controlplane
+
+deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEBIAN_PACKAGES)
+	npm ci
+
+# Builds kube-apiserver + kubectl into $$HOME/.cache/tessera/controlplane/<version>/ (no-op when cached).
+controlplane:
+	bash e2e/controlplane/build.sh
+
+test:
+	npm test
+
+unit:
+	npx vitest run --project unit
+
+integration:
+	npx vitest run --project integration
+
+lint:
+	npm run lint
+
+bench:
+	npm run bench
+
+demo:
+	npm run demo
+
+cluster-up:
+	npx tsx e2e/controlplane/cli.ts up
+
+cluster-down:
+	npx tsx e2e/controlplane/cli.ts down
+
+ci:
+	CI=true bash .ci/run
