@@ -1,0 +1,322 @@
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+import type { KubeConfig } from '@kubernetes/client-node';
+
+import { kubernetesVersion, locateBinaries, type ControlPlaneBinaries } from './binaries.ts';
+import {
+  ETCD_PREFIX,
+  RECORD_FILE,
+  reapOrphans,
+  TEMP_PREFIX,
+  writeRecord,
+  type ControlPlaneRecord,
+} from './control-plane-record.ts';
+import { Etcd } from './etcd.ts';
+import { registerExitCleanup } from './exit-cleanup.ts';
+import { freePorts } from './free-port.ts';
+import { KubeApiserver, type StaticTokenUser } from './kube-apiserver.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import {
+  issueServiceAccountToken,
+  type ServiceAccountIdentity,
+  type ServiceAccountTokenOptions,
+} from './service-account-token.ts';
+
+/** Options for {@link ControlPlane}. */
+export interface ControlPlaneOptions {
+  /** The programs to run. @default locateBinaries() (build cache + PATH; never builds) */
+  readonly binaries?: ControlPlaneBinaries;
+  /** Parent of the temp dir (certs, keys, tokens, logs, kubeconfig). @default os.tmpdir() */
+  readonly tempRoot?: string;
+  /** Parent of etcd's data dir; tmpfs, because etcd 3.4 cannot skip fsync. @default '/dev/shm' if writable, else tempRoot */
+  readonly etcdDataRoot?: string;
+  /** Where the admin kubeconfig is written. @default `<temp dir>/kubeconfig` */
+  readonly kubeconfigPath?: string;
+  /** Per-component start-up deadline (etcd /health, kube-apiserver /readyz). @default 60_000 */
+  readonly startTimeoutMs?: number;
+  /** SIGTERM → SIGKILL grace when stopping each process group. @default 5_000 */
+  readonly stopGraceMs?: number;
+  /**
+   * Kill the processes and remove the dirs if this Node process exits or gets SIGINT/SIGTERM/
+   * SIGHUP before stop(). `cli.ts up` turns this off so the cluster outlives the command.
+   * @default true
+   */
+  readonly killOnExit?: boolean;
+  /** Further --token-auth-file identities (e.g. a non-admin user for RBAC tests). @default [] */
+  readonly extraTokenUsers?: readonly StaticTokenUser[];
+  /** Extra kube-apiserver flags, appended after the defaults. @default [] */
+  readonly apiserverArgs?: readonly string[];
+}
+
+/** How to talk to a started control plane as its admin (system:masters). */
+export interface ControlPlaneConnection {
+  /** `https://127.0.0.1:<port>` */
+  readonly server: string;
+  /** Admin bearer token (static token file, group system:masters). */
+  readonly token: string;
+  /** For @kubernetes/client-node. */
+  readonly kubeConfig: KubeConfig;
+  /** The same identity as a kubeconfig file, for kubectl (`KUBECONFIG=… kubectl …`). */
+  readonly kubeconfigPath: string;
+  /** PEM bundle verifying the serving cert; undefined means clients skip TLS verification. */
+  readonly caPem: string | undefined;
+}
+
+/** Wall-clock milliseconds of the last start(), for the harness's own figures (never asserted). */
+export interface StartTimings {
+  readonly etcdMs: number;
+  readonly kubeApiserverMs: number;
+  readonly totalMs: number;
+}
+
+/** What exists between start() and stop(). */
+interface RunningState {
+  readonly tempDir: string;
+  readonly etcdDataDir: string;
+  readonly etcd: Etcd;
+  readonly apiserver: KubeApiserver;
+  readonly unregisterExitCleanup: () => void;
+  readonly startedAt: string;
+  connection?: ControlPlaneConnection;
+}
+
+/** The admin's static-token identity. */
+export const ADMIN_USER = 'tessera-admin';
+
+/**
+ * A real etcd + kube-apiserver on loopback, for tests and `make cluster-up` (reference §12).
+ *
+ * Guarantees:
+ * - Free loopback ports only; etcd's data on tmpfs; every file in two private temp dirs.
+ * - stop() (or `await using`) stops kube-apiserver, then etcd (SIGTERM, SIGKILL after a grace
+ *   period, waiting until each process group is gone) and removes both dirs. It is idempotent
+ *   and also runs (synchronously, with SIGKILL) when the process exits or is interrupted.
+ * - A failed start() cleans up after itself and throws with the tail of the failing log.
+ * - restartApiserver()/restartEtcd() keep ports, certificates, tokens and etcd data, so
+ *   existing clients and their kubeconfigs stay valid; both resolve once /readyz is 200.
+ *
+ * Not thread-safe in the sense of overlapping calls: await each lifecycle method before the
+ * next.
+ */
+export class ControlPlane implements AsyncDisposable {
+  readonly #options: ControlPlaneOptions;
+  #state: RunningState | undefined;
+  #timings: StartTimings | undefined;
+
+  constructor(options: ControlPlaneOptions = {}) {
+    this.#options = options;
+  }
+
+  /** `new ControlPlane(options)` then `start()`; returns the started control plane. */
+  static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    const controlPlane = new ControlPlane(options);
+    await controlPlane.start();
+    return controlPlane;
+  }
+
+  /** Starts etcd, then kube-apiserver; writes the admin kubeconfig. */
+  async start(): Promise<ControlPlaneConnection> {
+    if (this.#state !== undefined) throw new Error('ControlPlane.start: already started; call stop() first');
+    const {
+      binaries = locateBinaries(),
+      tempRoot = tmpdir(),
+      etcdDataRoot = defaultEtcdDataRoot(tempRoot),
+      startTimeoutMs = 60_000,
+      stopGraceMs = 5_000,
+      killOnExit = true,
+      extraTokenUsers = [],
+      apiserverArgs = [],
+    } = this.#options;
+
+    await reapOrphans(tempRoot);
+    const began = performance.now();
+    const tempDir = mkdtempSync(join(tempRoot, TEMP_PREFIX));
+    const etcdDataDir = mkdtempSync(join(etcdDataRoot, ETCD_PREFIX));
+    mkdirSync(join(tempDir, 'logs'));
+    const [etcdClientPort, etcdPeerPort, apiserverPort] = (await freePorts(3)) as [number, number, number];
+    const token = randomBytes(32).toString('base64url');
+
+    const etcd = new Etcd({
+      binary: binaries.etcd,
+      dataDir: join(etcdDataDir, 'member-data'),
+      logFile: join(tempDir, 'logs', 'etcd.log'),
+      clientPort: etcdClientPort,
+      peerPort: etcdPeerPort,
+      startTimeoutMs,
+      stopGraceMs,
+    });
+    const apiserver = new KubeApiserver({
+      binary: binaries.kubeApiserver,
+      etcdUrl: etcd.clientUrl,
+      dir: join(tempDir, 'apiserver'),
+      logFile: join(tempDir, 'logs', 'kube-apiserver.log'),
+      port: apiserverPort,
+      tokenUsers: [{ token, user: ADMIN_USER, uid: `${ADMIN_USER}-uid`, groups: ['system:masters'] }, ...extraTokenUsers],
+      extraArgs: apiserverArgs,
+      startTimeoutMs,
+      stopGraceMs,
+    });
+    const unregisterExitCleanup = killOnExit
+      ? registerExitCleanup(() => {
+          apiserver.killNow();
+          etcd.killNow();
+          rmSync(etcdDataDir, { recursive: true, force: true });
+          rmSync(tempDir, { recursive: true, force: true });
+        })
+      : () => undefined;
+    this.#state = { tempDir, etcdDataDir, etcd, apiserver, unregisterExitCleanup, startedAt: new Date().toISOString() };
+
+    try {
+      this.#writeRecord();
+      await etcd.start();
+      const etcdReady = performance.now();
+      this.#writeRecord();
+      await apiserver.start();
+      const apiserverReady = performance.now();
+      const caPem = apiserver.servingCaPem();
+      const kubeconfigPath = this.#options.kubeconfigPath ?? join(tempDir, 'kubeconfig');
+      const kubeConfig = writeKubeconfig(kubeconfigPath, {
+        server: apiserver.url,
+        token,
+        user: ADMIN_USER,
+        ...(caPem === undefined ? {} : { caPem }),
+      });
+      this.#state.connection = { server: apiserver.url, token, kubeConfig, kubeconfigPath, caPem };
+      this.#writeRecord();
+      this.#timings = {
+        etcdMs: etcdReady - began,
+        kubeApiserverMs: apiserverReady - etcdReady,
+        totalMs: apiserverReady - began,
+      };
+      return this.#state.connection;
+    } catch (err) {
+      await this.stop().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** The admin connection; throws before start() has succeeded. */
+  get connection(): ControlPlaneConnection {
+    const connection = this.#state?.connection;
+    if (connection === undefined) throw new Error('ControlPlane: not started');
+    return connection;
+  }
+
+  /** Durations of the last successful start(). */
+  get timings(): StartTimings | undefined {
+    return this.#timings;
+  }
+
+  /** Directory of the logs, certs and keys (removed by stop()). */
+  get tempDir(): string {
+    return this.#require().tempDir;
+  }
+
+  /** Stops kube-apiserver and etcd and removes every temp dir. Safe to call more than once. */
+  async stop(): Promise<void> {
+    const state = this.#state;
+    if (state === undefined) return;
+    const errors: unknown[] = [];
+    for (const component of [state.apiserver, state.etcd]) {
+      try {
+        await component.stop();
+      } catch (err) {
+        errors.push(err);
+        component.killNow();
+      }
+    }
+    rmSync(state.etcdDataDir, { recursive: true, force: true });
+    rmSync(state.tempDir, { recursive: true, force: true });
+    state.unregisterExitCleanup();
+    this.#state = undefined;
+    if (errors.length > 0) throw new AggregateError(errors, 'ControlPlane.stop: some processes did not stop cleanly');
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  /** Stops and restarts kube-apiserver (same port and certs); resolves when /readyz is 200. */
+  async restartApiserver(): Promise<void> {
+    const { apiserver } = this.#require();
+    await apiserver.restart();
+    this.#writeRecord();
+  }
+
+  /**
+   * Stops and restarts etcd with its data kept; resolves when etcd is healthy and
+   * kube-apiserver's /readyz (which checks etcd) is 200 again.
+   */
+  async restartEtcd(): Promise<void> {
+    const { etcd, apiserver } = this.#require();
+    await etcd.restart();
+    this.#writeRecord();
+    await apiserver.waitReady();
+  }
+
+  /** Compacts etcd's history up to its current revision; returns that revision. */
+  async compactEtcd(): Promise<number> {
+    return this.#require().etcd.compact();
+  }
+
+  /**
+   * Issues a ServiceAccount token (TokenRequest API) and writes a kubeconfig for it next to the
+   * admin's, so a component can run with exactly the RBAC granted to that ServiceAccount.
+   */
+  async issueServiceAccountToken(
+    namespace: string,
+    serviceAccount: string,
+    options: Partial<Pick<ServiceAccountTokenOptions, 'create' | 'expirationSeconds' | 'audiences' | 'kubeconfigPath'>> = {},
+  ): Promise<ServiceAccountIdentity> {
+    const { tempDir } = this.#require();
+    const { server, kubeConfig, caPem } = this.connection;
+    return issueServiceAccountToken(kubeConfig, {
+      namespace,
+      serviceAccount,
+      server,
+      ...(caPem === undefined ? {} : { caPem }),
+      kubeconfigPath: join(tempDir, `kubeconfig-${namespace}-${serviceAccount}`),
+      ...options,
+    });
+  }
+
+  /** What another process needs to find and stop this control plane. */
+  record(): ControlPlaneRecord {
+    const { tempDir, etcdDataDir, etcd, apiserver, connection, startedAt } = this.#require();
+    return {
+      format: 1,
+      kubernetesVersion: kubernetesVersion(),
+      ownerPid: this.#options.killOnExit === false ? null : process.pid,
+      tempDir,
+      etcdDataDir,
+      kubeconfigPath: connection?.kubeconfigPath ?? this.#options.kubeconfigPath ?? join(tempDir, 'kubeconfig'),
+      server: apiserver.url,
+      etcdUrl: etcd.clientUrl,
+      pids: { etcd: etcd.process?.pid ?? null, kubeApiserver: apiserver.process?.pid ?? null },
+      startedAt,
+    };
+  }
+
+  #writeRecord(): void {
+    const state = this.#require();
+    writeRecord(join(state.tempDir, RECORD_FILE), this.record());
+  }
+
+  #require(): RunningState {
+    if (this.#state === undefined) throw new Error('ControlPlane: not started');
+    return this.#state;
+  }
+}
+
+function defaultEtcdDataRoot(fallback: string): string {
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return fallback;
+  }
+}
