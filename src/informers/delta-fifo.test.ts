@@ -224,23 +224,6 @@ describe('DeltaFIFO', () => {
     expect(maxRunning).toBe(1);
   });
 
-  it('runs the transformer once per new object, not on resync or tombstones', () => {
-    const known = new Indexer<Obj>();
-    known.add(obj('k', 1));
-    let calls = 0;
-    const f = new DeltaFIFO<Obj>({
-      knownObjects: known,
-      transformer: (o) => {
-        calls++;
-        return { ...o, metadata: { ...o.metadata, managedFields: undefined } };
-      },
-    });
-    f.add(obj('a', 1));
-    f.resync();
-    f.delete(new DeletedFinalStateUnknown('k', obj('k', 1)));
-    expect(calls).toBe(1);
-  });
-
   it('list() returns the newest pending object per key', () => {
     const f = new DeltaFIFO<Obj>();
     f.add(obj('a', 1));

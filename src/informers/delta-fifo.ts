@@ -73,15 +73,12 @@ export interface DeltaFIFOOptions<T> {
    * set it so handlers can tell a relist from a resync. @default false
    */
   emitDeltaTypeReplaced?: boolean;
-  /** Applied once to every object entering the queue (e.g. strip managedFields). */
-  transformer?: (obj: T) => T;
 }
 
 export class DeltaFIFO<T extends KubeObject> {
   private readonly keyOf: KeyFunc<T>;
   private readonly knownObjects: KeyListerGetter<T> | undefined;
   private readonly emitDeltaTypeReplaced: boolean;
-  private readonly transformer: ((obj: T) => T) | undefined;
 
   private readonly items = new Map<string, Delta<T>[]>();
   /** Keys in FIFO order; `queueHead` avoids O(n) shifts. */
@@ -96,11 +93,10 @@ export class DeltaFIFO<T extends KubeObject> {
   private popChain: Promise<unknown> = Promise.resolve();
 
   constructor(opts: DeltaFIFOOptions<T> = {}) {
-    const { keyFunction = metaNamespaceKey, knownObjects, emitDeltaTypeReplaced = false, transformer } = opts;
+    const { keyFunction = metaNamespaceKey, knownObjects, emitDeltaTypeReplaced = false } = opts;
     this.keyOf = keyFunction;
     this.knownObjects = knownObjects;
     this.emitDeltaTypeReplaced = emitDeltaTypeReplaced;
-    this.transformer = transformer;
   }
 
   add(obj: T): void {
@@ -175,7 +171,7 @@ export class DeltaFIFO<T extends KubeObject> {
       const obj = this.knownObjects.getByKey(key);
       if (obj === undefined) continue;
       if ((this.items.get(this.keyOf(obj))?.length ?? 0) > 0) continue;
-      this.queueAction('Sync', obj, true);
+      this.queueAction('Sync', obj);
     }
   }
 
@@ -282,14 +278,11 @@ export class DeltaFIFO<T extends KubeObject> {
   }
 
   /**
-   * Appends one delta. Every new object passes the transformer exactly once here; tombstones
-   * and resync deltas (objects read back from the cache) already did.
+   * Appends one delta. (Objects are transformed before they get here, by the Reflector; a
+   * resync re-queues objects read back from the cache.)
    */
-  private queueAction(type: DeltaType, obj: T | DeletedFinalStateUnknown<T>, fromCache = false): void {
+  private queueAction(type: DeltaType, obj: T | DeletedFinalStateUnknown<T>): void {
     const key = this.keyOf(obj);
-    if (this.transformer !== undefined && !fromCache && !(obj instanceof DeletedFinalStateUnknown)) {
-      obj = this.transformer(obj);
-    }
     let deltas = this.items.get(key);
     if (deltas === undefined) {
       deltas = [];

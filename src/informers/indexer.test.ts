@@ -53,7 +53,7 @@ describe('Indexer', () => {
   it('deletes by tombstone key', () => {
     const ix = new Indexer();
     ix.add(pod('x', 'p'));
-    ix.delete(new DeletedFinalStateUnknown('x/p', undefined));
+    ix.delete(new DeletedFinalStateUnknown<KubeObject>('x/p', undefined));
     expect(ix.size).toBe(0);
   });
 
