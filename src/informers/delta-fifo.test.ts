@@ -151,6 +151,22 @@ describe('DeltaFIFO', () => {
     });
   });
 
+  it('onSynced fires once: at once for an empty first list, else after the last initial item', async () => {
+    let fired = 0;
+    const empty = new DeltaFIFO<Obj>({ onSynced: () => void fired++ });
+    empty.replace([], '1');
+    expect(fired).toBe(1);
+    empty.replace([], '2');
+    expect(fired).toBe(1);
+
+    let fired2 = 0;
+    const f = new DeltaFIFO<Obj>({ onSynced: () => void fired2++ });
+    f.replace([obj('a', 1)], '1');
+    expect(fired2).toBe(0);
+    await f.pop(() => undefined);
+    expect(fired2).toBe(1);
+  });
+
   it('an add before the first replace makes the queue populated with nothing initial', () => {
     const f = new DeltaFIFO<Obj>();
     f.add(obj('a', 1));

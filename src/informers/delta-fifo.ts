@@ -73,12 +73,15 @@ export interface DeltaFIFOOptions<T> {
    * set it so handlers can tell a relist from a resync. @default false
    */
   emitDeltaTypeReplaced?: boolean;
+  /** Called once, when `hasSynced()` first becomes true. */
+  onSynced?: () => void;
 }
 
 export class DeltaFIFO<T extends KubeObject> {
   private readonly keyOf: KeyFunc<T>;
   private readonly knownObjects: KeyListerGetter<T> | undefined;
   private readonly emitDeltaTypeReplaced: boolean;
+  private onSynced: (() => void) | undefined;
 
   private readonly items = new Map<string, Delta<T>[]>();
   /** Keys in FIFO order; `queueHead` avoids O(n) shifts. */
@@ -93,7 +96,8 @@ export class DeltaFIFO<T extends KubeObject> {
   private popChain: Promise<unknown> = Promise.resolve();
 
   constructor(opts: DeltaFIFOOptions<T> = {}) {
-    const { keyFunction = metaNamespaceKey, knownObjects, emitDeltaTypeReplaced = false } = opts;
+    const { keyFunction = metaNamespaceKey, knownObjects, emitDeltaTypeReplaced = false, onSynced } = opts;
+    this.onSynced = onSynced;
     this.keyOf = keyFunction;
     this.knownObjects = knownObjects;
     this.emitDeltaTypeReplaced = emitDeltaTypeReplaced;
@@ -102,11 +106,13 @@ export class DeltaFIFO<T extends KubeObject> {
   add(obj: T): void {
     this.populated = true;
     this.queueAction('Added', obj);
+    this.notifyIfSynced();
   }
 
   update(obj: T): void {
     this.populated = true;
     this.queueAction('Updated', obj);
+    this.notifyIfSynced();
   }
 
   /**
@@ -117,6 +123,7 @@ export class DeltaFIFO<T extends KubeObject> {
   delete(obj: T | DeletedFinalStateUnknown<T>): void {
     const key = this.keyOf(obj);
     this.populated = true;
+    this.notifyIfSynced();
     const pending = this.items.has(key);
     if (this.knownObjects === undefined) {
       if (!pending) return;
@@ -159,6 +166,7 @@ export class DeltaFIFO<T extends KubeObject> {
       this.populated = true;
       this.initialPopulationCount = keys.size + queuedDeletions;
     }
+    this.notifyIfSynced();
   }
 
   /**
@@ -218,6 +226,7 @@ export class DeltaFIFO<T extends KubeObject> {
         throw err;
       } finally {
         if (initial) this.initialInFlight--;
+        this.notifyIfSynced();
       }
       return;
     }
@@ -226,6 +235,13 @@ export class DeltaFIFO<T extends KubeObject> {
   /** True after the first `replace()` (or add/update/delete) and once its items are processed. */
   hasSynced(): boolean {
     return this.populated && this.initialPopulationCount === 0 && this.initialInFlight === 0;
+  }
+
+  private notifyIfSynced(): void {
+    if (this.onSynced === undefined || !this.hasSynced()) return;
+    const cb = this.onSynced;
+    this.onSynced = undefined;
+    cb();
   }
 
   /** Wakes every waiting `pop`; they reject with `FIFOClosedError` once the queue is empty. */

@@ -16,3 +16,9 @@ export { ScriptedListerWatcher, ScriptedWatch } from './scripted-lister-watcher.
 export { SharedIndexInformer } from './shared-index-informer.ts';
 export type { HandlerRegistration, SharedIndexInformerOptions } from './shared-index-informer.ts';
 export type { KeyListerGetter, Store } from './store.ts';
+export { InformerFactory } from './informer-factory.ts';
+export type { InformerFactoryOptions } from './informer-factory.ts';
+export { KubeListerWatcher, resourceName, resourcePath } from './kube-lister-watcher.ts';
+export type { KubeListerWatcherOptions, KubeResource } from './kube-lister-watcher.ts';
+export { FileListerWatcher, loadObjectsFromPaths, parseObjects } from './file-lister-watcher.ts';
+export type { FileListerWatcherOptions } from './file-lister-watcher.ts';

@@ -58,7 +58,13 @@ export class SharedIndexInformer<T extends KubeObject> {
     this.log = logger.child({ component: 'informer', resource: this.resource });
     this.metrics = registry === undefined ? undefined : new InformerMetrics(registry);
     this.indexer = new Indexer<T>({ indexers });
-    this.fifo = new DeltaFIFO<T>({ knownObjects: this.indexer, emitDeltaTypeReplaced: true });
+    this.fifo = new DeltaFIFO<T>({
+      knownObjects: this.indexer,
+      emitDeltaTypeReplaced: true,
+      onSynced: () => {
+        for (const w of this.syncWaiters.splice(0)) w();
+      },
+    });
     this.reflector = new Reflector<T>({
       ...reflectorOpts,
       clock,
@@ -150,9 +156,6 @@ export class SharedIndexInformer<T extends KubeObject> {
       } catch (err) {
         if (err instanceof FIFOClosedError) return;
         this.log.error({ err }, 'delta processing failed');
-      }
-      if (this.syncWaiters.length > 0 && this.hasSynced()) {
-        for (const w of this.syncWaiters.splice(0)) w();
       }
     }
   }

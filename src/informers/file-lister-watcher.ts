@@ -1,0 +1,234 @@
+/**
+ * ListerWatcher over a directory of YAML/JSON files, so the same informers (and so the same
+ * engine) run without a cluster.
+ *
+ * - Files: `*.yaml`, `*.yml`, `*.json`, recursively; multi-document YAML and `kind: List`
+ *   are expanded. `select` picks the objects of this resource (e.g. by apiVersion + kind).
+ * - Resource versions are synthetic: one counter per watcher, bumped for every change the
+ *   watcher observes; an object's `metadata.resourceVersion` is the counter value at which
+ *   it last changed.
+ * - Watching reacts to file changes (`fs.watch`, debounced), re-reads the tree and emits
+ *   ADDED / MODIFIED / DELETED for what changed. A watch from a resourceVersion older than
+ *   the retained history fails with 410, as the API server's would, and the Reflector
+ *   relists.
+ * - A file that fails to parse is reported through `onError` and its previous objects are
+ *   kept, so a half-saved edit never deletes policy.
+ */
+import { watch as fsWatch } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { ListOptions, ListResult, ListerWatcher, WatchEvent, WatchOptions } from './lister-watcher.ts';
+import { StatusError } from './lister-watcher.ts';
+import { metaNamespaceKey, type KubeObject } from './object.ts';
+
+export interface FileListerWatcherOptions<T extends KubeObject> {
+  /** Directories or files to read. */
+  paths: readonly string[];
+  /** Picks the objects of this resource. */
+  select: (obj: KubeObject) => obj is T;
+  /** Name for logs and metrics. */
+  resource: string;
+  /** Called for unreadable or unparseable files. @default ignore */
+  onError?: (file: string, err: Error) => void;
+  /** Quiet time after a change before re-reading. @default 50 */
+  debounceMs?: number;
+  /** Events kept for watches that resume from an older resourceVersion. @default 10_000 */
+  historyLimit?: number;
+}
+
+/** Reads every object from YAML/JSON files under `paths`, in path order. */
+export async function loadObjectsFromPaths(
+  paths: readonly string[],
+  onError: (file: string, err: Error) => void = () => undefined,
+): Promise<Map<string, KubeObject[]>> {
+  const files: string[] = [];
+  for (const p of paths) await collectFiles(p, files);
+  const byFile = new Map<string, KubeObject[]>();
+  for (const file of files) {
+    try {
+      byFile.set(file, parseObjects(await readFile(file, 'utf8'), file));
+    } catch (err) {
+      onError(file, err as Error);
+    }
+  }
+  return byFile;
+}
+
+async function collectFiles(p: string, out: string[]): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(p, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') {
+      out.push(p);
+      return;
+    }
+    throw err;
+  }
+  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const full = path.join(p, e.name);
+    if (e.isDirectory()) await collectFiles(full, out);
+    else if (/\.(ya?ml|json)$/.test(e.name)) out.push(full);
+  }
+}
+
+/** Parses multi-document YAML (JSON is YAML); expands `kind: List`. Throws on syntax errors. */
+export function parseObjects(text: string, file: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  const docs = parseAllDocuments(text);
+  docs.forEach((doc, i) => {
+    if (doc.errors.length > 0) throw new Error(`${file}: document ${i + 1}: ${doc.errors[0]!.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return;
+    if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`${file}: document ${i + 1}: not an object`);
+    const obj = value as KubeObject & { items?: unknown };
+    if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) {
+      for (const item of obj.items) if (item && typeof item === 'object') out.push(item as KubeObject);
+    } else {
+      out.push(obj);
+    }
+  });
+  return out;
+}
+
+export class FileListerWatcher<T extends KubeObject> implements ListerWatcher<T> {
+  readonly resource: string;
+  private readonly paths: readonly string[];
+  private readonly select: (obj: KubeObject) => obj is T;
+  private readonly onError: (file: string, err: Error) => void;
+  private readonly debounceMs: number;
+  private readonly historyLimit: number;
+
+  private rv = 0;
+  /** key → [stable JSON without resourceVersion, object with synthetic RV] */
+  private current = new Map<string, { json: string; obj: T }>();
+  /** Objects per file from the last successful read of that file. */
+  private lastGoodByFile = new Map<string, KubeObject[]>();
+  private history: Array<WatchEvent<T> & { rv: number }> = [];
+  private loaded = false;
+  private rescanChain: Promise<void> = Promise.resolve();
+
+  constructor(opts: FileListerWatcherOptions<T>) {
+    const { paths, select, resource, onError = () => undefined, debounceMs = 50, historyLimit = 10_000 } = opts;
+    this.paths = paths;
+    this.select = select;
+    this.resource = resource;
+    this.onError = onError;
+    this.debounceMs = debounceMs;
+    this.historyLimit = historyLimit;
+  }
+
+  async list(_opts: ListOptions): Promise<ListResult<T>> {
+    if (!this.loaded) await this.rescan();
+    return { items: [...this.current.values()].map((e) => e.obj), resourceVersion: String(this.rv) };
+  }
+
+  watch(opts: WatchOptions): AsyncIterable<WatchEvent<T>> {
+    return this.stream(opts);
+  }
+
+  private async *stream(opts: WatchOptions): AsyncGenerator<WatchEvent<T>> {
+    let from = Number(opts.resourceVersion || '0');
+    const oldest = this.history[0]?.rv;
+    if (oldest !== undefined && from < oldest - 1) {
+      throw new StatusError(410, 'Expired', `too old resource version: ${from} (${oldest - 1})`);
+    }
+    let wake: (() => void) | undefined;
+    let changed = false;
+    let timer: NodeJS.Timeout | undefined;
+    const watchers = this.paths.map((p) =>
+      fsWatch(p, { recursive: true }, () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          changed = true;
+          wake?.();
+        }, this.debounceMs);
+      }),
+    );
+    const onAbort = (): void => wake?.();
+    opts.signal.addEventListener('abort', onAbort);
+    try {
+      for (;;) {
+        for (const ev of this.history) {
+          if (ev.rv <= from) continue;
+          from = ev.rv;
+          yield { type: ev.type, object: ev.object } as WatchEvent<T>;
+        }
+        if (opts.signal.aborted) return;
+        if (changed) {
+          changed = false;
+          await this.rescan();
+          continue;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      clearTimeout(timer);
+      for (const w of watchers) w.close();
+      opts.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Re-reads the files and records what changed. Serialised: one rescan at a time. */
+  rescan(): Promise<void> {
+    const run = this.rescanChain.then(() => this.doRescan());
+    this.rescanChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async doRescan(): Promise<void> {
+    const failed: string[] = [];
+    const byFile = await loadObjectsFromPaths(this.paths, (file, err) => {
+      this.onError(file, err);
+      failed.push(file);
+    });
+    for (const file of failed) {
+      const previous = this.lastGoodByFile.get(file);
+      if (previous !== undefined) byFile.set(file, previous);
+    }
+    this.lastGoodByFile = byFile;
+    const next = new Map<string, { json: string; obj: T }>();
+    for (const [file, objs] of byFile) {
+      for (const raw of objs) {
+        if (!this.select(raw)) continue;
+        let key: string;
+        try {
+          key = metaNamespaceKey(raw);
+        } catch (err) {
+          this.onError(file, err as Error);
+          continue;
+        }
+        next.set(key, { json: JSON.stringify(raw), obj: raw });
+      }
+    }
+    for (const [key, entry] of next) {
+      const prev = this.current.get(key);
+      if (prev !== undefined && prev.json === entry.json) {
+        next.set(key, prev);
+        continue;
+      }
+      this.rv++;
+      const obj = withResourceVersion(entry.obj, this.rv);
+      next.set(key, { json: entry.json, obj });
+      if (this.loaded) this.record(prev === undefined ? 'ADDED' : 'MODIFIED', obj);
+    }
+    for (const [key, prev] of this.current) {
+      if (next.has(key)) continue;
+      this.rv++;
+      if (this.loaded) this.record('DELETED', withResourceVersion(prev.obj, this.rv));
+    }
+    this.current = next;
+    this.loaded = true;
+  }
+
+  private record(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): void {
+    this.history.push({ type, object, rv: this.rv });
+    if (this.history.length > this.historyLimit) this.history.splice(0, this.history.length - this.historyLimit);
+  }
+}
+
+function withResourceVersion<T extends KubeObject>(obj: T, rv: number): T {
+  return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } };
+}
