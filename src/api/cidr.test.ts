@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { CidrParseError, cidrContains, formatIP, normaliseCidr, parseCidr, parseIP } from './cidr.ts';
+
+describe('normaliseCidr', () => {
+  it.each([
+    ['10.1.2.3/16', '10.1.0.0/16'],
+    ['10.0.0.0/8', '10.0.0.0/8'],
+    ['192.168.1.77/31', '192.168.1.76/31'],
+    ['10.0.0.1', '10.0.0.1/32'],
+    ['0.0.0.0/0', '0.0.0.0/0'],
+    ['255.255.255.255/1', '128.0.0.0/1'],
+  ])('clears IPv4 host bits: %s → %s', (input, want) => {
+    expect(normaliseCidr(input)).toBe(want);
+  });
+
+  it.each([
+    ['2001:DB8::1/32', '2001:db8::/32'],
+    ['2001:0db8:0000:0000:0000:ff00:0042:8329', '2001:db8::ff00:42:8329/128'],
+    ['fd00::1234:5678/120', 'fd00::1234:5600/120'],
+    ['::', '::/128'],
+    ['::1', '::1/128'],
+    ['::/0', '::/0'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1/128'],
+    ['fe80:0:0:1:0:0:0:1', 'fe80:0:0:1::1/128'],
+    ['1:0:2:0:3:0:4:0', '1:0:2:0:3:0:4:0/128'],
+    ['::ffff:10.1.2.3', '::ffff:10.1.2.3/128'],
+    ['64:ff9b::192.0.2.33/96', '64:ff9b::/96'],
+  ])('canonicalises IPv6 (RFC 5952) and clears host bits: %s → %s', (input, want) => {
+    expect(normaliseCidr(input)).toBe(want);
+  });
+
+  it.each(['10.0.0.0/33', '::/129', '10.0.0.0/-1', '10.0.0.0/08', '10.0.0/8', '300.1.1.1', 'fe80::1%eth0', 'garbage', ''])(
+    'throws CidrParseError for %j',
+    (input) => {
+      expect(() => normaliseCidr(input)).toThrow(CidrParseError);
+    },
+  );
+});
+
+describe('parseCidr', () => {
+  it('reports the written address, the network and whether host bits were set', () => {
+    expect(parseCidr('10.1.2.3/16')).toEqual({
+      ok: true,
+      value: {
+        version: 4,
+        prefixLength: 16,
+        address: '10.1.2.3',
+        network: '10.1.0.0/16',
+        hasHostBits: true,
+        isAddress: false,
+      },
+    });
+    expect(parseCidr('2001:db8::1')).toMatchObject({
+      ok: true,
+      value: { version: 6, prefixLength: 128, hasHostBits: false, isAddress: true },
+    });
+  });
+
+  it('explains a bad prefix length per family', () => {
+    expect(parseCidr('10.0.0.0/40')).toEqual({
+      ok: false,
+      message: '"10.0.0.0/40" has an invalid prefix length (IPv4 allows 0-32)',
+    });
+  });
+
+  it('rejects non-strings', () => {
+    expect(parseCidr(10)).toEqual({ ok: false, message: '10 is not a CIDR or IP address' });
+  });
+});
+
+describe('parseIP / formatIP', () => {
+  it('round-trips addresses through bytes', () => {
+    for (const text of ['1.2.3.4', '2001:db8::1', '::', 'fe80::1:2']) {
+      const r = parseIP(text);
+      if (!r.ok) throw new Error(r.message);
+      expect(formatIP(r.value.bytes)).toBe(text);
+    }
+  });
+
+  it('rejects CIDRs and zones where a plain address is wanted', () => {
+    expect(parseIP('10.0.0.0/8').ok).toBe(false);
+    expect(parseIP('fe80::1%eth0').ok).toBe(false);
+  });
+});
+
+describe('cidrContains', () => {
+  const net = (s: string) => {
+    const r = parseCidr(s);
+    if (!r.ok) throw new Error(r.message);
+    return r.value;
+  };
+  it('is true for addresses and sub-networks inside, false otherwise', () => {
+    expect(cidrContains(net('10.0.0.0/8'), '10.9.9.9')).toBe(true);
+    expect(cidrContains(net('10.0.0.0/8'), '10.1.0.0/16')).toBe(true);
+    expect(cidrContains(net('10.1.0.0/16'), '10.0.0.0/8')).toBe(false);
+    expect(cidrContains(net('10.0.0.0/8'), '11.0.0.1')).toBe(false);
+    expect(cidrContains(net('10.0.0.0/8'), '::1')).toBe(false);
+  });
+});

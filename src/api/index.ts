@@ -1,0 +1,95 @@
+/**
+ * Tessera's model of Calico's `projectcalico.org/v3` API: resource types, defaulting,
+ * validation with field-path errors, key functions, and parsers for ports, protocols and
+ * CIDRs. Re-exports only.
+ */
+export type {
+  Action,
+  EntityRule,
+  GlobalNetworkPolicy,
+  GlobalNetworkPolicySpec,
+  HTTPMatch,
+  HTTPPath,
+  ICMPFields,
+  IPNAT,
+  NetworkPolicy,
+  NetworkPolicySpec,
+  ObjectMeta,
+  Policy,
+  PolicyPerformanceHint,
+  PolicyType,
+  PortSpec,
+  Profile,
+  ProfileSpec,
+  ProtocolSpec,
+  ResourceOfKind,
+  Rule,
+  RuleMetadata,
+  ServiceAccountMatch,
+  ServiceMatch,
+  Tier,
+  TierSpec,
+  V3Kind,
+  V3Resource,
+  WorkloadEndpoint,
+  WorkloadEndpointPort,
+  WorkloadEndpointSpec,
+} from './types.ts';
+export { ACTIONS, API_GROUP, API_VERSION, NAMESPACED_KINDS, POLICY_TYPES, V3_KINDS } from './types.ts';
+
+export type { ParseResult } from './parse-result.ts';
+export { formatPort, isNumericPort, MAX_PORT, MIN_PORT, parsePort } from './port.ts';
+export type { Port } from './port.ts';
+export {
+  formatProtocol,
+  isICMPv4,
+  isICMPv6,
+  parseProtocol,
+  PROTOCOL_NAMES,
+  PROTOCOL_NUMBERS,
+  supportsPorts,
+} from './protocol.ts';
+export type { Protocol, ProtocolName } from './protocol.ts';
+export { CidrParseError, cidrContains, formatIP, normaliseCidr, parseCidr, parseIP } from './cidr.ts';
+export type { IPVersion, ParsedCidr, ParsedIP } from './cidr.ts';
+
+export {
+  DNS1123_LABEL_MAX_LENGTH,
+  DNS1123_SUBDOMAIN_MAX_LENGTH,
+  isDns1123Label,
+  isDns1123Subdomain,
+  isGlobalNetworkPolicyName,
+  isNetworkPolicyName,
+  isReservedPolicyName,
+  isValidEndpointPortName,
+  isValidLabelValue,
+  KNP_NAME_PREFIX,
+  OSSG_NAME_PREFIX,
+  qualifiedNameProblems,
+} from './names.ts';
+export { DEFAULT_TIER_NAME, WELL_KNOWN_TIERS, wellKnownTier } from './tiers.ts';
+export type { WellKnownTier } from './tiers.ts';
+export { applyDefaults, defaultPolicyTypes } from './defaults.ts';
+
+export { fieldPath, indexPath, isError, severityOf } from './field-error.ts';
+export type { FieldError, Severity } from './field-error.ts';
+export { HTTP_UNSUPPORTED_MESSAGE } from './http.ts';
+export {
+  assertValid,
+  checkReservedName,
+  formatFinding,
+  validateResource,
+  ValidationError,
+} from './validation.ts';
+
+export {
+  describeObject,
+  isCalicoApiVersion,
+  isNamespacedKind,
+  kindOf,
+  objectKey,
+  ObjectKeyError,
+  OTHER_CALICO_V3_KINDS,
+  UnsupportedResourceError,
+} from './keys.ts';
+export type { UnsupportedReason } from './keys.ts';

@@ -1,0 +1,57 @@
+/**
+ * Validation of a selector-valued field: the text must parse with Calico's selector
+ * grammar, and `global()` may appear only where Calico allows it.
+ *
+ * The parser's message is reported as is at the field path, so a user sees
+ * `spec.ingress[2].source.selector: unexpected token '&&' at column 7`.
+ *
+ * `global()` (matches non-namespaced endpoints: host endpoints, global network sets) is
+ * valid only as the whole of an EntityRule `namespaceSelector` (validator.go
+ * `validateEntityRule`; CEL rules on the policy specs and EntityRule).
+ */
+import { parseSelector, SelectorParseError } from '../selector/index.ts';
+import type { FieldErrorCollector } from './field-error.ts';
+import { describeType, isAbsent } from './shape.ts';
+
+// CRD `MaxLength=1024` on every selector field.
+export const MAX_SELECTOR_LENGTH = 1024;
+
+export interface SelectorFieldOptions {
+  /** True only for an EntityRule `namespaceSelector`, where `global()` alone is allowed. */
+  readonly allowGlobal?: boolean;
+  /** Calico checks `global(` only in some fields; others are merely parsed. */
+  readonly checkGlobal?: boolean;
+}
+
+export function checkSelectorField(
+  c: FieldErrorCollector,
+  path: string,
+  value: unknown,
+  { allowGlobal = false, checkGlobal = true }: SelectorFieldOptions = {},
+): void {
+  if (isAbsent(value)) return;
+  if (typeof value !== 'string') {
+    c.error(path, `must be a selector string, not ${describeType(value)}`);
+    return;
+  }
+  if (value.length > MAX_SELECTOR_LENGTH) {
+    c.error(path, `selector is ${value.length} characters long; at most ${MAX_SELECTOR_LENGTH} are allowed`);
+  }
+  let isGlobalOnly = false;
+  try {
+    isGlobalOnly = parseSelector(value).root.kind === 'global';
+  } catch (err) {
+    if (err instanceof SelectorParseError) {
+      c.error(path, err.message);
+    } else {
+      c.error(path, `selector could not be parsed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return;
+  }
+  if (!checkGlobal || !value.includes('global(')) return;
+  if (!allowGlobal) {
+    c.error(path, 'global() can only be used in an EntityRule namespaceSelector');
+  } else if (!isGlobalOnly) {
+    c.error(path, 'global() cannot be combined with other selectors');
+  }
+}

@@ -1,0 +1,593 @@
+/**
+ * Validation of v3 resources: every problem, each as a field path and a message.
+ *
+ * `validateResource` takes anything (objects come from YAML, the API server or tests) and
+ * returns all findings in document order, never just the first: wrong types, unknown
+ * fields, Calico's rules for names, selectors, rules, ports, protocols, nets and ICMP (see
+ * rule-validation.ts), the per-kind rules below, and warnings for things Tessera accepts
+ * but does not enforce. It validates what it is given; run `applyDefaults` first to judge
+ * an object the way the API server would after defaulting.
+ *
+ * Per kind (validator.go and the CEL rules in api/pkg/apis/projectcalico/v3):
+ * - NetworkPolicy / GlobalNetworkPolicy: name shape and length; `tier` a DNS-1123 label;
+ *   `order` a number; selectors parse, and `global()` is not allowed in the policy's own
+ *   selectors; `types` are Ingress/Egress without repeats; GNP `preDNAT` excludes
+ *   `doNotTrack`, egress rules and the Egress type, and `preDNAT`/`doNotTrack` need
+ *   `applyOnForward`. A direction whose rules are all Log gets a warning (§4.6: the policy
+ *   still selects the endpoint, so the end-of-tier action applies).
+ * - Tier: a DNS-1123 label of at most 63; `defaultAction` Deny or Pass; the well-known
+ *   tiers keep their order and default action.
+ * - Profile: `labelsToApply` are valid labels.
+ * - WorkloadEndpoint: single-address `ipNetworks`, gateways of the right family, NATs
+ *   inside the endpoint's networks, interface name, MAC, container ID and named ports.
+ *
+ * The `knp.default.` name prefix is not judged here: converter-written objects carry it
+ * legitimately. `checkReservedName` says whether an object may use it.
+ */
+import { cidrContains, parseCidr, parseIP } from './cidr.ts';
+import type { ParsedCidr } from './cidr.ts';
+import { fieldPath, FieldErrorCollector, indexPath, isError } from './field-error.ts';
+import type { FieldError } from './field-error.ts';
+import { describeObject } from './keys.ts';
+import {
+  DNS1123_LABEL_MAX_LENGTH,
+  DNS1123_SUBDOMAIN_MAX_LENGTH,
+  isDns1123Label,
+  isDns1123Subdomain,
+  isGlobalNetworkPolicyName,
+  isNetworkPolicyName,
+  isReservedPolicyName,
+  isValidEndpointPortName,
+  isValidLabelValue,
+  KNP_NAME_PREFIX,
+  qualifiedNameProblems,
+} from './names.ts';
+import { parseProtocol, supportsPorts } from './protocol.ts';
+import { checkAnnotations, checkRuleList } from './rule-validation.ts';
+import type { RuleOwnerKind } from './rule-validation.ts';
+import { checkSelectorField } from './selector-field.ts';
+import {
+  checkKnownFields,
+  describeType,
+  expectArray,
+  expectBoolean,
+  expectNumber,
+  expectRecord,
+  expectString,
+  expectStringMap,
+  isAbsent,
+  isRecord,
+} from './shape.ts';
+import { DEFAULT_TIER_NAME, wellKnownTier } from './tiers.ts';
+import { API_VERSION, NAMESPACED_KINDS, POLICY_TYPES, V3_KINDS } from './types.ts';
+import type { Action, PolicyType, V3Kind } from './types.ts';
+
+export type { FieldError, Severity } from './field-error.ts';
+
+const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
+
+// Fields of metadata that the API server manages or that Tessera has no opinion on; any
+// other key is still accepted (ObjectMeta is open-ended for our purposes).
+const NAME_FIELD = 'metadata.name';
+
+/** Validates one object; returns every finding (errors and warnings). */
+export function validateResource(resource: unknown): FieldError[] {
+  const c = new FieldErrorCollector();
+  if (!isRecord(resource)) {
+    c.error('', `must be an object, not ${describeType(resource)}`);
+    return c.findings;
+  }
+  checkKnownFields(c, '', resource, TOP_LEVEL_FIELDS);
+  if (resource['apiVersion'] !== API_VERSION) {
+    c.error('apiVersion', `must be ${API_VERSION}, not ${JSON.stringify(resource['apiVersion'] ?? null)}`);
+  }
+  const kind = resource['kind'];
+  if (typeof kind !== 'string' || !(V3_KINDS as readonly string[]).includes(kind)) {
+    c.error('kind', `must be one of ${V3_KINDS.join(', ')}, not ${JSON.stringify(kind ?? null)}`);
+    return c.findings;
+  }
+  const v3kind = kind as V3Kind;
+  checkMetadata(c, v3kind, resource['metadata']);
+
+  const spec = resource['spec'];
+  if (isAbsent(spec)) {
+    // An absent spec is an empty one; only a WorkloadEndpoint has a required spec field.
+    if (v3kind === 'WorkloadEndpoint') checkWorkloadEndpointSpec(c, {});
+    return c.findings;
+  }
+  if (!expectRecord(c, 'spec', spec)) return c.findings;
+  switch (v3kind) {
+    case 'NetworkPolicy':
+    case 'GlobalNetworkPolicy':
+      checkPolicySpec(c, v3kind, spec);
+      break;
+    case 'Tier':
+      checkTierSpec(c, resource, spec);
+      break;
+    case 'Profile':
+      checkProfileSpec(c, spec);
+      break;
+    case 'WorkloadEndpoint':
+      checkWorkloadEndpointSpec(c, spec);
+      break;
+  }
+  return c.findings;
+}
+
+function checkMetadata(c: FieldErrorCollector, kind: V3Kind, metadata: unknown): void {
+  if (isAbsent(metadata)) {
+    c.error('metadata', 'metadata is required (with at least a name)');
+    return;
+  }
+  if (!expectRecord(c, 'metadata', metadata)) return;
+
+  const name = metadata['name'];
+  if (isAbsent(name) || name === '') c.error(NAME_FIELD, 'name is required');
+  else if (expectString(c, NAME_FIELD, name)) checkName(c, kind, name);
+
+  const namespace = metadata['namespace'];
+  const nsPath = 'metadata.namespace';
+  if (NAMESPACED_KINDS.has(kind)) {
+    if (isAbsent(namespace) || namespace === '') {
+      c.error(nsPath, `namespace is required: ${kind} is a namespaced kind`);
+    } else if (expectString(c, nsPath, namespace) && !isDns1123Label(namespace)) {
+      c.error(nsPath, `${JSON.stringify(namespace)} is not a valid namespace name (DNS-1123 label)`);
+    }
+  } else if (!isAbsent(namespace) && namespace !== '') {
+    c.warning(nsPath, `${kind} is cluster-scoped; the namespace is ignored`);
+  }
+
+  const labels = metadata['labels'];
+  if (!isAbsent(labels)) checkLabels(c, 'metadata.labels', labels);
+  checkAnnotations(c, 'metadata.annotations', metadata['annotations']);
+}
+
+function checkLabels(c: FieldErrorCollector, path: string, labels: unknown): void {
+  if (!expectStringMap(c, path, labels)) return;
+  for (const [k, v] of Object.entries(labels)) {
+    const at = indexPath(path, k);
+    for (const problem of qualifiedNameProblems(k)) c.error(at, problem);
+    if (!isValidLabelValue(v)) {
+      c.error(
+        at,
+        `${JSON.stringify(v)} is not a valid label value (at most 63 of alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric)`,
+      );
+    }
+  }
+}
+
+function checkName(c: FieldErrorCollector, kind: V3Kind, name: string): void {
+  const max = kind === 'Tier' ? DNS1123_LABEL_MAX_LENGTH : DNS1123_SUBDOMAIN_MAX_LENGTH;
+  if (name.length > max) c.error(NAME_FIELD, `name is too long by ${name.length - max} bytes (at most ${max})`);
+  const shown = JSON.stringify(name);
+  switch (kind) {
+    case 'NetworkPolicy':
+      if (!isNetworkPolicyName(name)) {
+        c.error(
+          NAME_FIELD,
+          `${shown} is not a valid NetworkPolicy name: use a DNS-1123 label or two labels joined by one '.' (lower-case letters, digits and '-')`,
+        );
+      }
+      break;
+    case 'GlobalNetworkPolicy':
+      if (!isGlobalNetworkPolicyName(name)) {
+        c.error(
+          NAME_FIELD,
+          `${shown} is not a valid GlobalNetworkPolicy name: use a DNS-1123 label or two labels joined by one '.' (lower-case letters, digits and '-')`,
+        );
+      }
+      break;
+    case 'Tier':
+      if (!isDns1123Label(name) && name.length <= max) {
+        c.error(
+          NAME_FIELD,
+          `${shown} is not a valid Tier name: use a DNS-1123 label (lower-case letters, digits and '-', no '.')`,
+        );
+      }
+      break;
+    default:
+      if (!isDns1123Subdomain(name) && name.length <= max) {
+        c.error(
+          NAME_FIELD,
+          `${shown} is not a valid ${kind} name: use a DNS-1123 subdomain (lower-case letters, digits, '-' and '.')`,
+        );
+      }
+  }
+}
+
+const POLICY_FIELDS = [
+  'tier',
+  'order',
+  'selector',
+  'types',
+  'ingress',
+  'egress',
+  'serviceAccountSelector',
+  'performanceHints',
+];
+const GLOBAL_POLICY_FIELDS = [...POLICY_FIELDS, 'namespaceSelector', 'doNotTrack', 'preDNAT', 'applyOnForward'];
+
+function checkPolicySpec(
+  c: FieldErrorCollector,
+  kind: Extract<RuleOwnerKind, 'NetworkPolicy' | 'GlobalNetworkPolicy'>,
+  spec: Record<string, unknown>,
+): void {
+  const global = kind === 'GlobalNetworkPolicy';
+  checkKnownFields(c, 'spec', spec, global ? GLOBAL_POLICY_FIELDS : POLICY_FIELDS);
+
+  const tier = spec['tier'];
+  if (!isAbsent(tier) && tier !== '' && expectString(c, 'spec.tier', tier) && !isDns1123Label(tier)) {
+    c.error('spec.tier', `${JSON.stringify(tier)} is not a valid tier name (DNS-1123 label)`);
+  }
+  if (!isAbsent(spec['order'])) expectNumber(c, 'spec.order', spec['order']);
+
+  checkSelectorField(c, 'spec.selector', spec['selector']);
+  checkSelectorField(c, 'spec.serviceAccountSelector', spec['serviceAccountSelector']);
+  if (global) checkSelectorField(c, 'spec.namespaceSelector', spec['namespaceSelector']);
+
+  const types = checkPolicyTypes(c, spec['types']);
+
+  const ingress = checkRuleList(c, 'spec.ingress', spec['ingress'], { direction: 'ingress', owner: kind });
+  const egress = checkRuleList(c, 'spec.egress', spec['egress'], { direction: 'egress', owner: kind });
+  warnLogOnly(c, 'spec.ingress', ingress, types, 'Ingress');
+  warnLogOnly(c, 'spec.egress', egress, types, 'Egress');
+
+  const hints = spec['performanceHints'];
+  if (!isAbsent(hints) && expectArray(c, 'spec.performanceHints', hints)) {
+    const seen = new Set<unknown>();
+    hints.forEach((h, i) => {
+      const at = indexPath('spec.performanceHints', i);
+      if (h !== 'AssumeNeededOnEveryNode') {
+        c.error(at, `${JSON.stringify(h)} is not a performance hint (the only one is AssumeNeededOnEveryNode)`);
+      } else if (seen.has(h)) {
+        c.error(at, `${JSON.stringify(h)} is listed more than once`);
+      }
+      seen.add(h);
+    });
+  }
+
+  if (global) checkGlobalPolicyFlags(c, spec, types);
+}
+
+/** Returns the types that are valid (for later cross-checks). */
+function checkPolicyTypes(c: FieldErrorCollector, value: unknown): PolicyType[] | undefined {
+  if (isAbsent(value) || !expectArray(c, 'spec.types', value)) return undefined;
+  const seen: PolicyType[] = [];
+  value.forEach((t, i) => {
+    const at = indexPath('spec.types', i);
+    if (typeof t !== 'string' || !(POLICY_TYPES as readonly string[]).includes(t)) {
+      c.error(at, `${JSON.stringify(t)} is not a policy type (use Ingress or Egress)`);
+      return;
+    }
+    const type = t as PolicyType;
+    if (seen.includes(type)) c.error(at, `'${type}' type specified more than once`);
+    else seen.push(type);
+  });
+  return seen;
+}
+
+/**
+ * calico-semantics §4.6 / Calico issue #3801: Log does not end evaluation, so a policy whose
+ * rules for a direction are all Log still selects the endpoint and puts it in the tier —
+ * traffic then reaches the end of the tier and gets the tier's default action (Deny for
+ * `default`). Usually a surprise, so it is a warning.
+ */
+function warnLogOnly(
+  c: FieldErrorCollector,
+  path: string,
+  actions: Action[],
+  types: PolicyType[] | undefined,
+  type: PolicyType,
+): void {
+  if (actions.length === 0 || !actions.every((a) => a === 'Log')) return;
+  if (types !== undefined && types.length > 0 && !types.includes(type)) return;
+  c.warning(
+    path,
+    "every rule is Log: Log does not end evaluation, so the policy still applies and traffic falls through to the end of the tier (dropped when the tier's defaultAction is Deny)",
+  );
+}
+
+function checkGlobalPolicyFlags(
+  c: FieldErrorCollector,
+  spec: Record<string, unknown>,
+  types: PolicyType[] | undefined,
+): void {
+  const flag = (field: string): boolean => {
+    const v = spec[field];
+    if (isAbsent(v)) return false;
+    return expectBoolean(c, `spec.${field}`, v) && v;
+  };
+  const doNotTrack = flag('doNotTrack');
+  const preDNAT = flag('preDNAT');
+  const applyOnForward = flag('applyOnForward');
+  if (doNotTrack && preDNAT) c.error('spec.preDNAT', 'preDNAT and doNotTrack cannot both be true');
+  if (preDNAT) {
+    const egress = spec['egress'];
+    if (Array.isArray(egress) && egress.length > 0) c.error('spec.egress', 'preDNAT policy cannot have any egress rules');
+    if (types?.includes('Egress')) c.error('spec.types', "preDNAT policy cannot have 'Egress' type");
+  }
+  if ((doNotTrack || preDNAT) && !applyOnForward) {
+    c.error('spec.applyOnForward', 'applyOnForward must be true if either preDNAT or doNotTrack is true');
+  }
+}
+
+function checkTierSpec(c: FieldErrorCollector, resource: Record<string, unknown>, spec: Record<string, unknown>): void {
+  checkKnownFields(c, 'spec', spec, ['order', 'defaultAction']);
+  const order = spec['order'];
+  const orderOk = !isAbsent(order) && expectNumber(c, 'spec.order', order);
+  const action = spec['defaultAction'];
+  let effectiveAction: string = 'Deny'; // CRD default
+  if (!isAbsent(action)) {
+    if (action === 'Deny' || action === 'Pass') effectiveAction = action;
+    else {
+      c.error('spec.defaultAction', `defaultAction ${JSON.stringify(action)} is not valid (use Deny or Pass)`);
+      effectiveAction = '';
+    }
+  }
+  const metadata = resource['metadata'];
+  const name = isRecord(metadata) ? metadata['name'] : undefined;
+  const known = typeof name === 'string' ? wellKnownTier(name) : undefined;
+  if (known === undefined) return;
+  if (effectiveAction !== '' && effectiveAction !== known.defaultAction) {
+    c.error('spec.defaultAction', `the '${known.name}' tier must have default action '${known.defaultAction}'`);
+  }
+  if (!orderOk || order !== known.order) {
+    c.error('spec.order', `${known.name} tier order must be ${known.order}`);
+  }
+}
+
+function checkProfileSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
+  checkKnownFields(c, 'spec', spec, ['ingress', 'egress', 'labelsToApply']);
+  checkRuleList(c, 'spec.ingress', spec['ingress'], { direction: 'ingress', owner: 'Profile' });
+  checkRuleList(c, 'spec.egress', spec['egress'], { direction: 'egress', owner: 'Profile' });
+  const labels = spec['labelsToApply'];
+  if (!isAbsent(labels)) checkLabels(c, 'spec.labelsToApply', labels);
+}
+
+const WORKLOAD_ENDPOINT_FIELDS = [
+  'orchestrator',
+  'workload',
+  'node',
+  'containerID',
+  'pod',
+  'endpoint',
+  'serviceAccountName',
+  'ipNetworks',
+  'ipNATs',
+  'ipv4Gateway',
+  'ipv6Gateway',
+  'profiles',
+  'interfaceName',
+  'mac',
+  'ports',
+  'allowSpoofedSourcePrefixes',
+  'qosControls',
+];
+
+// validator.go: interfaceRegex, containerIDFmt.
+const interfaceNameRegex = /^[a-zA-Z0-9_.-]{1,15}$/;
+const containerIDRegex = /^[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
+// Go net.ParseMAC forms: 6, 8 or 20 octets, ':' or '-' separated, or dotted groups of 4.
+const macRegex =
+  /^(?:[0-9a-fA-F]{2}(?:([:-])[0-9a-fA-F]{2}){5}|[0-9a-fA-F]{2}(?:([:-])[0-9a-fA-F]{2}){7}|[0-9a-fA-F]{2}(?:([:-])[0-9a-fA-F]{2}){19}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){2}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){3}|[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){9})$/;
+
+function isValidMAC(mac: string): boolean {
+  if (!macRegex.test(mac)) return false;
+  // One separator throughout ("aa:bb-cc..." is not a MAC).
+  return !(mac.includes(':') && mac.includes('-'));
+}
+
+function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
+  checkKnownFields(c, 'spec', spec, WORKLOAD_ENDPOINT_FIELDS);
+
+  for (const field of ['orchestrator', 'workload', 'node', 'pod', 'endpoint', 'serviceAccountName']) {
+    const v = spec[field];
+    if (isAbsent(v) || v === '') continue;
+    if (expectString(c, `spec.${field}`, v) && !isDns1123Subdomain(v)) {
+      c.error(`spec.${field}`, `${JSON.stringify(v)} is not a valid name (DNS-1123 subdomain)`);
+    }
+  }
+  const containerID = spec['containerID'];
+  if (!isAbsent(containerID) && containerID !== '' && expectString(c, 'spec.containerID', containerID)) {
+    if (!containerIDRegex.test(containerID)) {
+      c.error('spec.containerID', `${JSON.stringify(containerID)} is not a valid container ID (alphanumerics and '-')`);
+    }
+  }
+
+  const iface = spec['interfaceName'];
+  if (isAbsent(iface) || iface === '') {
+    c.error('spec.interfaceName', 'interfaceName is required (the host side of the endpoint, e.g. cali1234567890a)');
+  } else if (expectString(c, 'spec.interfaceName', iface) && iface !== '*' && !interfaceNameRegex.test(iface)) {
+    c.error('spec.interfaceName', `${JSON.stringify(iface)} is not a valid interface name (1-15 of alphanumerics, '_', '.' and '-')`);
+  }
+
+  const mac = spec['mac'];
+  if (!isAbsent(mac) && mac !== '' && expectString(c, 'spec.mac', mac) && !isValidMAC(mac)) {
+    c.error('spec.mac', `${JSON.stringify(mac)} is not a MAC address`);
+  }
+
+  const networks: ParsedCidr[] = [];
+  const ipNetworks = spec['ipNetworks'];
+  if (!isAbsent(ipNetworks) && expectArray(c, 'spec.ipNetworks', ipNetworks)) {
+    ipNetworks.forEach((n, i) => {
+      const at = indexPath('spec.ipNetworks', i);
+      const result = parseCidr(n);
+      if (!result.ok) {
+        c.error(at, result.message);
+        return;
+      }
+      const cidr = result.value;
+      const full = cidr.version === 4 ? 32 : 128;
+      if (cidr.prefixLength !== full) {
+        c.error(at, `${JSON.stringify(n)} contains multiple addresses; an endpoint network must be a /${full}`);
+      }
+      networks.push(cidr);
+    });
+  }
+
+  for (const [field, version] of [
+    ['ipv4Gateway', 4],
+    ['ipv6Gateway', 6],
+  ] as const) {
+    const v = spec[field];
+    if (isAbsent(v) || v === '') continue;
+    const result = parseIP(v);
+    if (!result.ok) c.error(`spec.${field}`, result.message);
+    else if (result.value.version !== version) c.error(`spec.${field}`, `${JSON.stringify(v)} is not an IPv${version} address`);
+  }
+
+  const nats = spec['ipNATs'];
+  if (!isAbsent(nats) && expectArray(c, 'spec.ipNATs', nats)) {
+    nats.forEach((nat, i) => {
+      const at = indexPath('spec.ipNATs', i);
+      if (!expectRecord(c, at, nat)) return;
+      checkKnownFields(c, at, nat, ['internalIP', 'externalIP']);
+      const internal = parseIP(nat['internalIP']);
+      const external = parseIP(nat['externalIP']);
+      if (!internal.ok) c.error(fieldPath(at, 'internalIP'), internal.message);
+      if (!external.ok) c.error(fieldPath(at, 'externalIP'), external.message);
+      if (internal.ok && external.ok && internal.value.version !== external.value.version) {
+        c.error(at, 'internalIP and externalIP must be the same IP version');
+      }
+      if (internal.ok && !networks.some((n) => cidrContains(n, nat['internalIP'] as string))) {
+        c.error(fieldPath(at, 'internalIP'), 'NAT is not in the endpoint networks');
+      }
+    });
+  }
+
+  const profiles = spec['profiles'];
+  if (!isAbsent(profiles) && expectArray(c, 'spec.profiles', profiles)) {
+    profiles.forEach((p, i) => {
+      const at = indexPath('spec.profiles', i);
+      if (expectString(c, at, p) && !isDns1123Subdomain(p)) {
+        c.error(at, `${JSON.stringify(p)} is not a valid profile name (DNS-1123 subdomain)`);
+      }
+    });
+  }
+
+  const ports = spec['ports'];
+  if (!isAbsent(ports) && expectArray(c, 'spec.ports', ports)) {
+    ports.forEach((p, i) => checkEndpointPort(c, indexPath('spec.ports', i), p));
+  }
+
+  const spoofed = spec['allowSpoofedSourcePrefixes'];
+  if (!isAbsent(spoofed) && expectArray(c, 'spec.allowSpoofedSourcePrefixes', spoofed)) {
+    spoofed.forEach((p, i) => {
+      const result = parseCidr(p);
+      if (!result.ok) c.error(indexPath('spec.allowSpoofedSourcePrefixes', i), result.message);
+    });
+  }
+
+  const qos = spec['qosControls'];
+  if (!isAbsent(qos)) expectRecord(c, 'spec.qosControls', qos);
+}
+
+function checkEndpointPort(c: FieldErrorCollector, path: string, port: unknown): void {
+  if (!expectRecord(c, path, port)) return;
+  checkKnownFields(c, path, port, ['name', 'protocol', 'port', 'hostPort', 'hostIP']);
+  const name = port['name'];
+  const hasName = !isAbsent(name) && name !== '';
+  if (hasName && expectString(c, fieldPath(path, 'name'), name) && !isValidEndpointPortName(name)) {
+    c.error(
+      fieldPath(path, 'name'),
+      `${JSON.stringify(name)} is not a valid port name (1-15 of lower-case letters, digits and '-', with at least one letter)`,
+    );
+  }
+  const protocol = port['protocol'];
+  if (isAbsent(protocol) || protocol === '') {
+    c.error(fieldPath(path, 'protocol'), 'protocol is required (TCP, UDP or SCTP)');
+  } else {
+    const result = parseProtocol(protocol);
+    if (!result.ok) c.error(fieldPath(path, 'protocol'), result.message);
+    // validator_test: "should reject EndpointPort with numeric protocol" — names only.
+    else if (result.value.name === undefined || !supportsPorts(result.value)) {
+      c.error(fieldPath(path, 'protocol'), `${JSON.stringify(protocol)} does not have ports (use TCP, UDP or SCTP)`);
+    }
+  }
+  const number = port['port'];
+  if (isAbsent(number) || number === 0) c.error(fieldPath(path, 'port'), 'port is required (1-65535)');
+  else if (typeof number !== 'number' || !Number.isInteger(number) || number < 1 || number > 65535) {
+    c.error(fieldPath(path, 'port'), `port must be an integer 1-65535, not ${JSON.stringify(number)}`);
+  }
+  const hostPort = port['hostPort'];
+  let hasHostPort = false;
+  if (!isAbsent(hostPort)) {
+    if (typeof hostPort !== 'number' || !Number.isInteger(hostPort) || hostPort < 0 || hostPort > 65535) {
+      c.error(fieldPath(path, 'hostPort'), `hostPort must be an integer 0-65535, not ${JSON.stringify(hostPort)}`);
+    } else {
+      hasHostPort = hostPort > 0;
+    }
+  }
+  if (!hasName && !hasHostPort) c.error(fieldPath(path, 'name'), 'a port needs a name unless it has a hostPort');
+  const hostIP = port['hostIP'];
+  if (!isAbsent(hostIP) && hostIP !== '') {
+    const result = parseCidr(hostIP);
+    if (!result.ok) c.error(fieldPath(path, 'hostIP'), result.message);
+    else if (result.value.hasHostBits) c.error(fieldPath(path, 'hostIP'), `${JSON.stringify(hostIP)} has host bits set`);
+  }
+}
+
+/**
+ * Whether `resource` may carry the `knp.default.` prefix: only objects written by the
+ * Kubernetes NetworkPolicy converter (`asConverter: true`), and then only as a
+ * NetworkPolicy in the default tier. Returns errors at `metadata.name` / `spec.tier`;
+ * empty when the name is fine. Admission enforcement comes with a later issue.
+ */
+export function checkReservedName(resource: unknown, { asConverter }: { readonly asConverter: boolean }): FieldError[] {
+  if (!isRecord(resource) || !isRecord(resource['metadata'])) return [];
+  const name = resource['metadata']['name'];
+  if (typeof name !== 'string' || !isReservedPolicyName(name)) return [];
+  if (!asConverter) {
+    return [
+      {
+        path: NAME_FIELD,
+        message: `names starting "${KNP_NAME_PREFIX}" are reserved for policies converted from Kubernetes NetworkPolicies`,
+      },
+    ];
+  }
+  const findings: FieldError[] = [];
+  if (resource['kind'] !== 'NetworkPolicy') {
+    findings.push({ path: NAME_FIELD, message: `the converter writes "${KNP_NAME_PREFIX}" names only on NetworkPolicy` });
+  }
+  const spec = resource['spec'];
+  const tier = isRecord(spec) ? spec['tier'] : undefined;
+  if (!isAbsent(tier) && tier !== '' && tier !== DEFAULT_TIER_NAME) {
+    findings.push({ path: 'spec.tier', message: `converted policies belong to the '${DEFAULT_TIER_NAME}' tier` });
+  }
+  return findings;
+}
+
+/** `Kind ns/name: path: message`, the one-line form of a finding. */
+export function formatFinding(resource: unknown, finding: FieldError): string {
+  const subject = describeObject(isRecord(resource) ? resource : {});
+  return finding.path === '' ? `${subject}: ${finding.message}` : `${subject}: ${finding.path}: ${finding.message}`;
+}
+
+/**
+ * An object failed validation. The message has one line per error, each naming the object
+ * and the field: `NetworkPolicy shop/web: spec.ingress[0].destination.ports[1]: "80-90" is
+ * not a port or a range (use "80:90")`.
+ */
+export class ValidationError extends Error {
+  override readonly name = 'ValidationError';
+  readonly kind: string | undefined;
+  readonly namespace: string | undefined;
+  readonly resourceName: string | undefined;
+  /** The errors (warnings are not included). */
+  readonly errors: readonly FieldError[];
+
+  constructor(resource: unknown, errors: readonly FieldError[]) {
+    super(errors.map((e) => formatFinding(resource, e)).join('\n'));
+    const meta = isRecord(resource) && isRecord(resource['metadata']) ? resource['metadata'] : {};
+    this.kind = isRecord(resource) && typeof resource['kind'] === 'string' ? resource['kind'] : undefined;
+    this.namespace = typeof meta['namespace'] === 'string' ? meta['namespace'] : undefined;
+    this.resourceName = typeof meta['name'] === 'string' ? meta['name'] : undefined;
+    this.errors = errors;
+  }
+}
+
+/** Throws a `ValidationError` listing every error; warnings alone do not throw. */
+export function assertValid(resource: unknown): void {
+  const errors = validateResource(resource).filter(isError);
+  if (errors.length > 0) throw new ValidationError(resource, errors);
+}
