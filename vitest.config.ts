@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * Two projects: `unit` (hermetic, fast, everything under src/ and bench/) and
  * `integration` (needs a real kube-apiserver + etcd; started once per run by the
- * global setup in e2e/controlplane). `npm test` runs both.
+ * global setup in e2e/integration, see e2e/controlplane). `npm test` runs both.
  */
 export default defineConfig({
   test: {
@@ -13,6 +13,21 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'e2e/**/*.unit.test.ts'],
           environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['e2e/integration/**/*.int.test.ts'],
+          environment: 'node',
+          // Builds kube-apiserver/kubectl if missing (10–20 min cold; vitest sets no deadline on
+          // globalSetup), then starts ONE etcd + kube-apiserver for the run.
+          globalSetup: ['e2e/integration/global-setup.ts'],
+          // One shared API server: files run one after another, never concurrently.
+          fileParallelism: false,
+          // Real processes and restarts: generous, but a hang still ends the run.
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -40,12 +40,6 @@ export interface ControlPlaneOptions {
   readonly startTimeoutMs?: number;
   /** SIGTERM → SIGKILL grace when stopping each process group. @default 5_000 */
   readonly stopGraceMs?: number;
-  /**
-   * Kill the processes and remove the dirs if this Node process exits or gets SIGINT/SIGTERM/
-   * SIGHUP before stop(). `cli.ts up` turns this off so the cluster outlives the command.
-   * @default true
-   */
-  readonly killOnExit?: boolean;
   /** Further --token-auth-file identities (e.g. a non-admin user for RBAC tests). @default [] */
   readonly extraTokenUsers?: readonly StaticTokenUser[];
   /** Extra kube-apiserver flags, appended after the defaults. @default [] */
@@ -81,6 +75,7 @@ interface RunningState {
   readonly apiserver: KubeApiserver;
   readonly unregisterExitCleanup: () => void;
   readonly startedAt: string;
+  detached: boolean;
   connection?: ControlPlaneConnection;
 }
 
@@ -94,7 +89,9 @@ export const ADMIN_USER = 'tessera-admin';
  * - Free loopback ports only; etcd's data on tmpfs; every file in two private temp dirs.
  * - stop() (or `await using`) stops kube-apiserver, then etcd (SIGTERM, SIGKILL after a grace
  *   period, waiting until each process group is gone) and removes both dirs. It is idempotent
- *   and also runs (synchronously, with SIGKILL) when the process exits or is interrupted.
+ *   and also runs (synchronously, with SIGKILL) when the process exits or is interrupted —
+ *   unless detach() handed the control plane over to its on-disk record (`cli.ts up`).
+ * - If the owning process dies by SIGKILL, the next start() under the same tempRoot reaps it.
  * - A failed start() cleans up after itself and throws with the tail of the failing log.
  * - restartApiserver()/restartEtcd() keep ports, certificates, tokens and etcd data, so
  *   existing clients and their kubeconfigs stay valid; both resolve once /readyz is 200.
@@ -127,7 +124,6 @@ export class ControlPlane implements AsyncDisposable {
       etcdDataRoot = defaultEtcdDataRoot(tempRoot),
       startTimeoutMs = 60_000,
       stopGraceMs = 5_000,
-      killOnExit = true,
       extraTokenUsers = [],
       apiserverArgs = [],
     } = this.#options;
@@ -160,15 +156,22 @@ export class ControlPlane implements AsyncDisposable {
       startTimeoutMs,
       stopGraceMs,
     });
-    const unregisterExitCleanup = killOnExit
-      ? registerExitCleanup(() => {
-          apiserver.killNow();
-          etcd.killNow();
-          rmSync(etcdDataDir, { recursive: true, force: true });
-          rmSync(tempDir, { recursive: true, force: true });
-        })
-      : () => undefined;
-    this.#state = { tempDir, etcdDataDir, etcd, apiserver, unregisterExitCleanup, startedAt: new Date().toISOString() };
+    // Until stop() or detach(): if this process exits or is interrupted, take everything down.
+    const unregisterExitCleanup = registerExitCleanup(() => {
+      apiserver.killNow();
+      etcd.killNow();
+      rmSync(etcdDataDir, { recursive: true, force: true });
+      rmSync(tempDir, { recursive: true, force: true });
+    });
+    this.#state = {
+      tempDir,
+      etcdDataDir,
+      etcd,
+      apiserver,
+      unregisterExitCleanup,
+      startedAt: new Date().toISOString(),
+      detached: false,
+    };
 
     try {
       this.#writeRecord();
@@ -258,6 +261,19 @@ export class ControlPlane implements AsyncDisposable {
     await apiserver.waitReady();
   }
 
+  /**
+   * Lets the control plane outlive this process (used by `cli.ts up`): the exit and signal
+   * handlers are removed, and the record says it has no owner, so only
+   * `destroyRecorded(record)` (`cli.ts down`) stops it. Returns that record.
+   */
+  detach(): ControlPlaneRecord {
+    const state = this.#require();
+    state.unregisterExitCleanup();
+    state.detached = true;
+    this.#writeRecord();
+    return this.record();
+  }
+
   /** Compacts etcd's history up to its current revision; returns that revision. */
   async compactEtcd(): Promise<number> {
     return this.#require().etcd.compact();
@@ -286,11 +302,11 @@ export class ControlPlane implements AsyncDisposable {
 
   /** What another process needs to find and stop this control plane. */
   record(): ControlPlaneRecord {
-    const { tempDir, etcdDataDir, etcd, apiserver, connection, startedAt } = this.#require();
+    const { tempDir, etcdDataDir, etcd, apiserver, connection, startedAt, detached } = this.#require();
     return {
       format: 1,
       kubernetesVersion: kubernetesVersion(),
-      ownerPid: this.#options.killOnExit === false ? null : process.pid,
+      ownerPid: detached ? null : process.pid,
       tempDir,
       etcdDataDir,
       kubeconfigPath: connection?.kubeconfigPath ?? this.#options.kubeconfigPath ?? join(tempDir, 'kubeconfig'),
