@@ -1,0 +1,545 @@
+/**
+ * The projectcalico.org/v3 CRDs in crds/, checked without an apiserver:
+ * - they are what crds/generate.ts produces, and have the names, scopes and columns we document;
+ * - their schemas are structural, so the apiserver can prune and validate with them;
+ * - every example and fixture that must be accepted validates against them, and the invalid
+ *   fixtures fail at the expected field (a small checker for types, enums, required fields,
+ *   patterns, bounds and unknown fields, which the apiserver rejects under strict field validation).
+ *
+ * CEL rules are not evaluated here. crds/testdata/invalid-cel/ holds objects that only a CEL
+ * rule rejects; with TESSERA_CRD_KUBECONFIG set, the last block applies the CRDs to that
+ * cluster and dry-runs every fixture there.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { buildCrds, renderCrd, type Schema } from '../crds/generate.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const crdDir = join(root, 'crds');
+const examplesDir = join(root, 'examples');
+const testdataDir = join(crdDir, 'testdata');
+
+type Obj = { [key: string]: unknown };
+
+interface LoadedDoc {
+  file: string;
+  obj: Obj;
+}
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function asObj(v: unknown, what: string): Obj {
+  if (!isObj(v)) throw new TypeError(`${what} is not an object`);
+  return v;
+}
+
+function loadYaml(file: string): LoadedDoc[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  const out: LoadedDoc[] = [];
+  for (const doc of docs) {
+    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]?.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) continue;
+    out.push({ file, obj: asObj(value, file) });
+  }
+  return out;
+}
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+const crdFiles = yamlFiles(crdDir);
+const crds = crdFiles.map((f) => {
+  const docs = loadYaml(f);
+  expect(docs).toHaveLength(1);
+  return docs[0]!.obj;
+});
+
+function crdSpec(crd: Obj): Obj {
+  return asObj(crd.spec, 'crd.spec');
+}
+function crdNames(crd: Obj): Obj {
+  return asObj(crdSpec(crd).names, 'crd.spec.names');
+}
+function crdVersion(crd: Obj): Obj {
+  const versions = crdSpec(crd).versions as unknown[];
+  expect(versions).toHaveLength(1);
+  return asObj(versions[0], 'version');
+}
+function rootSchema(crd: Obj): Schema {
+  return asObj(asObj(crdVersion(crd).schema, 'schema').openAPIV3Schema, 'openAPIV3Schema');
+}
+function crdForKind(kind: string): Obj {
+  const crd = crds.find((c) => crdNames(c).kind === kind);
+  if (crd === undefined) throw new Error(`no CRD for kind ${kind}`);
+  return crd;
+}
+/** Follows `properties` (and `items` for "[]") from the root schema. */
+function schemaAt(kind: string, path: string): Schema {
+  let s: Schema = rootSchema(crdForKind(kind));
+  for (const part of path.split('.')) {
+    s = part === '[]' ? asObj(s.items, `${path} items`) : asObj(asObj(s.properties, `${path} properties`)[part], `${kind} ${path}`);
+  }
+  return s;
+}
+
+// ----- a small validator with the apiserver's semantics for what our schemas use ---------
+
+interface SchemaError {
+  path: string;
+  message: string;
+}
+
+function join2(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function checkScalar(schema: Schema, value: unknown, path: string, errors: SchemaError[]): void {
+  if (Array.isArray(schema.enum) && !schema.enum.includes(value)) {
+    errors.push({ path, message: `unsupported value ${JSON.stringify(value)}` });
+  }
+  if (typeof value === 'string') {
+    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength) {
+      errors.push({ path, message: `longer than ${schema.maxLength}` });
+    }
+    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value)) {
+      errors.push({ path, message: `does not match ${schema.pattern}` });
+    }
+  }
+  if (typeof value === 'number') {
+    if (typeof schema.minimum === 'number' && value < schema.minimum) errors.push({ path, message: `below ${schema.minimum}` });
+    if (typeof schema.maximum === 'number' && value > schema.maximum) errors.push({ path, message: `above ${schema.maximum}` });
+  }
+}
+
+function validate(schema: Schema, value: unknown, path: string, errors: SchemaError[]): void {
+  if (value === null) {
+    errors.push({ path, message: 'null is not allowed' });
+    return;
+  }
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true) return;
+  if (schema['x-kubernetes-int-or-string'] === true) {
+    if (!(typeof value === 'string' || Number.isInteger(value))) {
+      errors.push({ path, message: 'must be an integer or a string' });
+      return;
+    }
+    checkScalar(schema, value, path, errors);
+    return;
+  }
+  switch (schema.type) {
+    case 'object': {
+      if (!isObj(value)) {
+        errors.push({ path, message: 'must be an object' });
+        return;
+      }
+      const properties = isObj(schema.properties) ? schema.properties : undefined;
+      const additional = isObj(schema.additionalProperties) ? schema.additionalProperties : undefined;
+      for (const req of (schema.required as string[] | undefined) ?? []) {
+        if (!(req in value)) errors.push({ path: join2(path, req), message: 'required' });
+      }
+      for (const [key, v] of Object.entries(value)) {
+        const sub = properties?.[key];
+        if (isObj(sub)) validate(sub, v, join2(path, key), errors);
+        else if (additional !== undefined) validate(additional, v, join2(path, key), errors);
+        // An object schema without properties (metadata) accepts any fields.
+        else if (properties !== undefined) errors.push({ path: join2(path, key), message: 'unknown field' });
+      }
+      return;
+    }
+    case 'array': {
+      if (!Array.isArray(value)) {
+        errors.push({ path, message: 'must be an array' });
+        return;
+      }
+      if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) {
+        errors.push({ path, message: `more than ${schema.maxItems} items` });
+      }
+      if (schema['x-kubernetes-list-type'] === 'set' && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) {
+        errors.push({ path, message: 'duplicate entries in a set' });
+      }
+      value.forEach((item, i) => validate(asObj(schema.items, 'items'), item, `${path}[${i}]`, errors));
+      return;
+    }
+    case 'string':
+      if (typeof value !== 'string') errors.push({ path, message: 'must be a string' });
+      else checkScalar(schema, value, path, errors);
+      return;
+    case 'integer':
+      if (!Number.isInteger(value)) errors.push({ path, message: 'must be an integer' });
+      else checkScalar(schema, value, path, errors);
+      return;
+    case 'number':
+      if (typeof value !== 'number') errors.push({ path, message: 'must be a number' });
+      else checkScalar(schema, value, path, errors);
+      return;
+    case 'boolean':
+      if (typeof value !== 'boolean') errors.push({ path, message: 'must be a boolean' });
+      return;
+    default:
+      throw new Error(`${path}: schema has no type the checker knows: ${String(schema.type)}`);
+  }
+}
+
+function validateObject(obj: Obj): SchemaError[] {
+  const crd = crdForKind(String(obj.kind));
+  const errors: SchemaError[] = [];
+  validate(rootSchema(crd), obj, '', errors);
+  const namespaced = crdSpec(crd).scope === 'Namespaced';
+  const namespace = asObj(obj.metadata, 'metadata').namespace;
+  if (namespaced !== (typeof namespace === 'string')) {
+    errors.push({ path: 'metadata.namespace', message: namespaced ? 'required for a namespaced kind' : 'not allowed on a cluster kind' });
+  }
+  return errors;
+}
+
+function expectedHeader(file: string): string {
+  const m = /^# expect: (.*)$/m.exec(readFileSync(file, 'utf8'));
+  if (m?.[1] === undefined) throw new Error(`${file}: no "# expect:" header`);
+  return m[1];
+}
+
+// ----- structural-schema walk --------------------------------------------------------------
+
+interface Node {
+  path: string;
+  schema: Schema;
+}
+
+function walk(schema: Schema, path: string, out: Node[] = []): Node[] {
+  out.push({ path, schema });
+  if (isObj(schema.properties)) {
+    for (const [k, v] of Object.entries(schema.properties)) walk(asObj(v, k), `${path}.${k}`, out);
+  }
+  if (isObj(schema.items)) walk(schema.items, `${path}[]`, out);
+  if (isObj(schema.additionalProperties)) walk(schema.additionalProperties, `${path}{}`, out);
+  return out;
+}
+
+const EXPECTED = [
+  { kind: 'NetworkPolicy', plural: 'networkpolicies', scope: 'Namespaced', shortNames: ['cnp', 'caliconetworkpolicy'] },
+  { kind: 'GlobalNetworkPolicy', plural: 'globalnetworkpolicies', scope: 'Cluster', shortNames: ['gnp', 'cgnp'] },
+  { kind: 'Tier', plural: 'tiers', scope: 'Cluster', shortNames: undefined },
+  { kind: 'Profile', plural: 'profiles', scope: 'Cluster', shortNames: ['pro'] },
+  { kind: 'WorkloadEndpoint', plural: 'workloadendpoints', scope: 'Namespaced', shortNames: ['wep'] },
+];
+
+describe('CRD files', () => {
+  it('are exactly what crds/generate.ts renders', () => {
+    const generated = buildCrds();
+    expect(crdFiles.map((f) => f.slice(crdDir.length + 1))).toEqual(generated.map((c) => c.file).sort());
+    for (const c of generated) {
+      expect(readFileSync(join(crdDir, c.file), 'utf8'), `${c.file} is stale: run npx tsx crds/generate.ts`).toBe(renderCrd(c));
+    }
+  });
+
+  it.each(EXPECTED)('define $kind in projectcalico.org/v3 with its names and scope', (e) => {
+    const crd = crdForKind(e.kind);
+    expect(crd.apiVersion).toBe('apiextensions.k8s.io/v1');
+    expect(asObj(crd.metadata, 'metadata').name).toBe(`${e.plural}.projectcalico.org`);
+    expect(crdSpec(crd).group).toBe('projectcalico.org');
+    expect(crdSpec(crd).scope).toBe(e.scope);
+    expect(crdNames(crd)).toEqual({
+      kind: e.kind,
+      listKind: `${e.kind}List`,
+      plural: e.plural,
+      singular: e.kind.toLowerCase(),
+      ...(e.shortNames ? { shortNames: e.shortNames } : {}),
+    });
+    const v = crdVersion(crd);
+    expect([v.name, v.served, v.storage]).toEqual(['v3', true, true]);
+    expect(v.subresources).toBeUndefined();
+  });
+
+  it('never claim the short names Kubernetes NetworkPolicy uses', () => {
+    const all = crds.flatMap((c) => (crdNames(c).shortNames as string[] | undefined) ?? []);
+    expect(all).not.toContain('netpol');
+    expect(all).not.toContain('np');
+  });
+
+  const columns = (kind: string): string[] =>
+    (crdVersion(crdForKind(kind)).additionalPrinterColumns as Obj[]).map((c) => `${String(c.name)}=${String(c.jsonPath)}:${String(c.type)}`);
+
+  it('print tier, order and selector for policies', () => {
+    for (const kind of ['NetworkPolicy', 'GlobalNetworkPolicy']) {
+      expect(columns(kind)).toEqual([
+        'Tier=.spec.tier:string',
+        'Order=.spec.order:number',
+        'Selector=.spec.selector:string',
+        'Age=.metadata.creationTimestamp:date',
+      ]);
+    }
+  });
+
+  it('print order and default action for tiers, and node and pod for endpoints', () => {
+    expect(columns('Tier')).toEqual([
+      'Order=.spec.order:number',
+      'DefaultAction=.spec.defaultAction:string',
+      'Age=.metadata.creationTimestamp:date',
+    ]);
+    expect(columns('WorkloadEndpoint').slice(0, 2)).toEqual(['Node=.spec.node:string', 'Pod=.spec.pod:string']);
+  });
+
+  it('let clients select policies by tier and endpoints by node', () => {
+    const selectable = (kind: string): unknown => crdVersion(crdForKind(kind)).selectableFields;
+    expect(selectable('NetworkPolicy')).toEqual([{ jsonPath: '.spec.tier' }]);
+    expect(selectable('GlobalNetworkPolicy')).toEqual([{ jsonPath: '.spec.tier' }]);
+    expect(selectable('WorkloadEndpoint')).toEqual([{ jsonPath: '.spec.node' }]);
+  });
+});
+
+describe('CRD schemas', () => {
+  const nodes = crds.flatMap((crd) => walk(rootSchema(crd), String(crdNames(crd).kind)));
+
+  it('are structural: every node has a type, or is int-or-string', () => {
+    const untyped = nodes.filter((n) => n.schema.type === undefined && n.schema['x-kubernetes-int-or-string'] !== true);
+    expect(untyped.map((n) => n.path)).toEqual([]);
+  });
+
+  it('are structural: int-or-string nodes have no type and only the integer|string anyOf', () => {
+    for (const n of nodes.filter((x) => x.schema['x-kubernetes-int-or-string'] === true)) {
+      expect(n.schema.type, n.path).toBeUndefined();
+      expect(n.schema.anyOf, n.path).toEqual([{ type: 'integer' }, { type: 'string' }]);
+    }
+    const junctors = nodes.filter(
+      (n) => n.schema['x-kubernetes-int-or-string'] !== true && ['anyOf', 'allOf', 'oneOf', 'not'].some((k) => k in n.schema),
+    );
+    expect(junctors.map((n) => n.path)).toEqual([]);
+  });
+
+  it('are structural: no node has both properties and additionalProperties', () => {
+    const both = nodes.filter((n) => 'properties' in n.schema && 'additionalProperties' in n.schema);
+    expect(both.map((n) => n.path)).toEqual([]);
+  });
+
+  it('describe every field, for kubectl explain', () => {
+    const bare = nodes.filter(
+      (n) =>
+        n.schema.description === undefined &&
+        !/\.metadata$/.test(n.path) &&
+        !n.path.endsWith('[]') &&
+        !n.path.endsWith('{}'),
+    );
+    expect(bare.map((n) => n.path)).toEqual([]);
+  });
+
+  it('have defaults that their own schema accepts', () => {
+    for (const n of nodes.filter((x) => 'default' in x.schema)) {
+      const errors: SchemaError[] = [];
+      validate(n.schema, n.schema.default, n.path, errors);
+      expect(errors).toEqual([]);
+    }
+  });
+
+  it('have CEL rules with messages, and fieldPaths that name a declared property', () => {
+    for (const n of nodes) {
+      for (const v of (n.schema['x-kubernetes-validations'] as Obj[] | undefined) ?? []) {
+        expect(typeof v.rule, n.path).toBe('string');
+        expect(typeof v.message, n.path).toBe('string');
+        if (v.fieldPath !== undefined) {
+          // The apiserver rejects a fieldPath into metadata (it has no declared properties).
+          let s: Schema = n.schema;
+          for (const part of String(v.fieldPath).split('.').slice(1)) s = asObj(asObj(s.properties, n.path)[part], `${n.path} ${String(v.fieldPath)}`);
+        }
+      }
+    }
+  });
+
+  it('restrict the enumerated fields to Calico values', () => {
+    for (const kind of ['NetworkPolicy', 'GlobalNetworkPolicy', 'Profile']) {
+      for (const dir of ['ingress', 'egress']) {
+        expect(schemaAt(kind, `spec.${dir}.[].action`).enum).toEqual(['Allow', 'Deny', 'Log', 'Pass']);
+        expect(schemaAt(kind, `spec.${dir}.[]`).required).toEqual(['action']);
+        expect(schemaAt(kind, `spec.${dir}.[].ipVersion`).enum).toEqual([4, 6]);
+      }
+    }
+    for (const kind of ['NetworkPolicy', 'GlobalNetworkPolicy']) {
+      expect(schemaAt(kind, 'spec.types.[]').enum).toEqual(['Ingress', 'Egress']);
+      expect(schemaAt(kind, 'spec.performanceHints.[]').enum).toEqual(['AssumeNeededOnEveryNode']);
+      expect(rootSchema(crdForKind(kind)).required).toEqual(['spec']);
+    }
+    expect(schemaAt('Tier', 'spec.defaultAction').enum).toEqual(['Deny', 'Pass']);
+    expect(schemaAt('Tier', 'spec.order').type).toBe('number');
+    expect(schemaAt('NetworkPolicy', 'spec.order').type).toBe('number');
+    expect(schemaAt('WorkloadEndpoint', 'spec.ports.[]').required).toEqual(['port', 'protocol']);
+  });
+
+  it('share one Rule schema between every policy and profile direction', () => {
+    const ruleSchemas = ['NetworkPolicy', 'GlobalNetworkPolicy', 'Profile'].flatMap((kind) =>
+      ['ingress', 'egress'].map((dir) => schemaAt(kind, `spec.${dir}.[]`)),
+    );
+    for (const s of ruleSchemas) expect(s).toEqual(ruleSchemas[0]);
+  });
+
+  it('accept ports as numbers, ranges and names, and reject what Calico rejects', () => {
+    const port = schemaAt('NetworkPolicy', 'spec.ingress.[].destination.ports.[]');
+    const ok = (v: unknown): boolean => {
+      const errors: SchemaError[] = [];
+      validate(port, v, 'p', errors);
+      return errors.length === 0;
+    };
+    for (const v of [1, 65535, '80', '080', '1:65535', '8080:8081', 'http', 'http-api', 'web_1.x', '80-90']) expect(ok(v), String(v)).toBe(true);
+    for (const v of [0, 65536, -1, '0', '65536', '1:2:3', ':80', '80:', 'a b', 'x'.repeat(129), 1.5, true]) {
+      expect(ok(v), String(v)).toBe(false);
+    }
+  });
+
+  it('accept protocols by exact name or number 1-255', () => {
+    const proto = schemaAt('GlobalNetworkPolicy', 'spec.egress.[].protocol');
+    const ok = (v: unknown): boolean => {
+      const errors: SchemaError[] = [];
+      validate(proto, v, 'p', errors);
+      return errors.length === 0;
+    };
+    for (const v of ['TCP', 'UDP', 'ICMP', 'ICMPv6', 'SCTP', 'UDPLite', 1, 255, '6', '132']) expect(ok(v), String(v)).toBe(true);
+    for (const v of ['tcp', 'Tcp', 'icmpv6', 'GRE', 0, 256, '0', '256', '']) expect(ok(v), String(v)).toBe(false);
+  });
+});
+
+const exampleDocs = yamlFiles(examplesDir).flatMap(loadYaml);
+const k8sDocs = yamlFiles(join(examplesDir, 'k8s')).flatMap(loadYaml);
+
+describe('examples', () => {
+  it('start with a comment saying what they show', () => {
+    for (const f of [...yamlFiles(examplesDir), ...yamlFiles(join(examplesDir, 'k8s'))]) {
+      expect(readFileSync(f, 'utf8').startsWith('# '), f).toBe(true);
+    }
+  });
+
+  it('cover all five Calico kinds', () => {
+    expect(new Set(exampleDocs.map((d) => d.obj.kind))).toEqual(
+      new Set(['Tier', 'GlobalNetworkPolicy', 'NetworkPolicy', 'Profile', 'WorkloadEndpoint']),
+    );
+  });
+
+  it.each(exampleDocs.map((d) => [`${d.file.slice(root.length + 1)} ${String(d.obj.kind)} ${String(asObj(d.obj.metadata, 'm').name)}`, d] as const))(
+    '%s is valid against its CRD',
+    (_name, d) => {
+      expect(d.obj.apiVersion).toBe('projectcalico.org/v3');
+      expect(validateObject(d.obj)).toEqual([]);
+    },
+  );
+
+  it('keep the Kubernetes side in examples/k8s and out of the Calico directory', () => {
+    expect(k8sDocs.length).toBeGreaterThan(0);
+    for (const d of k8sDocs) expect(String(d.obj.apiVersion)).not.toMatch(/projectcalico\.org/);
+  });
+
+  const k8s = (kind: string, namespace: string | undefined, name: string): Obj => {
+    const found = k8sDocs.find((d) => {
+      const m = asObj(d.obj.metadata, 'metadata');
+      return d.obj.kind === kind && m.name === name && m.namespace === namespace;
+    });
+    if (found === undefined) throw new Error(`examples/k8s has no ${kind} ${namespace ?? ''}/${name}`);
+    return found.obj;
+  };
+  const labelsOf = (o: Obj): Record<string, string> => (asObj(o.metadata, 'metadata').labels ?? {}) as Record<string, string>;
+
+  it('derive the WorkloadEndpoint from its pod the way Calico does', () => {
+    const wep = exampleDocs.find((d) => d.obj.kind === 'WorkloadEndpoint')!.obj;
+    const meta = asObj(wep.metadata, 'metadata');
+    const spec = asObj(wep.spec, 'spec');
+    const ns = String(meta.namespace);
+    const pod = k8s('Pod', ns, String(spec.pod));
+    const podSpec = asObj(pod.spec, 'pod.spec');
+    const dbl = (s: unknown): string => String(s).replaceAll('-', '--');
+
+    expect(meta.name).toBe(`${dbl(spec.node)}-k8s-${dbl(spec.pod)}-${dbl(spec.endpoint)}`);
+    const hash = createHash('sha1').update(`${ns}.${String(spec.pod)}`).digest('hex').slice(0, 11);
+    expect(spec.interfaceName).toBe(`cali${hash}`);
+    expect(spec.node).toBe(podSpec.nodeName);
+    expect(spec.serviceAccountName).toBe(podSpec.serviceAccountName);
+    expect(spec.ipNetworks).toEqual([`${String(asObj(pod.status, 'status').podIP)}/32`]);
+    expect(spec.profiles).toEqual([`kns.${ns}`, `ksa.${ns}.${String(podSpec.serviceAccountName)}`]);
+    expect(labelsOf(wep)).toEqual({
+      ...labelsOf(pod),
+      'projectcalico.org/namespace': ns,
+      'projectcalico.org/orchestrator': 'k8s',
+      'projectcalico.org/serviceaccount': podSpec.serviceAccountName,
+    });
+    const containerPorts = (podSpec.containers as Obj[]).flatMap((c) => (c.ports as Obj[] | undefined) ?? []);
+    expect(spec.ports).toEqual(containerPorts.map((p) => ({ name: p.name, port: p.containerPort, protocol: p.protocol })));
+  });
+
+  it('derive the profiles from the namespace and service account the way Calico does', () => {
+    const profile = (name: string): Obj =>
+      asObj(exampleDocs.find((d) => d.obj.kind === 'Profile' && asObj(d.obj.metadata, 'm').name === name)!.obj.spec, name);
+    const prefixed = (prefix: string, labels: Record<string, string>, name: string): Record<string, string> => ({
+      ...Object.fromEntries(Object.entries(labels).map(([k, v]) => [`${prefix}${k}`, v])),
+      [`${prefix}projectcalico.org/name`]: name,
+    });
+    expect(profile('kns.shop').labelsToApply).toEqual(prefixed('pcns.', labelsOf(k8s('Namespace', undefined, 'shop')), 'shop'));
+    expect(profile('kns.shop').ingress).toEqual([{ action: 'Allow' }]);
+    expect(profile('kns.shop').egress).toEqual([{ action: 'Allow' }]);
+    expect(profile('ksa.shop.api').labelsToApply).toEqual(prefixed('pcsa.', labelsOf(k8s('ServiceAccount', 'shop', 'api')), 'api'));
+  });
+});
+
+describe('fixtures', () => {
+  const valid = yamlFiles(join(testdataDir, 'valid')).flatMap(loadYaml);
+  it.each(valid.map((d) => [`${d.file.slice(testdataDir.length + 1)} ${String(asObj(d.obj.metadata, 'm').name)}`, d] as const))(
+    'accepts %s',
+    (_name, d) => {
+      expect(validateObject(d.obj)).toEqual([]);
+    },
+  );
+
+  it.each(yamlFiles(join(testdataDir, 'invalid')).map((f) => [f.slice(testdataDir.length + 1), f] as const))(
+    'rejects %s at the expected field',
+    (_name, f) => {
+      const docs = loadYaml(f);
+      expect(docs).toHaveLength(1);
+      const errors = validateObject(docs[0]!.obj);
+      expect(errors.map((e) => e.path)).toContain(expectedHeader(f));
+    },
+  );
+
+  it.each(yamlFiles(join(testdataDir, 'invalid-cel')).map((f) => [f.slice(testdataDir.length + 1), f] as const))(
+    '%s passes the plain schema, so only its CEL rule rejects it',
+    (_name, f) => {
+      const docs = loadYaml(f);
+      expect(docs).toHaveLength(1);
+      expect(validateObject(docs[0]!.obj)).toEqual([]);
+    },
+  );
+});
+
+// Opt-in: TESSERA_CRD_KUBECONFIG=<kubeconfig of a disposable cluster>. Applies the CRDs and
+// the example namespaces there, then dry-runs every fixture and example.
+const kubeconfig = process.env.TESSERA_CRD_KUBECONFIG;
+describe.skipIf(kubeconfig === undefined)('against a real apiserver', () => {
+  const kubectl = (...args: string[]): { ok: boolean; out: string } => {
+    try {
+      const out = execFileSync('kubectl', ['--kubeconfig', kubeconfig!, ...args], { encoding: 'utf8', stdio: 'pipe' });
+      return { ok: true, out };
+    } catch (e) {
+      const err = e as { stdout?: string; stderr?: string };
+      return { ok: false, out: `${err.stdout ?? ''}${err.stderr ?? ''}` };
+    }
+  };
+
+  it('accepts the CRDs, the examples and the valid fixtures, and rejects the invalid ones with their message', () => {
+    expect(kubectl('apply', '-f', crdDir).ok).toBe(true);
+    expect(kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', ...EXPECTED.map((e) => `${e.plural}.projectcalico.org`)).ok).toBe(true);
+    expect(kubectl('apply', '-f', join(examplesDir, 'k8s', 'namespaces.yaml')).ok).toBe(true);
+    for (const f of [...yamlFiles(examplesDir), ...yamlFiles(join(testdataDir, 'valid'))]) {
+      const r = kubectl('apply', '--dry-run=server', '-f', f);
+      expect(r.ok, `${f}: ${r.out}`).toBe(true);
+    }
+    for (const f of [...yamlFiles(join(testdataDir, 'invalid')), ...yamlFiles(join(testdataDir, 'invalid-cel'))]) {
+      const r = kubectl('apply', '--dry-run=server', '-f', f);
+      expect(r.ok, f).toBe(false);
+      expect(r.out, f).toContain(expectedHeader(f));
+    }
+  }, 120_000);
+});
