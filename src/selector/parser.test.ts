@@ -65,7 +65,7 @@ describe('parser: set literals', () => {
   });
   it.each([
     ['a in {,}', 6, "expected string literal or '}' in set literal but found ','"],
-    ['a in {"a" "b"}', 10, "expected ',' or '}' in set literal but found '\"b\"'"],
+    ['a in {"a" "b"}', 10, 'expected \',\' or \'}\' in set literal but found "b"'],
     ['a in {"a",,"b"}', 10, "expected string literal or '}' in set literal but found ','"],
     ['a in {"a"', 9, "expected ',' or '}' in set literal but found end of selector"],
     ['foo in {"", ||', 12, "expected string literal or '}' in set literal but found '||'"],
@@ -100,7 +100,7 @@ describe('parser: errors', () => {
     ['b contains b', "expected string literal but found 'b'"],
     ['b starts with b', "expected string literal but found 'b'"],
     ['b ends with b', "expected string literal but found 'b'"],
-    ["'b1' == b", `unexpected token ''b1''`],
+    ["'b1' == b", "unexpected token 'b1'"],
     ['b', "expected operator after label 'b' but found end of selector"],
     ['a ', "expected operator after label 'a' but found end of selector"],
     ['a (', "expected operator after label 'a' but found '('"],

@@ -88,10 +88,11 @@ class Parser {
     throw new SelectorParseError(reason, at.start, this.input);
   }
 
-  /** `'&&'`, `'"x"'` or `end of selector`, for messages. */
+  /** `'&&'`, `"x"` (a string token shows its own quotes) or `end of selector`, for messages. */
   private describe(t: Token): string {
     if (t.kind === Tok.EOF) return 'end of selector';
-    return `'${truncate(this.input.slice(t.start, t.end))}'`;
+    const text = truncate(this.input.slice(t.start, t.end));
+    return t.kind === Tok.String ? text : `'${text}'`;
   }
 
   private parseOr(): SelectorNode {
