@@ -243,9 +243,8 @@ function checkRuleNets(
     if (!isRecord(entity)) continue;
     for (const field of ['nets', 'notNets'] as const) {
       const list = entity[field];
-      if (!Array.isArray(list)) continue; // shape reported by checkEntityRule
       const at = fieldPath(fieldPath(rulePath, side), field);
-      if (list.length > MAX_NETS) c.error(at, `has ${list.length} items; at most ${MAX_NETS} are allowed`);
+      if (isAbsent(list) || !expectArray(c, at, list, MAX_NETS)) continue;
       let v4 = false;
       let v6 = false;
       list.forEach((n, i) => {

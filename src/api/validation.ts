@@ -158,7 +158,7 @@ function checkLabels(c: FieldErrorCollector, path: string, labels: unknown): voi
 
 function checkName(c: FieldErrorCollector, kind: V3Kind, name: string): void {
   const max = kind === 'Tier' ? DNS1123_LABEL_MAX_LENGTH : DNS1123_SUBDOMAIN_MAX_LENGTH;
-  if (name.length > max) c.error(NAME_FIELD, `name is too long by ${name.length - max} bytes (at most ${max})`);
+  if (name.length > max) c.error(NAME_FIELD, `name is too long: ${name.length} bytes (at most ${max})`);
   const shown = JSON.stringify(name);
   switch (kind) {
     case 'NetworkPolicy':
