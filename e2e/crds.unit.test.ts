@@ -531,7 +531,7 @@ describe.skipIf(kubeconfig === undefined)('against a real apiserver', () => {
   it('accepts the CRDs, the examples and the valid fixtures, and rejects the invalid ones with their message', () => {
     expect(kubectl('apply', '-f', crdDir).ok).toBe(true);
     expect(kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', ...EXPECTED.map((e) => `${e.plural}.projectcalico.org`)).ok).toBe(true);
-    expect(kubectl('apply', '-f', join(examplesDir, 'k8s', 'namespaces.yaml')).ok).toBe(true);
+    expect(kubectl('apply', '-f', join(examplesDir, 'k8s', '00-namespaces.yaml')).ok).toBe(true);
     for (const f of [...yamlFiles(examplesDir), ...yamlFiles(join(testdataDir, 'valid'))]) {
       const r = kubectl('apply', '--dry-run=server', '-f', f);
       expect(r.ok, `${f}: ${r.out}`).toBe(true);
