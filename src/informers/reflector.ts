@@ -246,19 +246,26 @@ export class Reflector<T extends KubeObject> {
     signal.addEventListener('abort', onAbort, { once: true });
     let stalled = false;
     let watchdog: Timer | undefined;
-    const armWatchdog = (): void => {
-      watchdog?.cancel();
+    // One timer per watch, not one per event: on expiry it re-arms for the time left since
+    // the last event, and aborts only when a full timeout passed with nothing received.
+    let lastDataAt = this.clock.now();
+    const armWatchdog = (delayMs: number): void => {
       watchdog = this.clock.setTimer(() => {
+        const idle = this.clock.now() - lastDataAt;
+        if (idle < this.watchInactivityTimeoutMs) {
+          armWatchdog(this.watchInactivityTimeoutMs - idle);
+          return;
+        }
         stalled = true;
         ctrl.abort(new Error('watch inactivity timeout'));
-      }, this.watchInactivityTimeoutMs);
+      }, delayMs);
     };
     const timeoutSeconds = Math.floor(this.minWatchTimeoutSeconds * (1 + this.random()));
     const startedAt = this.clock.now();
     let events = 0;
     const resource = this.lw.resource;
     this.metrics?.watches.inc({ resource });
-    armWatchdog();
+    armWatchdog(this.watchInactivityTimeoutMs);
     try {
       const stream = this.lw.watch({
         resourceVersion: this.lastSyncResourceVersion,
@@ -267,7 +274,7 @@ export class Reflector<T extends KubeObject> {
         signal: ctrl.signal,
       });
       for await (const event of stream) {
-        armWatchdog();
+        lastDataAt = this.clock.now();
         events++;
         this.metrics?.watchEvents.inc({ resource, type: event.type });
         this.handleEvent(event);

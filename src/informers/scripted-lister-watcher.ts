@@ -14,6 +14,7 @@ type ListResponse<T> = ListResult<T> | Error;
 
 export class ScriptedWatch<T extends KubeObject> {
   private events: Array<WatchEvent<T> | Error | 'close'> = [];
+  private head = 0;
   private wake: (() => void) | undefined;
   /** Whether the consumer stopped (aborted or finished). */
   ended = false;
@@ -50,7 +51,14 @@ export class ScriptedWatch<T extends KubeObject> {
     try {
       for (;;) {
         if (signal.aborted) return;
-        const next = this.events.shift();
+        const next = this.events[this.head];
+        if (next !== undefined) {
+          this.events[this.head++] = undefined as unknown as WatchEvent<T>;
+          if (this.head === this.events.length) {
+            this.events = [];
+            this.head = 0;
+          }
+        }
         if (next === undefined) {
           await new Promise<void>((resolve) => (this.wake = resolve));
           continue;
