@@ -99,34 +99,42 @@ function labelEnd(input: string, i: number): number {
   return i;
 }
 
-/** A word ends at end of input or at any character that cannot continue a label. */
-function atWordBoundary(input: string, i: number): boolean {
-  return i >= input.length || !isLabelChar(input.charCodeAt(i));
-}
-
 /**
- * If `input` at `i` holds `words` separated by optional whitespace and followed by a word
- * boundary, returns the offset after the last word; otherwise -1.
- * Calico: cutMultiWordPrefixCheckBreak (only the last word needs a boundary, so `notin`).
+ * Matches a word operator whose first word is the label-character run `input[i, runEnd)`.
+ * Returns its kind and end offset, or undefined.
+ *
+ * Calico (cutPrefixCheckBreak / cutMultiWordPrefixCheckBreak) requires a word boundary
+ * after the operator's last word only, and allows optional whitespace between the words of
+ * `starts with`, `ends with` and `not in`. In terms of label-character runs that is: the run
+ * is the whole operator (`contains`, `in`, `startswith`, `endswith`, `notin`), or the run is
+ * the first word and, after optional whitespace, the next run is exactly the second word.
  */
-function matchWords(input: string, i: number, words: readonly string[]): number {
-  let j = i;
-  for (let w = 0; w < words.length; w++) {
-    const word = words[w] as string;
-    if (!input.startsWith(word, j)) return -1;
-    j += word.length;
-    if (w < words.length - 1) j = skipWhitespace(input, j);
-  }
-  return atWordBoundary(input, j) ? j : -1;
+function matchWordOperator(input: string, i: number, runEnd: number): { kind: TokKind; end: number } | undefined {
+  if (runEnd - i > 10) return undefined;
+  const word = input.slice(i, runEnd);
+  const single = SINGLE_WORD_OPERATORS.get(word);
+  if (single !== undefined) return { kind: single, end: runEnd };
+  const pair = TWO_WORD_OPERATORS.get(word);
+  if (pair === undefined) return undefined;
+  const second = skipWhitespace(input, runEnd);
+  const secondEnd = labelEnd(input, second);
+  if (secondEnd - second !== pair.second.length || !input.startsWith(pair.second, second)) return undefined;
+  return { kind: pair.kind, end: secondEnd };
 }
 
-const WORD_OPERATORS: ReadonlyArray<{ readonly words: readonly string[]; readonly kind: TokKind }> = [
-  { words: ['contains'], kind: Tok.Contains },
-  { words: ['starts', 'with'], kind: Tok.StartsWith },
-  { words: ['ends', 'with'], kind: Tok.EndsWith },
-  { words: ['not', 'in'], kind: Tok.NotIn },
-  { words: ['in'], kind: Tok.In },
-];
+const SINGLE_WORD_OPERATORS: ReadonlyMap<string, TokKind> = new Map<string, TokKind>([
+  ['contains', Tok.Contains],
+  ['in', Tok.In],
+  ['startswith', Tok.StartsWith],
+  ['endswith', Tok.EndsWith],
+  ['notin', Tok.NotIn],
+]);
+
+const TWO_WORD_OPERATORS: ReadonlyMap<string, { readonly second: string; readonly kind: TokKind }> = new Map([
+  ['starts', { second: 'with', kind: Tok.StartsWith }],
+  ['ends', { second: 'with', kind: Tok.EndsWith }],
+  ['not', { second: 'in', kind: Tok.NotIn }],
+]);
 
 /** Describes the character at `i` for an error message: `'%'`, or `U+000A` if unprintable. */
 export function describeChar(input: string, i: number): string {
@@ -136,14 +144,14 @@ export function describeChar(input: string, i: number): string {
 }
 
 /**
- * Reads the label for `has(` starting at `i` (after optional whitespace) and returns its end.
+ * Reads the label inside `has(` starting at `i` and returns its end.
  * Calico: cutIdentifier, which fails on an empty or over-long label.
  */
-function readLabel(input: string, i: number, what: string): number {
+function readHasLabel(input: string, i: number): number {
   const end = labelEnd(input, i);
   if (end === i) {
     const found = i >= input.length ? 'end of selector' : describeChar(input, i);
-    throw new SelectorParseError(`expected label ${what} but found ${found}`, i, input);
+    throw new SelectorParseError(`expected label inside has( but found ${found}`, i, input);
   }
   if (end - i > MAX_LABEL_LENGTH) {
     throw new SelectorParseError(`label longer than ${MAX_LABEL_LENGTH} characters`, i, input);
@@ -209,46 +217,43 @@ export function tokenize(input: string): Token[] {
         push(Tok.Or, i, i + 2, '');
         continue;
     }
+    if (!isLabelChar(c)) throw new SelectorParseError(`unexpected character ${describeChar(input, i)}`, i, input);
+    // A run of label characters: a word operator, a function keyword or a label.
+    const runEnd = labelEnd(input, i);
     if (lastKind === Tok.Label) {
       // Only a word operator may follow a label here (symbols were handled above).
-      let matched = false;
-      for (const op of WORD_OPERATORS) {
-        const end = matchWords(input, i, op.words);
-        if (end >= 0) {
-          push(op.kind, i, end, '');
-          matched = true;
-          break;
-        }
+      const op = matchWordOperator(input, i, runEnd);
+      if (op !== undefined) {
+        push(op.kind, i, op.end, '');
+        continue;
       }
-      if (matched) continue;
       const label = tokens[tokens.length - 1]?.value ?? '';
-      const wordEnd = labelEnd(input, i);
-      const found = wordEnd > i ? `'${truncate(input.slice(i, wordEnd))}'` : describeChar(input, i);
+      const found = `'${truncate(input.slice(i, runEnd))}'`;
       throw new SelectorParseError(`expected operator after label '${truncate(label)}' but found ${found}`, i, input);
     }
-    if (input.startsWith('has(', i)) {
-      const labelStart = skipWhitespace(input, i + 4);
-      const end = readLabel(input, labelStart, 'inside has(');
-      const close = skipWhitespace(input, end);
-      if (input.charCodeAt(close) !== 0x29) throw new SelectorParseError("expected ')' to close has(", close, input);
-      push(Tok.Has, i, close + 1, input.slice(labelStart, end));
-      continue;
-    }
-    if (input.startsWith('all(', i) || input.startsWith('global(', i)) {
-      const isAll = input.charCodeAt(i) === 0x61; /* a */
-      const close = skipWhitespace(input, i + (isAll ? 4 : 7));
-      if (input.charCodeAt(close) !== 0x29) {
-        throw new SelectorParseError(`expected ')' to close ${isAll ? 'all' : 'global'}(`, close, input);
+    // `has(`, `all(`, `global(`: the word must be followed directly by `(`; with a space it
+    // is a label (that then lacks an operator), as in Calico.
+    if (input.charCodeAt(runEnd) === 0x28 /* ( */) {
+      const word = runEnd - i <= 6 ? input.slice(i, runEnd) : '';
+      if (word === 'has') {
+        const labelStart = skipWhitespace(input, runEnd + 1);
+        const end = readHasLabel(input, labelStart);
+        const close = skipWhitespace(input, end);
+        if (input.charCodeAt(close) !== 0x29) throw new SelectorParseError("expected ')' to close has(", close, input);
+        push(Tok.Has, i, close + 1, input.slice(labelStart, end));
+        continue;
       }
-      push(isAll ? Tok.All : Tok.Global, i, close + 1, '');
-      continue;
+      if (word === 'all' || word === 'global') {
+        const close = skipWhitespace(input, runEnd + 1);
+        if (input.charCodeAt(close) !== 0x29) throw new SelectorParseError(`expected ')' to close ${word}(`, close, input);
+        push(word === 'all' ? Tok.All : Tok.Global, i, close + 1, '');
+        continue;
+      }
     }
-    if (isLabelChar(c)) {
-      const end = readLabel(input, i, '');
-      push(Tok.Label, i, end, input.slice(i, end));
-      continue;
+    if (runEnd - i > MAX_LABEL_LENGTH) {
+      throw new SelectorParseError(`label longer than ${MAX_LABEL_LENGTH} characters`, i, input);
     }
-    throw new SelectorParseError(`unexpected character ${describeChar(input, i)}`, i, input);
+    push(Tok.Label, i, runEnd, input.slice(i, runEnd));
   }
 }
 
