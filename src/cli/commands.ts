@@ -1,5 +1,6 @@
 /** The sub-command table of the `tessera` CLI. */
 import { VERSION } from '../runtime/version.ts';
+import { runValidate } from './validate.ts';
 
 export interface Command {
   /** One line for `tessera --help`. */
@@ -14,6 +15,10 @@ export const commands: Record<string, Command> = {
       process.stdout.write(`tessera ${VERSION}\n`);
       return 0;
     },
+  },
+  validate: {
+    summary: 'check projectcalico.org/v3 manifests: tessera validate -f <file|dir>...',
+    run: (argv) => runValidate(argv),
   },
   demo: {
     summary: 'run the engine on the bundled examples without a cluster',

@@ -1,0 +1,215 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runValidate } from './validate.ts';
+
+const GOOD = `apiVersion: projectcalico.org/v3
+kind: Tier
+metadata:
+  name: security
+spec:
+  order: 100
+---
+apiVersion: projectcalico.org/v3
+kind: NetworkPolicy
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector: app == 'web'
+  egress:
+    - action: Allow
+      protocol: TCP
+      destination:
+        ports: [443]
+---
+`;
+
+const BAD = `apiVersion: projectcalico.org/v3
+kind: NetworkPolicy
+metadata:
+  name: web
+  namespace: data
+spec:
+  ingress:
+    - action: Allow
+      protocol: TCP
+      destination:
+        ports: [80, "80-90"]
+    - action: Allow
+    - action: Deny
+      source:
+        selector: "role == 'db' && && x == 'y'"
+`;
+
+const K8S_JSON = JSON.stringify({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name: 'deny', namespace: 'shop' },
+  spec: { podSelector: {} },
+});
+
+const LIST = `apiVersion: v1
+kind: List
+items:
+  - apiVersion: projectcalico.org/v3
+    kind: GlobalNetworkPolicy
+    metadata: {name: allow-dns}
+    spec:
+      egress: [{action: Allow, protocol: UDP, destination: {ports: [53]}}]
+  - apiVersion: projectcalico.org/v3
+    kind: HostEndpoint
+    metadata: {name: node1-eth0}
+`;
+
+const BROKEN = `apiVersion: projectcalico.org/v3
+kind: Tier
+metadata: {name: ok}
+---
+apiVersion: projectcalico.org/v3
+kind: Tier
+metadata: {name: [unclosed
+`;
+
+class Capture {
+  out = '';
+  err = '';
+  readonly io = { stdout: (t: string) => void (this.out += t), stderr: (t: string) => void (this.err += t) };
+}
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const c = new Capture();
+  const code = await runValidate(argv, c.io);
+  return { code, out: c.out, err: c.err };
+}
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tessera-validate-'));
+  await mkdir(path.join(dir, 'good'));
+  await writeFile(path.join(dir, 'good', 'policies.yaml'), GOOD);
+  await writeFile(path.join(dir, 'good', 'k8s.json'), K8S_JSON);
+  await writeFile(path.join(dir, 'good', 'README.md'), '# not a manifest\n');
+  await mkdir(path.join(dir, 'good', 'nested'));
+  await writeFile(path.join(dir, 'good', 'nested', 'list.yml'), LIST);
+  await writeFile(path.join(dir, 'bad.yaml'), BAD);
+  await writeFile(path.join(dir, 'broken.yaml'), BROKEN);
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('tessera validate', () => {
+  it('prints ok for valid objects, notes skipped ones, recurses into directories, and exits 0', async () => {
+    const { code, out } = await run(['-f', path.join(dir, 'good')]);
+    const k8s = path.join(dir, 'good', 'k8s.json');
+    const list = path.join(dir, 'good', 'nested', 'list.yml');
+    expect(out.split('\n')).toEqual([
+      `note: ${k8s} (document 1): skipped networking.k8s.io/v1 NetworkPolicy shop/deny: not a projectcalico.org resource`,
+      'ok  GlobalNetworkPolicy allow-dns',
+      `note: ${list} (document 1, item 2): skipped projectcalico.org/v3 HostEndpoint node1-eth0: kind not read by Tessera`,
+      'ok  Tier security',
+      'ok  NetworkPolicy shop/web',
+      '3 valid, 0 invalid, 2 skipped',
+      '',
+    ]);
+    expect(code).toBe(0);
+  });
+
+  it('prints every error as "Kind ns/name: path: message" and exits 1', async () => {
+    const { code, out } = await run(['-f', path.join(dir, 'bad.yaml')]);
+    expect(out).toBe(
+      [
+        'NetworkPolicy data/web: spec.ingress[0].destination.ports[1]: "80-90" is not a port or a range (use "80:90")',
+        "NetworkPolicy data/web: spec.ingress[2].source.selector: unexpected token '&&' at column 17",
+        '0 valid, 1 invalid',
+        '',
+      ].join('\n'),
+    );
+    expect(code).toBe(1);
+  });
+
+  it('names the file and document of a parse error, still checks the other documents, and exits 1', async () => {
+    const { code, out } = await run(['-f', path.join(dir, 'broken.yaml')]);
+    const lines = out.trimEnd().split('\n');
+    expect(lines[0]).toBe('ok  Tier ok');
+    expect(lines[1]).toMatch(new RegExp(`^error: ${path.join(dir, 'broken.yaml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(document 2\\): `));
+    expect(lines[2]).toBe('1 valid, 0 invalid, 1 unreadable');
+    expect(code).toBe(1);
+  });
+
+  it('accepts several -f flags and bare paths, and reports a missing path', async () => {
+    const missing = path.join(dir, 'nope.yaml');
+    const { code, out } = await run(['-f', path.join(dir, 'good', 'policies.yaml'), missing]);
+    expect(out).toContain('ok  NetworkPolicy shop/web');
+    expect(out).toContain(`error: ${missing}: ENOENT`);
+    expect(code).toBe(1);
+  });
+
+  it('warns about a hand-written knp.default.* policy without failing', async () => {
+    const file = path.join(dir, 'reserved.yaml');
+    await writeFile(
+      file,
+      'apiVersion: projectcalico.org/v3\nkind: NetworkPolicy\nmetadata: {name: knp.default.web, namespace: shop}\nspec: {}\n',
+    );
+    const { code, out } = await run(['-f', file]);
+    expect(out).toContain(
+      'warning: NetworkPolicy shop/knp.default.web: metadata.name: names starting "knp.default." are reserved for policies converted from Kubernetes NetworkPolicies; the converter will overwrite or delete it',
+    );
+    expect(code).toBe(0);
+  });
+
+  it('reports an unknown kind in projectcalico.org/v3 as an error', async () => {
+    const file = path.join(dir, 'typo.yaml');
+    await writeFile(file, 'apiVersion: projectcalico.org/v3\nkind: NetworkPolicies\nmetadata: {name: a, namespace: b}\n');
+    const { code, out } = await run(['-f', file]);
+    expect(out).toContain('NetworkPolicies b/a: kind: unknown kind "NetworkPolicies" in projectcalico.org/v3');
+    expect(code).toBe(1);
+  });
+
+  it('--output json lists each object with file, document, errors and warnings', async () => {
+    const { code, out } = await run(['-f', path.join(dir, 'bad.yaml'), '--output', 'json']);
+    const report = JSON.parse(out) as { results: Record<string, unknown>[]; summary: Record<string, number> };
+    expect(report.summary).toEqual({ valid: 0, invalid: 1, skipped: 0, unreadable: 0 });
+    expect(report.results[0]).toMatchObject({
+      status: 'invalid',
+      file: path.join(dir, 'bad.yaml'),
+      document: 1,
+      kind: 'NetworkPolicy',
+      namespace: 'data',
+      name: 'web',
+      warnings: [],
+    });
+    expect((report.results[0]?.['errors'] as unknown[]).length).toBe(2);
+    expect(code).toBe(1);
+  });
+
+  it('warns when two documents define the same object (the later one wins)', async () => {
+    const file = path.join(dir, 'good', 'policies.yaml');
+    const { code, out } = await run(['-f', file, '-f', file]);
+    expect(out).toContain(`warning: Tier security: metadata.name: same Tier as ${file} (document 1); the later one wins`);
+    expect(code).toBe(0);
+  });
+
+  it('exits 2 with usage on bad arguments', async () => {
+    expect((await run([])).code).toBe(2);
+    const bad = await run(['--output', 'xml', '-f', dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--output must be text or json, not "xml"');
+    expect((await run(['--frobnicate'])).err).toContain('unknown option "--frobnicate"');
+  });
+
+  it('runs as `tessera validate` from the CLI entry point', async () => {
+    const main = path.resolve(import.meta.dirname, 'main.ts');
+    const tsx = path.resolve(import.meta.dirname, '../../node_modules/.bin/tsx');
+    const exec = promisify(execFile);
+    const good = await exec(tsx, [main, 'validate', '-f', path.join(dir, 'good', 'policies.yaml')]);
+    expect(good.stdout).toBe('ok  Tier security\nok  NetworkPolicy shop/web\n2 valid, 0 invalid\n');
+    await expect(exec(tsx, [main, 'validate', '-f', path.join(dir, 'bad.yaml')])).rejects.toMatchObject({ code: 1 });
+  }, 30_000);
+});
