@@ -82,9 +82,9 @@ describe('applyDefaults', () => {
     expect(applyDefaults(np).metadata.namespace).toBe('default');
   });
 
-  it('gives a policy with no spec an empty, defaulted spec', () => {
+  it('leaves a missing spec missing (the CRD requires one; validation reports it)', () => {
     const np = { ...policy({}), spec: undefined } as unknown as NetworkPolicy;
-    expect(applyDefaults(np).spec).toEqual({ tier: 'default', types: ['Ingress'] });
+    expect(applyDefaults(np).spec).toBeUndefined();
   });
 
   it('leaves profiles unchanged and tolerates a malformed spec', () => {

@@ -17,7 +17,8 @@
  * Tessera reads it.
  *
  * `applyDefaults` never mutates its argument and is idempotent. It tolerates malformed
- * input (a `spec` that is not an object is left alone) so it can run before validation.
+ * input (a `spec` that is missing or not an object is left alone) so it can run before
+ * validation.
  */
 import { DEFAULT_TIER_NAME } from './tiers.ts';
 import { NAMESPACED_KINDS } from './types.ts';
@@ -49,7 +50,7 @@ export function applyDefaults<T extends V3Resource>(resource: T): T {
   }
 
   if (kind === 'NetworkPolicy' || kind === 'GlobalNetworkPolicy' || kind === 'Tier') {
-    if (copy.spec === undefined || copy.spec === null) (copy as Record<string, unknown>)['spec'] = {};
+    // A missing spec stays missing: the CRD requires one, and validation says so.
     if (!isRecord(copy.spec)) return copy;
     const spec = copy.spec as Record<string, unknown>;
     if (kind === 'Tier') {

@@ -127,6 +127,13 @@ describe('resource envelope', () => {
     ]);
   });
 
+  it('requires a spec on policies and tiers, not on profiles', () => {
+    const { spec: _spec, ...noSpec } = structuredClone(shopFrontend);
+    expect(validateResource(noSpec)).toEqual([{ path: 'spec', message: 'spec is required for a NetworkPolicy' }]);
+    expect(validateResource({ ...tier('t', {}), spec: undefined })).toEqual([{ path: 'spec', message: 'spec is required for a Tier' }]);
+    expect(validateResource({ ...structuredClone(namespaceProfile), spec: undefined })).toEqual([]);
+  });
+
   it('requires metadata with a name', () => {
     expect(validateResource({ apiVersion: 'projectcalico.org/v3', kind: 'Tier', spec: {} })).toEqual([
       { path: 'metadata', message: 'metadata is required (with at least a name)' },

@@ -91,8 +91,10 @@ export function validateResource(resource: unknown): FieldError[] {
 
   const spec = resource['spec'];
   if (isAbsent(spec)) {
-    // An absent spec is an empty one; only a WorkloadEndpoint has a required spec field.
+    // Calico's CRDs require `spec` on policies and tiers (`json:"spec"`); a Profile may omit
+    // it, and a WorkloadEndpoint then lacks its required interfaceName.
     if (v3kind === 'WorkloadEndpoint') checkWorkloadEndpointSpec(c, {});
+    else if (v3kind !== 'Profile') c.error('spec', `spec is required for a ${v3kind}`);
     return c.findings;
   }
   if (!expectRecord(c, 'spec', spec)) return c.findings;

@@ -68,6 +68,7 @@ items:
 const BROKEN = `apiVersion: projectcalico.org/v3
 kind: Tier
 metadata: {name: ok}
+spec: {}
 ---
 apiVersion: projectcalico.org/v3
 kind: Tier
