@@ -78,6 +78,10 @@ export class KubeApiserver {
       `--service-account-issuer=${this.url}/`,
       `--service-account-key-file=${join(dir, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      // Without it, an open watch holds SIGTERM shutdown for the HTTP server's 60 s timeout
+      // (then "Terminating all watchers from cacher"), so stop() would always end in SIGKILL.
+      // With it, watches are closed at once and kube-apiserver exits in about a second.
+      '--shutdown-watch-termination-grace-period=2s',
       ...extraArgs,
     ];
   }

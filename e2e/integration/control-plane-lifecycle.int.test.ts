@@ -1,0 +1,228 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { ControlPlane } from '../controlplane/control-plane.ts';
+import type { ControlPlaneRecord } from '../controlplane/control-plane-record.ts';
+import { pollUntil } from '../controlplane/poll-until.ts';
+import { isProcessGroupAlive } from '../controlplane/process-group.ts';
+import { REPO_ROOT, sharedControlPlane } from './shared-control-plane.ts';
+import { isEvent, WatchRecorder } from './watch-recorder.ts';
+
+// These tests restart, compact and kill control planes, so they use their own instead of
+// the run's shared one.
+
+function configMaps(kc: KubeConfig): CoreV1Api {
+  return kc.makeApiClient(CoreV1Api);
+}
+
+async function createConfigMap(kc: KubeConfig, name: string, value: string): Promise<string> {
+  const cm = await configMaps(kc).createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name }, data: { value } },
+  });
+  return cm.metadata?.resourceVersion as string;
+}
+
+async function readConfigMapValue(kc: KubeConfig, name: string): Promise<string | undefined> {
+  const cm = await configMaps(kc).readNamespacedConfigMap({ namespace: 'default', name });
+  return cm.data?.value;
+}
+
+async function portAcceptsConnections(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Nothing of `record` remains: no live process group, no directory, no listening port. */
+async function expectNothingLeft(record: ControlPlaneRecord): Promise<void> {
+  await pollUntil(
+    () =>
+      [record.pids.etcd, record.pids.kubeApiserver].every((pid) => pid === null || !isProcessGroupAlive(pid))
+        ? true
+        : undefined,
+    { description: `processes ${JSON.stringify(record.pids)} to be gone`, timeoutMs: 15_000 },
+  );
+  expect(existsSync(record.tempDir)).toBe(false);
+  expect(existsSync(record.etcdDataDir)).toBe(false);
+  expect(await portAcceptsConnections(record.server)).toBe(false);
+  expect(await portAcceptsConnections(record.etcdUrl)).toBe(false);
+}
+
+describe('ControlPlane restarts and compaction (private control plane)', () => {
+  let controlPlane: ControlPlane;
+
+  beforeAll(async () => {
+    controlPlane = await ControlPlane.start({ binaries: sharedControlPlane().binaries });
+  });
+
+  afterAll(async () => {
+    await controlPlane?.stop();
+  });
+
+  it("a connected client's next call succeeds after restartApiserver()", async () => {
+    const kc = controlPlane.connection.kubeConfig;
+    await createConfigMap(kc, 'before-apiserver-restart', 'kept');
+    const pidBefore = controlPlane.record().pids.kubeApiserver;
+
+    await controlPlane.restartApiserver();
+
+    expect(controlPlane.record().pids.kubeApiserver).not.toBe(pidBefore);
+    expect(await readConfigMapValue(kc, 'before-apiserver-restart')).toBe('kept');
+    await createConfigMap(kc, 'after-apiserver-restart', 'new');
+    expect(await readConfigMapValue(kc, 'after-apiserver-restart')).toBe('new');
+  });
+
+  it('a watch open across restartApiserver() ends; resuming from its last resourceVersion continues or says 410 Expired', async () => {
+    const kc = controlPlane.connection.kubeConfig;
+    const listed = await configMaps(kc).listNamespacedConfigMap({ namespace: 'default' });
+    const path = '/api/v1/namespaces/default/configmaps';
+    const watch = await WatchRecorder.start(kc, path, { resourceVersion: listed.metadata?.resourceVersion });
+    const lastSeen = await createConfigMap(kc, 'seen-before-restart', '1');
+    await watch.next('ADDED seen-before-restart', isEvent('ADDED', 'seen-before-restart'));
+
+    await controlPlane.restartApiserver();
+
+    await watch.ended();
+    await using resumed = await WatchRecorder.start(kc, path, { resourceVersion: lastSeen });
+    await createConfigMap(kc, 'created-after-restart', '2');
+    const first = await resumed.next(
+      'ADDED created-after-restart, or an ERROR',
+      (e) => e.type === 'ERROR' || isEvent('ADDED', 'created-after-restart')(e),
+    );
+    if (first.type === 'ERROR') {
+      // The new kube-apiserver's watch cache starts at etcd's current revision, which its own
+      // start-up writes may have moved past lastSeen: the client must relist (what informers do).
+      expect(first.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+      const relisted = await configMaps(kc).listNamespacedConfigMap({ namespace: 'default' });
+      expect(relisted.items.map((cm) => cm.metadata?.name)).toEqual(
+        expect.arrayContaining(['seen-before-restart', 'created-after-restart']),
+      );
+      await using rewatch = await WatchRecorder.start(kc, path, { resourceVersion: relisted.metadata?.resourceVersion });
+      await createConfigMap(kc, 'created-after-relist', '3');
+      await rewatch.next('ADDED created-after-relist', isEvent('ADDED', 'created-after-relist'));
+    } else {
+      expect(resumed.events.filter(isEvent('ADDED', 'seen-before-restart'))).toEqual([]);
+    }
+  });
+
+  it("a connected client's next call succeeds after restartEtcd(), and etcd kept its data", async () => {
+    const kc = controlPlane.connection.kubeConfig;
+    await createConfigMap(kc, 'before-etcd-restart', 'kept');
+    const pidBefore = controlPlane.record().pids.etcd;
+
+    await controlPlane.restartEtcd();
+
+    expect(controlPlane.record().pids.etcd).not.toBe(pidBefore);
+    expect(await readConfigMapValue(kc, 'before-etcd-restart')).toBe('kept');
+    await createConfigMap(kc, 'after-etcd-restart', 'new');
+    expect(await readConfigMapValue(kc, 'after-etcd-restart')).toBe('new');
+  });
+
+  it('after compactEtcd(), an exact list at an older resourceVersion fails with 410 Gone', async () => {
+    const kc = controlPlane.connection.kubeConfig;
+    const oldRevision = await createConfigMap(kc, 'before-compaction', 'v1');
+    await configMaps(kc).patchNamespacedConfigMap({
+      namespace: 'default',
+      name: 'before-compaction',
+      body: [{ op: 'replace', path: '/data/value', value: 'v2' }],
+    });
+    // Before compaction the old revision is still readable.
+    const exactBefore = await configMaps(kc).listNamespacedConfigMap({
+      namespace: 'default',
+      resourceVersion: oldRevision,
+      resourceVersionMatch: 'Exact',
+    });
+    expect(exactBefore.metadata?.resourceVersion).toBe(oldRevision);
+
+    const compactedAt = await controlPlane.compactEtcd();
+
+    expect(compactedAt).toBeGreaterThan(Number(oldRevision));
+    const failure = await configMaps(kc)
+      .listNamespacedConfigMap({ namespace: 'default', resourceVersion: oldRevision, resourceVersionMatch: 'Exact' })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    expect(failure).toBeInstanceOf(ApiException);
+    expect((failure as ApiException<unknown>).code).toBe(410);
+    expect(await readConfigMapValue(kc, 'before-compaction')).toBe('v2');
+  });
+
+  it('stop() kills both process groups, removes every temp dir and frees the ports; a second stop() is a no-op', async () => {
+    const record = controlPlane.record();
+    expect(isProcessGroupAlive(record.pids.etcd as number)).toBe(true);
+    expect(isProcessGroupAlive(record.pids.kubeApiserver as number)).toBe(true);
+    expect(existsSync(record.tempDir)).toBe(true);
+
+    await controlPlane.stop();
+    await controlPlane.stop();
+
+    await expectNothingLeft(record);
+  });
+});
+
+describe('a control plane whose owner process ends without calling stop()', () => {
+  const tempRoot = mkdtempSync(join(tmpdir(), 'tessera-lifecycle-'));
+  afterAll(() => rmSync(tempRoot, { recursive: true, force: true }));
+
+  /** Starts hold-control-plane.ts in a child Node process and returns it with its record. */
+  async function startHolder(): Promise<{ pid: number; record: ControlPlaneRecord; exited: Promise<NodeJS.Signals | number | null> }> {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(REPO_ROOT, 'e2e/integration/fixtures/hold-control-plane.ts'), JSON.stringify(sharedControlPlane().binaries), tempRoot],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+      child.once('exit', (code, signal) => resolve(signal ?? code)),
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const line = await pollUntil(
+      () => {
+        if (child.exitCode !== null) throw new Error(`holder exited ${child.exitCode}: ${stderr}`);
+        return stdout.includes('\n') ? stdout.slice(0, stdout.indexOf('\n')) : undefined;
+      },
+      { description: 'hold-control-plane.ts to print its record', timeoutMs: 90_000 },
+    );
+    return { pid: child.pid as number, record: JSON.parse(line) as ControlPlaneRecord, exited };
+  }
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('on %s it takes etcd and kube-apiserver down with it and dies of that signal', async (signal) => {
+    const holder = await startHolder();
+    expect(holder.record.ownerPid).toBe(holder.pid);
+    expect(isProcessGroupAlive(holder.record.pids.kubeApiserver as number)).toBe(true);
+
+    process.kill(holder.pid, signal);
+
+    expect(await holder.exited).toBe(signal);
+    await expectNothingLeft(holder.record);
+  });
+
+  it('after SIGKILL (uncatchable) the next ControlPlane.start() under the same temp root reaps the orphans', async () => {
+    const holder = await startHolder();
+
+    process.kill(holder.pid, 'SIGKILL');
+    expect(await holder.exited).toBe('SIGKILL');
+    expect(isProcessGroupAlive(holder.record.pids.etcd as number)).toBe(true);
+
+    await using next = await ControlPlane.start({ binaries: sharedControlPlane().binaries, tempRoot });
+
+    await expectNothingLeft(holder.record);
+    expect(next.record().tempDir.startsWith(tempRoot)).toBe(true);
+  });
+});
