@@ -3,6 +3,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -65,6 +66,16 @@ export interface StartTimings {
   readonly etcdMs: number;
   readonly kubeApiserverMs: number;
   readonly totalMs: number;
+}
+
+/** Options for {@link ControlPlane.restartApiserver} and {@link ControlPlane.restartEtcd}. */
+export interface RestartOptions {
+  /**
+   * How long the component stays down between stop and start — the outage a reliability test
+   * wants its clients to ride out (this is the scenario, not a wait for a condition).
+   * @default 0
+   */
+  readonly downtimeMs?: number;
 }
 
 /** What exists between start() and stop(). */
@@ -243,20 +254,27 @@ export class ControlPlane implements AsyncDisposable {
     await this.stop();
   }
 
-  /** Stops and restarts kube-apiserver (same port and certs); resolves when /readyz is 200. */
-  async restartApiserver(): Promise<void> {
+  /**
+   * Stops kube-apiserver, keeps it down for `downtimeMs`, and starts it again on the same port
+   * with the same certs and tokens; resolves when /readyz is 200.
+   */
+  async restartApiserver(options: RestartOptions = {}): Promise<void> {
     const { apiserver } = this.#require();
-    await apiserver.restart();
+    await apiserver.stop();
+    await outage(options);
+    await apiserver.start();
     this.#writeRecord();
   }
 
   /**
-   * Stops and restarts etcd with its data kept; resolves when etcd is healthy and
-   * kube-apiserver's /readyz (which checks etcd) is 200 again.
+   * Stops etcd, keeps it down for `downtimeMs`, and starts it again with its data; resolves
+   * when etcd is healthy and kube-apiserver's /readyz (which checks etcd) is 200 again.
    */
-  async restartEtcd(): Promise<void> {
+  async restartEtcd(options: RestartOptions = {}): Promise<void> {
     const { etcd, apiserver } = this.#require();
-    await etcd.restart();
+    await etcd.stop();
+    await outage(options);
+    await etcd.start();
     this.#writeRecord();
     await apiserver.waitReady();
   }
@@ -274,7 +292,18 @@ export class ControlPlane implements AsyncDisposable {
     return this.record();
   }
 
-  /** Compacts etcd's history up to its current revision; returns that revision. */
+  /**
+   * Compacts etcd's history up to its current revision; returns that revision.
+   *
+   * Reads that go to etcd at an older revision then fail with 410 Gone (e.g. a list with
+   * `resourceVersionMatch: Exact`). Watches usually do not: kube-apiserver serves them from its
+   * watch cache, which keeps its own window of recent events regardless of etcd compaction.
+   * To make a watch from a compacted revision get 410 Expired, start the control plane with
+   * `apiserverArgs: ['--watch-cache=false']` (watches then read etcd), or restart kube-apiserver
+   * after compacting (its new cache starts at the current revision). The watch's start
+   * (resourceVersion + 1) must lie strictly below the compaction revision: starting exactly
+   * at it gets a 500 "etcd event received with PrevKv=nil" instead of 410.
+   */
   async compactEtcd(): Promise<number> {
     return this.#require().etcd.compact();
   }
@@ -326,6 +355,13 @@ export class ControlPlane implements AsyncDisposable {
     if (this.#state === undefined) throw new Error('ControlPlane: not started');
     return this.#state;
   }
+}
+
+async function outage({ downtimeMs = 0 }: RestartOptions): Promise<void> {
+  if (!Number.isFinite(downtimeMs) || downtimeMs < 0) {
+    throw new RangeError(`downtimeMs must be a finite number ≥ 0, got ${downtimeMs}`);
+  }
+  if (downtimeMs > 0) await delay(downtimeMs);
 }
 
 function defaultEtcdDataRoot(fallback: string): string {

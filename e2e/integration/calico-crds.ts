@@ -34,12 +34,13 @@ export function crdNamesInRepo(): string[] {
 }
 
 /**
- * `kubectl apply -f crds/`, then waits until every CRD in there is Established and
- * NamesAccepted (before that, requests for its resources get 404). Idempotent, so every test
- * file that needs the CRDs can call it whatever order the files run in. Returns the CRDs.
+ * `kubectl apply -f crds/` on the cluster `admin` points at (the shared control plane or a
+ * test's own), then waits until every CRD in there is Established and NamesAccepted (before
+ * that, requests for its resources get 404). Idempotent, so every test file that needs the
+ * CRDs can call it whatever order the files run in. Returns the CRDs.
  */
 export async function installCalicoCrds(admin: KubeConfig, timeoutMs = 60_000): Promise<V1CustomResourceDefinition[]> {
-  await kubectlOk(['apply', '-f', 'crds/']);
+  await kubectlOk(['apply', '-f', 'crds/'], { kubeConfig: admin });
   const api = admin.makeApiClient(ApiextensionsV1Api);
   return Promise.all(
     crdNamesInRepo().map((name) =>

@@ -174,6 +174,48 @@ describe('ControlPlane restarts and compaction (private control plane)', () => {
   });
 });
 
+describe('compaction and watches (private control plane, --watch-cache=false)', () => {
+  let controlPlane: ControlPlane;
+
+  beforeAll(async () => {
+    controlPlane = await ControlPlane.start({
+      binaries: sharedControlPlane().binaries,
+      // With the watch cache on, kube-apiserver serves watches from its own event window and
+      // etcd compaction does not expire them; off, watches read etcd directly.
+      apiserverArgs: ['--watch-cache=false'],
+    });
+  });
+
+  afterAll(async () => {
+    await controlPlane?.stop();
+  });
+
+  it('after compactEtcd(), a watch from a compacted resourceVersion gets ERROR 410 Expired and ends', async () => {
+    const kc = controlPlane.connection.kubeConfig;
+    const oldRevision = await createConfigMap(kc, 'watched', 'v1');
+    // Two more writes, so the watch's start (oldRevision + 1) lies strictly below the
+    // compaction revision. Starting exactly at it is allowed by etcd, but the previous value
+    // is gone and kube-apiserver answers 500 "etcd event received with PrevKv=nil".
+    for (const value of ['v2', 'v3']) {
+      await configMaps(kc).patchNamespacedConfigMap({
+        namespace: 'default',
+        name: 'watched',
+        body: [{ op: 'replace', path: '/data/value', value }],
+      });
+    }
+
+    await controlPlane.compactEtcd();
+
+    await using watch = await WatchRecorder.start(kc, '/api/v1/namespaces/default/configmaps', {
+      resourceVersion: oldRevision,
+    });
+    const error = await watch.next('ERROR', (e) => e.type === 'ERROR');
+    expect(error.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+    expect(await watch.ended()).toEqual({ err: null });
+    expect(watch.events.filter((e) => e.type === 'MODIFIED')).toEqual([]);
+  });
+});
+
 describe('a control plane whose owner process ends without calling stop()', () => {
   const tempRoot = mkdtempSync(join(tmpdir(), 'tessera-lifecycle-'));
   afterAll(() => rmSync(tempRoot, { recursive: true, force: true }));

@@ -1,4 +1,9 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { KubeConfig } from '@kubernetes/client-node';
 
 import { REPO_ROOT, sharedControlPlane } from './shared-control-plane.ts';
 
@@ -13,8 +18,14 @@ export interface KubectlResult {
 export interface KubectlOptions {
   /** Written to stdin (for `-f -`). @default none */
   readonly stdin?: string;
-  /** Kubeconfig to use. @default the shared control plane's admin kubeconfig */
+  /** Kubeconfig file to use. @default the shared control plane's admin kubeconfig */
   readonly kubeconfigPath?: string;
+  /**
+   * Target this client-node config instead (written to a private temp file for the call), so
+   * a helper given a KubeConfig acts on that cluster — e.g. a test's private ControlPlane.
+   * Takes precedence over `kubeconfigPath`.
+   */
+  readonly kubeConfig?: KubeConfig;
   /** Kill it after this long. @default 60_000 */
   readonly timeoutMs?: number;
 }
@@ -24,6 +35,19 @@ export interface KubectlOptions {
  * Never throws for a non-zero exit: tests assert on `code` and `stderr`.
  */
 export async function kubectl(args: readonly string[], options: KubectlOptions = {}): Promise<KubectlResult> {
+  const { kubeConfig } = options;
+  if (kubeConfig === undefined) return run(args, options);
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-kubectl-'));
+  try {
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
+    return await run(args, { ...options, kubeconfigPath });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function run(args: readonly string[], options: KubectlOptions): Promise<KubectlResult> {
   const shared = sharedControlPlane();
   const { stdin, kubeconfigPath = shared.kubeconfigPath, timeoutMs = 60_000 } = options;
   const child = spawn(shared.binaries.kubectl, args, {
