@@ -10,9 +10,6 @@
  * do not fail the run. Exit status: 0 when nothing is invalid, 1 when any object is invalid
  * or any input cannot be read or parsed, 2 on a usage error.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import {
   applyDefaults,
   checkReservedName,
@@ -24,6 +21,7 @@ import {
   validateResource,
 } from '../api/index.ts';
 import type { FieldError, V3Resource } from '../api/index.ts';
+import { describeManifestSource, isManifestProblem, readManifests, type ManifestSource } from '../runtime/manifest-files.ts';
 
 export interface ValidateOutput {
   stdout(text: string): void;
@@ -41,8 +39,6 @@ Validates projectcalico.org/v3 NetworkPolicy, GlobalNetworkPolicy, Tier, Profile
 WorkloadEndpoint manifests after applying Calico's defaults. Directories are read
 recursively (*.yaml, *.yml, *.json). Exits 1 if any object is invalid.
 `;
-
-const MANIFEST_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
 interface Options {
   readonly paths: string[];
@@ -75,16 +71,7 @@ function parseArgs(argv: readonly string[]): Options | 'help' {
   return { paths, output };
 }
 
-/** Where a document came from: file and 1-based document (and list item) number. */
-interface Source {
-  readonly file: string;
-  readonly document: number;
-  readonly item?: number;
-}
-
-function describeSource(s: Source): string {
-  return `${s.file} (document ${s.document}${s.item === undefined ? '' : `, item ${s.item}`})`;
-}
+type Source = ManifestSource;
 
 type Outcome =
   | {
@@ -97,33 +84,10 @@ type Outcome =
       readonly warnings: FieldError[];
     }
   | { readonly status: 'skipped'; readonly source: Source; readonly reason: string }
-  | { readonly status: 'unreadable'; readonly source: Source | { readonly file: string }; readonly reason: string };
-
-async function listFiles(input: string): Promise<string[]> {
-  const info = await stat(input);
-  if (!info.isDirectory()) return [input];
-  const out: string[] = [];
-  const entries = (await readdir(input)).filter((e) => !e.startsWith('.')).sort();
-  for (const entry of entries) {
-    const full = path.join(input, entry);
-    const entryInfo = await stat(full);
-    if (entryInfo.isDirectory()) out.push(...(await listFiles(full)));
-    else if (MANIFEST_EXTENSIONS.has(path.extname(entry).toLowerCase())) out.push(full);
-  }
-  return out;
-}
+  | { readonly status: 'unreadable'; readonly source: Source; readonly reason: string };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Expands `kind: List` / `FooList` documents and JSON arrays into their items. */
-function expand(value: unknown, source: Source): { value: unknown; source: Source }[] {
-  if (Array.isArray(value)) return value.map((v, i) => ({ value: v, source: { ...source, item: i + 1 } }));
-  if (isRecord(value) && typeof value['kind'] === 'string' && value['kind'].endsWith('List') && Array.isArray(value['items'])) {
-    return value['items'].map((v, i) => ({ value: v, source: { ...source, item: i + 1 } }));
-  }
-  return [{ value, source }];
 }
 
 function judge(value: unknown, source: Source): Outcome {
@@ -172,36 +136,9 @@ function outcome(value: Record<string, unknown>, source: Source, findings: Field
 }
 
 async function loadAndJudge(input: string): Promise<Outcome[]> {
-  let files: string[];
-  try {
-    files = await listFiles(input);
-  } catch (err) {
-    return [{ status: 'unreadable', source: { file: input }, reason: (err as Error).message }];
-  }
-  const outcomes: Outcome[] = [];
-  for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      outcomes.push({ status: 'unreadable', source: { file }, reason: (err as Error).message });
-      continue;
-    }
-    const docs = parseAllDocuments(text, { prettyErrors: true });
-    const list = Array.isArray(docs) ? docs : [docs];
-    list.forEach((doc, i) => {
-      const source: Source = { file, document: i + 1 };
-      if (doc.errors.length > 0) {
-        const first = doc.errors[0];
-        outcomes.push({ status: 'unreadable', source, reason: first?.message.split('\n')[0] ?? 'parse error' });
-        return;
-      }
-      const value: unknown = doc.toJS();
-      if (value === null || value === undefined) return; // empty document (e.g. a trailing ---)
-      for (const item of expand(value, source)) outcomes.push(judge(item.value, item.source));
-    });
-  }
-  return outcomes;
+  return (await readManifests([input])).map(
+    (e): Outcome => (isManifestProblem(e) ? { status: 'unreadable', source: e.source, reason: e.reason } : judge(e.value, e.source)),
+  );
 }
 
 /** Marks later objects with the same kind and key as duplicates (the last one wins on apply). */
@@ -215,7 +152,7 @@ function flagDuplicates(outcomes: Outcome[]): void {
     if (first !== undefined) {
       o.warnings.push({
         path: 'metadata.name',
-        message: `same ${o.kind} as ${describeSource(first)}; the later one wins`,
+        message: `same ${o.kind} as ${describeManifestSource(first)}; the later one wins`,
         severity: 'warning',
       });
     } else {
@@ -236,10 +173,10 @@ function renderText(outcomes: Outcome[], out: ValidateOutput): void {
         for (const e of o.errors) out.stdout(`${formatLine(o.object, e)}\n`);
         break;
       case 'skipped':
-        out.stdout(`note: ${describeSource(o.source)}: skipped ${o.reason}\n`);
+        out.stdout(`note: ${describeManifestSource(o.source)}: skipped ${o.reason}\n`);
         break;
       case 'unreadable':
-        out.stdout(`error: ${'document' in o.source ? describeSource(o.source) : o.source.file}: ${o.reason}\n`);
+        out.stdout(`error: ${describeManifestSource(o.source)}: ${o.reason}\n`);
         break;
     }
     if (o.status === 'ok' || o.status === 'invalid') {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileListerWatcher, parseObjects } from './file-lister-watcher.ts';
+import { FileListerWatcher } from './file-lister-watcher.ts';
 import type { WatchEvent } from './lister-watcher.ts';
 import type { KubeObject } from './object.ts';
 
@@ -31,17 +31,6 @@ async function take(it: AsyncIterator<WatchEvent<KubeObject>>, n: number): Promi
   }
   return out;
 }
-
-describe('parseObjects', () => {
-  it('expands multi-document YAML and List kinds, skipping empty documents', () => {
-    const text = `${tier('a', 1)}---\n---\nkind: List\napiVersion: v1\nitems:\n- ${JSON.stringify({ kind: 'Tier', metadata: { name: 'b' } })}\n`;
-    expect(parseObjects(text, 'f.yaml').map((o) => o.metadata?.name)).toEqual(['a', 'b']);
-  });
-
-  it('names the file and document of a syntax error', () => {
-    expect(() => parseObjects(`${tier('a', 1)}---\nkey: [unclosed\n`, 'bad.yaml')).toThrow(/bad\.yaml: document 2/);
-  });
-});
 
 describe('FileListerWatcher', () => {
   it('lists selected objects with synthetic resourceVersions', async () => {

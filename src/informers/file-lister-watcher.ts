@@ -2,8 +2,8 @@
  * ListerWatcher over a directory of YAML/JSON files, so the same informers (and so the same
  * engine) run without a cluster.
  *
- * - Files: `*.yaml`, `*.yml`, `*.json`, recursively; multi-document YAML and `kind: List`
- *   are expanded. `select` picks the objects of this resource (e.g. by apiVersion + kind).
+ * - Files are read with `readManifests` (directories recursively, multi-document YAML,
+ *   lists expanded); `select` picks the objects of this resource (e.g. by apiVersion + kind).
  * - Resource versions are synthetic: one counter per watcher, bumped for every change the
  *   watcher observes; an object's `metadata.resourceVersion` is the counter value at which
  *   it last changed.
@@ -15,9 +15,7 @@
  *   kept, so a half-saved edit never deletes policy.
  */
 import { watch as fsWatch } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { describeManifestSource, isManifestProblem, readManifests } from '../runtime/manifest-files.ts';
 import type { ListOptions, ListResult, ListerWatcher, WatchEvent, WatchOptions } from './lister-watcher.ts';
 import { StatusError } from './lister-watcher.ts';
 import { metaNamespaceKey, type KubeObject } from './object.ts';
@@ -35,61 +33,6 @@ export interface FileListerWatcherOptions<T extends KubeObject> {
   debounceMs?: number;
   /** Events kept for watches that resume from an older resourceVersion. @default 10_000 */
   historyLimit?: number;
-}
-
-/** Reads every object from YAML/JSON files under `paths`, in path order. */
-export async function loadObjectsFromPaths(
-  paths: readonly string[],
-  onError: (file: string, err: Error) => void = () => undefined,
-): Promise<Map<string, KubeObject[]>> {
-  const files: string[] = [];
-  for (const p of paths) await collectFiles(p, files);
-  const byFile = new Map<string, KubeObject[]>();
-  for (const file of files) {
-    try {
-      byFile.set(file, parseObjects(await readFile(file, 'utf8'), file));
-    } catch (err) {
-      onError(file, err as Error);
-    }
-  }
-  return byFile;
-}
-
-async function collectFiles(p: string, out: string[]): Promise<void> {
-  let entries;
-  try {
-    entries = await readdir(p, { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') {
-      out.push(p);
-      return;
-    }
-    throw err;
-  }
-  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const full = path.join(p, e.name);
-    if (e.isDirectory()) await collectFiles(full, out);
-    else if (/\.(ya?ml|json)$/.test(e.name)) out.push(full);
-  }
-}
-
-/** Parses multi-document YAML (JSON is YAML); expands `kind: List`. Throws on syntax errors. */
-export function parseObjects(text: string, file: string): KubeObject[] {
-  const out: KubeObject[] = [];
-  const docs = parseAllDocuments(text);
-  docs.forEach((doc, i) => {
-    if (doc.errors.length > 0) throw new Error(`${file}: document ${i + 1}: ${doc.errors[0]!.message}`);
-    const value: unknown = doc.toJS();
-    if (value === null || value === undefined) return;
-    if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`${file}: document ${i + 1}: not an object`);
-    const obj = value as KubeObject & { items?: unknown };
-    if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) {
-      for (const item of obj.items) if (item && typeof item === 'object') out.push(item as KubeObject);
-    } else {
-      out.push(obj);
-    }
-  });
-  return out;
 }
 
 export class FileListerWatcher<T extends KubeObject> implements ListerWatcher<T> {
@@ -179,11 +122,20 @@ export class FileListerWatcher<T extends KubeObject> implements ListerWatcher<T>
   }
 
   private async doRescan(): Promise<void> {
-    const failed: string[] = [];
-    const byFile = await loadObjectsFromPaths(this.paths, (file, err) => {
-      this.onError(file, err);
-      failed.push(file);
-    });
+    // Group by file so a file that fails to parse keeps its last good objects.
+    const byFile = new Map<string, KubeObject[]>();
+    const failed = new Set<string>();
+    for (const entry of await readManifests(this.paths)) {
+      const file = entry.source.file;
+      if (isManifestProblem(entry)) {
+        failed.add(file);
+        this.onError(file, new Error(`${describeManifestSource(entry.source)}: ${entry.reason}`));
+        continue;
+      }
+      let objs = byFile.get(file);
+      if (objs === undefined) byFile.set(file, (objs = []));
+      if (typeof entry.value === 'object' && entry.value !== null) objs.push(entry.value as KubeObject);
+    }
     for (const file of failed) {
       const previous = this.lastGoodByFile.get(file);
       if (previous !== undefined) byFile.set(file, previous);

@@ -20,5 +20,5 @@ export { InformerFactory } from './informer-factory.ts';
 export type { InformerFactoryOptions } from './informer-factory.ts';
 export { KubeListerWatcher, resourceName, resourcePath } from './kube-lister-watcher.ts';
 export type { KubeListerWatcherOptions, KubeResource } from './kube-lister-watcher.ts';
-export { FileListerWatcher, loadObjectsFromPaths, parseObjects } from './file-lister-watcher.ts';
+export { FileListerWatcher } from './file-lister-watcher.ts';
 export type { FileListerWatcherOptions } from './file-lister-watcher.ts';
