@@ -1,5 +1,6 @@
 /** The sub-command table of the `tessera` CLI. */
 import { VERSION } from '../runtime/version.ts';
+import { runDemo } from './demo.ts';
 import { runValidate } from './validate.ts';
 
 export interface Command {
@@ -22,13 +23,6 @@ export const commands: Record<string, Command> = {
   },
   demo: {
     summary: 'run the engine on the bundled examples without a cluster',
-    run: async () => {
-      process.stdout.write(
-        'tessera demo: the no-cluster simulation is not built yet (see issue "User tools").\n' +
-          'Today Tessera ships the v3 API model, its validation and the Calico selector engine; try\n' +
-          '  npm run tessera -- validate -f examples/\n',
-      );
-      return 0;
-    },
+    run: runDemo,
   },
 };
