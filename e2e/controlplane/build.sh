@@ -69,7 +69,12 @@ rm -rf "$work"
 mkdir -p "$work"
 
 # The tag's own go.mod, fetched through the proxy.
-download_json="$(cd "$work" && "$go_bin" mod download -json "k8s.io/kubernetes@$version")"
+if ! download_json="$(cd "$work" && "$go_bin" mod download -json "k8s.io/kubernetes@$version")"; then
+  # -json reports the failure on stdout ("Error": ...), which $(...) swallowed.
+  echo "build.sh: go mod download k8s.io/kubernetes@$version failed:" >&2
+  printf '%s\n' "$download_json" >&2
+  exit 1
+fi
 upstream_gomod="$(printf '%s\n' "$download_json" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
 if [[ ! -f "$upstream_gomod" ]]; then
   echo "build.sh: could not locate go.mod of k8s.io/kubernetes@$version in:" >&2
@@ -77,6 +82,9 @@ if [[ ! -f "$upstream_gomod" ]]; then
   exit 1
 fi
 git_commit="$(printf '%s\n' "$download_json" | sed -n 's/^[[:space:]]*"Hash": "\([0-9a-f]\{40\}\)",\{0,1\}$/\1/p' | head -n1)"
+# The proxy's .info carries the commit only when it recorded the VCS origin; otherwise say so
+# rather than leave upstream's "$Format:%H$" placeholder.
+git_commit="${git_commit:-unknown}"
 
 mapfile -t staging < <(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\)[[:space:]]*=>[[:space:]]*\./staging/src/k8s\.io/.*#\1#p' "$upstream_gomod" | sort -u)
 if (( ${#staging[@]} < 20 )); then
@@ -126,7 +134,7 @@ ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-  [[ -n "$git_commit" ]] && ldflags+=" -X $pkg.gitCommit=$git_commit"
+  ldflags+=" -X $pkg.gitCommit=$git_commit"
 done
 
 mkdir -p "$bin_dir"

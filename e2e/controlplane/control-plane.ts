@@ -141,12 +141,17 @@ export class ControlPlane implements AsyncDisposable {
 
     await reapOrphans(tempRoot);
     const began = performance.now();
-    const tempDir = mkdtempSync(join(tempRoot, TEMP_PREFIX));
-    const etcdDataDir = mkdtempSync(join(etcdDataRoot, ETCD_PREFIX));
-    mkdirSync(join(tempDir, 'logs'));
     const [etcdClientPort, etcdPeerPort, apiserverPort] = (await freePorts(3)) as [number, number, number];
     const token = randomBytes(32).toString('base64url');
 
+    // From here to registerExitCleanup() there is no await: an interrupt cannot strand the dirs.
+    const tempDir = mkdtempSync(join(tempRoot, TEMP_PREFIX));
+    const etcdDataDir = mkdtempSync(join(etcdDataRoot, ETCD_PREFIX));
+    mkdirSync(join(tempDir, 'logs'));
+
+    // Aborted by the exit handler: if this process carries on after a signal (another listener
+    // kept it alive), start() must not spawn anything the handler can no longer stop.
+    const lifetime = new AbortController();
     const etcd = new Etcd({
       binary: binaries.etcd,
       dataDir: join(etcdDataDir, 'member-data'),
@@ -155,6 +160,7 @@ export class ControlPlane implements AsyncDisposable {
       peerPort: etcdPeerPort,
       startTimeoutMs,
       stopGraceMs,
+      signal: lifetime.signal,
     });
     const apiserver = new KubeApiserver({
       binary: binaries.kubeApiserver,
@@ -166,9 +172,11 @@ export class ControlPlane implements AsyncDisposable {
       extraArgs: apiserverArgs,
       startTimeoutMs,
       stopGraceMs,
+      signal: lifetime.signal,
     });
     // Until stop() or detach(): if this process exits or is interrupted, take everything down.
     const unregisterExitCleanup = registerExitCleanup(() => {
+      lifetime.abort(new Error('ControlPlane torn down by an exit or signal handler'));
       apiserver.killNow();
       etcd.killNow();
       rmSync(etcdDataDir, { recursive: true, force: true });

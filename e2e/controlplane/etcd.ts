@@ -17,6 +17,11 @@ export interface EtcdOptions {
   readonly startTimeoutMs?: number;
   /** SIGTERM → SIGKILL grace on stop. @default 5_000 */
   readonly stopGraceMs?: number;
+  /**
+   * Once aborted, start() spawns nothing and stops waiting (the owner was torn down by an exit
+   * handler; a process spawned after that would have no one left to stop it). @default none
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -28,7 +33,7 @@ export interface EtcdOptions {
  *   `/v3beta/` (`/v3alpha/` answers 404), checked against 3.4.23; `/v3/` is the stable prefix.
  */
 export class Etcd {
-  readonly #options: Required<EtcdOptions>;
+  readonly #options: EtcdOptions & { readonly startTimeoutMs: number; readonly stopGraceMs: number };
   #process: ProcessGroup | undefined;
 
   constructor(options: EtcdOptions) {
@@ -48,7 +53,8 @@ export class Etcd {
   /** Starts etcd and resolves once GET /health reports healthy. */
   async start(): Promise<void> {
     if (this.#process?.alive === true) throw new Error('etcd is already running');
-    const { binary, dataDir, logFile, peerPort, startTimeoutMs } = this.#options;
+    const { binary, dataDir, logFile, peerPort, startTimeoutMs, signal } = this.#options;
+    signal?.throwIfAborted();
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const peerUrl = `http://127.0.0.1:${peerPort}`;
     const proc = await ProcessGroup.spawn({
@@ -67,8 +73,10 @@ export class Etcd {
       logFile,
       // etcd 3.4 reads ETCD_* variables as flags; do not let the caller's leak in.
       env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ETCD_'))),
+      onSpawn: (group) => {
+        this.#process = group;
+      },
     });
-    this.#process = proc;
     await pollUntil(
       async () => {
         if (proc.exit !== undefined) {
@@ -78,7 +86,11 @@ export class Etcd {
         const body = (await res.json()) as { health?: string };
         return res.ok && body.health === 'true' ? true : undefined;
       },
-      { description: `etcd /health on ${this.clientUrl} (log: ${logFile})`, timeoutMs: startTimeoutMs },
+      {
+        description: `etcd /health on ${this.clientUrl} (log: ${logFile})`,
+        timeoutMs: startTimeoutMs,
+        ...(signal === undefined ? {} : { signal }),
+      },
     ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}\n--- ${logFile} (tail) ---\n${proc.logTail()}`, { cause: err });
     });

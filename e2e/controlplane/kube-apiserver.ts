@@ -32,6 +32,8 @@ export interface KubeApiserverOptions {
   readonly startTimeoutMs?: number;
   /** SIGTERM → SIGKILL grace on stop. @default 5_000 */
   readonly stopGraceMs?: number;
+  /** Once aborted, start() spawns nothing and stops waiting (see EtcdOptions.signal). @default none */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -44,7 +46,11 @@ export interface KubeApiserverOptions {
  *   SPKI public), so the TokenRequest API works without a controller-manager.
  */
 export class KubeApiserver {
-  readonly #options: Required<KubeApiserverOptions>;
+  readonly #options: KubeApiserverOptions & {
+    readonly extraArgs: readonly string[];
+    readonly startTimeoutMs: number;
+    readonly stopGraceMs: number;
+  };
   #process: ProcessGroup | undefined;
 
   constructor(options: KubeApiserverOptions) {
@@ -89,10 +95,17 @@ export class KubeApiserver {
   /** Starts kube-apiserver and resolves once GET /readyz answers 200 `ok`. */
   async start(): Promise<void> {
     if (this.#process?.alive === true) throw new Error('kube-apiserver is already running');
+    this.#options.signal?.throwIfAborted();
     this.#writeCredentials();
     const { binary, logFile, startTimeoutMs } = this.#options;
-    const proc = await ProcessGroup.spawn({ command: binary, args: this.args(), logFile });
-    this.#process = proc;
+    const proc = await ProcessGroup.spawn({
+      command: binary,
+      args: this.args(),
+      logFile,
+      onSpawn: (group) => {
+        this.#process = group;
+      },
+    });
     try {
       await this.waitReady(startTimeoutMs);
     } catch (err) {
@@ -115,7 +128,12 @@ export class KubeApiserver {
         if (status === 200) return true;
         throw new Error(`/readyz: HTTP ${status}: ${body.split('\n').filter((l) => l.includes('[-]')).join('; ')}`);
       },
-      { description: `kube-apiserver ${this.url}/readyz`, timeoutMs, intervalMs: 100 },
+      {
+        description: `kube-apiserver ${this.url}/readyz`,
+        timeoutMs,
+        intervalMs: 100,
+        ...(this.#options.signal === undefined ? {} : { signal: this.#options.signal }),
+      },
     );
   }
 

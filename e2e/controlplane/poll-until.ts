@@ -40,7 +40,13 @@ export async function pollUntil<T>(
       const why = lastError === undefined ? '' : `; last error: ${errorMessage(lastError)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${why}`);
     }
-    await delay(intervalMs, undefined, signal === undefined ? undefined : { signal });
+    try {
+      await delay(intervalMs, undefined, signal === undefined ? undefined : { signal });
+    } catch (err) {
+      // timers/promises rejects with a generic AbortError; surface the signal's own reason.
+      signal?.throwIfAborted();
+      throw err;
+    }
   }
 }
 

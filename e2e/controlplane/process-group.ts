@@ -12,6 +12,11 @@ export interface SpawnOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** @default process.cwd() */
   readonly cwd?: string;
+  /**
+   * Called synchronously as soon as the child has a pid, before spawn() resolves, so an owner
+   * can record it with no await in between (an exit handler may run at any await).
+   */
+  readonly onSpawn?: (group: ProcessGroup) => void;
 }
 
 /** How a child ended, once it has. */
@@ -41,7 +46,7 @@ export class ProcessGroup {
 
   /** Starts `command`; resolves once the OS has created it (rejects if it cannot be spawned). */
   static async spawn(options: SpawnOptions): Promise<ProcessGroup> {
-    const { command, args, logFile, env = process.env, cwd = process.cwd() } = options;
+    const { command, args, logFile, env = process.env, cwd = process.cwd(), onSpawn } = options;
     const fd = openSync(logFile, 'a');
     try {
       const child = spawn(command, args, {
@@ -50,15 +55,18 @@ export class ProcessGroup {
         detached: true,
         stdio: ['ignore', fd, fd],
       });
-      const pid = await new Promise<number>((resolve, reject) => {
-        child.once('spawn', () => resolve(child.pid as number));
+      const failed = new Promise<never>((_, reject) => {
         child.once('error', (err) => reject(new Error(`cannot start ${command}: ${err.message}`, { cause: err })));
       });
-      const group = new ProcessGroup(pid, logFile, `${command.split('/').pop() ?? command} (pid ${pid})`);
+      // child.pid is set synchronously when the OS created the process; otherwise 'error' follows.
+      if (child.pid === undefined) return await failed;
+      failed.catch(() => undefined);
+      const group = new ProcessGroup(child.pid, logFile, `${command.split('/').pop() ?? command} (pid ${child.pid})`);
       child.once('exit', (code, signal) => {
         group.#exit = { code, signal };
       });
       child.unref();
+      onSpawn?.(group);
       return group;
     } finally {
       closeSync(fd);

@@ -8,6 +8,7 @@ import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-nod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ControlPlane } from '../controlplane/control-plane.ts';
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import type { ControlPlaneRecord } from '../controlplane/control-plane-record.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
 import { isProcessGroupAlive } from '../controlplane/process-group.ts';
@@ -217,8 +218,17 @@ describe('compaction and watches (private control plane, --watch-cache=false)', 
 });
 
 describe('a control plane whose owner process ends without calling stop()', () => {
-  const tempRoot = mkdtempSync(join(tmpdir(), 'tessera-lifecycle-'));
-  afterAll(() => rmSync(tempRoot, { recursive: true, force: true }));
+  // A private temp root, so reapOrphans() in the SIGKILL test can only touch this suite's.
+  let tempRoot: string;
+  let unregister: () => void;
+  beforeAll(() => {
+    tempRoot = mkdtempSync(join(tmpdir(), 'tessera-lifecycle-'));
+    unregister = registerExitCleanup(() => rmSync(tempRoot, { recursive: true, force: true }));
+  });
+  afterAll(() => {
+    rmSync(tempRoot, { recursive: true, force: true });
+    unregister();
+  });
 
   /** Starts hold-control-plane.ts in a child Node process and returns it with its record. */
   async function startHolder(): Promise<{ pid: number; record: ControlPlaneRecord; exited: Promise<NodeJS.Signals | number | null> }> {

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+
 import { REPO_ROOT, sharedControlPlane } from './shared-control-plane.ts';
 
 /** What a kubectl invocation printed and how it ended. */
@@ -38,12 +40,15 @@ export async function kubectl(args: readonly string[], options: KubectlOptions =
   const { kubeConfig } = options;
   if (kubeConfig === undefined) return run(args, options);
   const dir = mkdtempSync(join(tmpdir(), 'tessera-kubectl-'));
+  const remove = (): void => rmSync(dir, { recursive: true, force: true });
+  const unregister = registerExitCleanup(remove);
   try {
     const kubeconfigPath = join(dir, 'kubeconfig');
     writeFileSync(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
     return await run(args, { ...options, kubeconfigPath });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    remove();
+    unregister();
   }
 }
 

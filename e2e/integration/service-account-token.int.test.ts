@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ApiException, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
 import { issueServiceAccountToken, type ServiceAccountIdentity } from '../controlplane/service-account-token.ts';
 import { installCalicoCrds } from './calico-crds.ts';
@@ -27,10 +28,13 @@ async function httpStatusOf(call: Promise<unknown>): Promise<number> {
 
 describe('issueServiceAccountToken: a component identity with exactly the RBAC it is granted', () => {
   const namespace = `sa-token-${randomBytes(3).toString('hex')}`;
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-sa-token-'));
+  let dir: string;
+  let unregister: () => void;
   let identity: ServiceAccountIdentity;
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-sa-token-'));
+    unregister = registerExitCleanup(() => rmSync(dir, { recursive: true, force: true }));
     const admin = adminKubeConfig();
     await installCalicoCrds(admin);
     const { server, caPem } = sharedControlPlane();
@@ -43,7 +47,10 @@ describe('issueServiceAccountToken: a component identity with exactly the RBAC i
     });
   });
 
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+    unregister();
+  });
 
   it('authenticates as system:serviceaccount:<namespace>:<name>, through kubectl and its kubeconfig file', async () => {
     expect(identity.username).toBe(`system:serviceaccount:${namespace}:policy-reader`);

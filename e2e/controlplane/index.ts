@@ -1,0 +1,11 @@
+export { ControlPlane, ADMIN_USER } from './control-plane.ts';
+export type { ControlPlaneConnection, ControlPlaneOptions, RestartOptions, StartTimings } from './control-plane.ts';
+export { ensureBinaries, locateBinaries, kubernetesVersion, binDirFor, tesseraCacheDir } from './binaries.ts';
+export type { ControlPlaneBinaries, EnsureBinariesOptions } from './binaries.ts';
+export { issueServiceAccountToken } from './service-account-token.ts';
+export type { ServiceAccountIdentity, ServiceAccountTokenOptions } from './service-account-token.ts';
+export { kubeConfigFor, kubeconfigYaml, writeKubeconfig } from './kubeconfig.ts';
+export type { KubeconfigSpec } from './kubeconfig.ts';
+export type { StaticTokenUser } from './kube-apiserver.ts';
+export { pollUntil, PollAbort } from './poll-until.ts';
+export type { PollOptions } from './poll-until.ts';
