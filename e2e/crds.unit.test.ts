@@ -7,10 +7,9 @@
  *   patterns, bounds and unknown fields, which the apiserver rejects under strict field validation).
  *
  * CEL rules are not evaluated here. crds/testdata/invalid-cel/ holds objects that only a CEL
- * rule rejects; with TESSERA_CRD_KUBECONFIG set, the last block applies the CRDs to that
- * cluster and dry-runs every fixture there.
+ * rule rejects. The integration test e2e/integration/crd-fixtures.int.test.ts applies every
+ * fixture and example to a real kube-apiserver (--dry-run=server), CEL rules included.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -512,34 +511,4 @@ describe('fixtures', () => {
       expect(validateObject(docs[0]!.obj)).toEqual([]);
     },
   );
-});
-
-// Opt-in: TESSERA_CRD_KUBECONFIG=<kubeconfig of a disposable cluster>. Applies the CRDs and
-// the example namespaces there, then dry-runs every fixture and example.
-const kubeconfig = process.env.TESSERA_CRD_KUBECONFIG;
-describe.skipIf(kubeconfig === undefined)('against a real apiserver', () => {
-  const kubectl = (...args: string[]): { ok: boolean; out: string } => {
-    try {
-      const out = execFileSync('kubectl', ['--kubeconfig', kubeconfig!, ...args], { encoding: 'utf8', stdio: 'pipe' });
-      return { ok: true, out };
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string };
-      return { ok: false, out: `${err.stdout ?? ''}${err.stderr ?? ''}` };
-    }
-  };
-
-  it('accepts the CRDs, the examples and the valid fixtures, and rejects the invalid ones with their message', () => {
-    expect(kubectl('apply', '-f', crdDir).ok).toBe(true);
-    expect(kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', ...EXPECTED.map((e) => `${e.plural}.projectcalico.org`)).ok).toBe(true);
-    expect(kubectl('apply', '-f', join(examplesDir, 'k8s', '00-namespaces.yaml')).ok).toBe(true);
-    for (const f of [...yamlFiles(examplesDir), ...yamlFiles(join(testdataDir, 'valid'))]) {
-      const r = kubectl('apply', '--dry-run=server', '-f', f);
-      expect(r.ok, `${f}: ${r.out}`).toBe(true);
-    }
-    for (const f of [...yamlFiles(join(testdataDir, 'invalid')), ...yamlFiles(join(testdataDir, 'invalid-cel'))]) {
-      const r = kubectl('apply', '--dry-run=server', '-f', f);
-      expect(r.ok, f).toBe(false);
-      expect(r.out, f).toContain(expectedHeader(f));
-    }
-  }, 120_000);
 });
