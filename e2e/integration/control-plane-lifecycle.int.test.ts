@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,16 +34,28 @@ async function readConfigMapValue(kc: KubeConfig, name: string): Promise<string 
   return cm.data?.value;
 }
 
-async function portAcceptsConnections(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
+/**
+ * Whether a socket is LISTENing on `url`'s port, read from /proc/net/tcp{,6}. A connect()
+ * probe would be flaky here: on loopback, connecting to a free port in the ephemeral range can
+ * pick that very port as its source and "succeed" by TCP self-connect.
+ */
+function portIsListening(url: string): boolean {
+  const port = Number(new URL(url).port);
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // fields[1] = local "ADDR:PORT" (hex), fields[3] = state; 0A = LISTEN.
+      if (fields[3] === '0A' && fields[1]?.endsWith(`:${hexPort}`)) return true;
+    }
+  }
+  return false;
 }
 
 /** Nothing of `record` remains: no live process group, no directory, no listening port. */
@@ -58,8 +69,8 @@ async function expectNothingLeft(record: ControlPlaneRecord): Promise<void> {
   );
   expect(existsSync(record.tempDir)).toBe(false);
   expect(existsSync(record.etcdDataDir)).toBe(false);
-  expect(await portAcceptsConnections(record.server)).toBe(false);
-  expect(await portAcceptsConnections(record.etcdUrl)).toBe(false);
+  expect(portIsListening(record.server)).toBe(false);
+  expect(portIsListening(record.etcdUrl)).toBe(false);
 }
 
 describe('ControlPlane restarts and compaction (private control plane)', () => {
