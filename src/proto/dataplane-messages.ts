@@ -1,0 +1,222 @@
+/**
+ * The message contract between the calculation graph and the dataplane (Felix's
+ * `proto` dataplane protocol, as plain TypeScript data).
+ *
+ * Contract (enforced by the calc graph's event sequencer, relied on by the dataplane):
+ * - messages are delivered in batches; within a batch, IP sets are added before anything
+ *   references them, policies and profiles before endpoints that use them, and removals come
+ *   after their last user is gone (calico-semantics §5.3, EventSequencer flush order);
+ * - nothing is sent before the datastore is in sync; `InSync` follows the first complete
+ *   flush;
+ * - rules carry resolved IP-set ids, never selectors: the dataplane needs no selector engine;
+ * - every message is a plain, JSON-serialisable object with a `type` discriminator named
+ *   after the message, so batches can be logged, recorded for tests and sent over a wire.
+ */
+
+// ---- identities ---------------------------------------------------------------------------
+
+export type PolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy';
+
+/** A policy's identity: (tier, namespace, name, kind) as in Felix at HEAD. */
+export interface PolicyId {
+  readonly tier: string;
+  readonly name: string;
+  /** Set for namespaced kinds. */
+  readonly namespace?: string;
+  readonly kind: PolicyKind;
+}
+
+export interface ProfileId {
+  readonly name: string;
+}
+
+/** A WorkloadEndpoint's identity: its object key. */
+export interface WorkloadEndpointId {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** A stable string for maps and logs: `<kind>/<namespace>/<tier>/<name>` (`-` for no namespace). */
+export function policyIdKey(id: PolicyId): string {
+  return `${id.kind}/${id.namespace ?? '-'}/${id.tier}/${id.name}`;
+}
+
+/** `<namespace>/<name>`. */
+export function workloadEndpointIdKey(id: WorkloadEndpointId): string {
+  return `${id.namespace}/${id.name}`;
+}
+
+// ---- rules --------------------------------------------------------------------------------
+
+/** Calico actions as Felix receives them: lower case, `Pass` as `next-tier`. */
+export type RuleAction = 'allow' | 'deny' | 'log' | 'next-tier';
+
+/** An inclusive port range; a single port has `first === last`. */
+export interface PortRange {
+  readonly first: number;
+  readonly last: number;
+}
+
+/** A protocol by lower-case name (`tcp`, `udp`, `icmp`, `icmpv6`, `sctp`, `udplite`) or number. */
+export type RuleProtocol = string | number;
+
+export interface IcmpMatch {
+  readonly type: number;
+  readonly code?: number;
+}
+
+/**
+ * One parsed rule. Every list field is present (possibly empty), so the renderer never needs
+ * to distinguish "absent" from "empty". Within a list the entries are OR-ed; across fields
+ * they are AND-ed; a `not*` list excludes every entry.
+ */
+export interface Rule {
+  readonly action: RuleAction;
+  readonly ipVersion?: 4 | 6;
+  readonly protocol?: RuleProtocol;
+  readonly notProtocol?: RuleProtocol;
+  readonly icmp?: IcmpMatch;
+  readonly notIcmp?: IcmpMatch;
+
+  readonly srcNets: readonly string[];
+  readonly notSrcNets: readonly string[];
+  readonly dstNets: readonly string[];
+  readonly notDstNets: readonly string[];
+
+  readonly srcPorts: readonly PortRange[];
+  readonly notSrcPorts: readonly PortRange[];
+  readonly dstPorts: readonly PortRange[];
+  readonly notDstPorts: readonly PortRange[];
+
+  /** Selector IP sets (`hash:net`): the source/destination must be in every listed set. */
+  readonly srcIpSetIds: readonly string[];
+  readonly notSrcIpSetIds: readonly string[];
+  readonly dstIpSetIds: readonly string[];
+  readonly notDstIpSetIds: readonly string[];
+
+  /**
+   * Named-port IP sets (`hash:ip,port`). A positive named-port set is OR-ed with the numeric
+   * ports of the same side (the packet matches a numeric port or one of the sets).
+   */
+  readonly srcNamedPortIpSetIds: readonly string[];
+  readonly notSrcNamedPortIpSetIds: readonly string[];
+  readonly dstNamedPortIpSetIds: readonly string[];
+  readonly notDstNamedPortIpSetIds: readonly string[];
+
+  /** A stable id for logs, counters and chain comments (hash of the rule's content). */
+  readonly ruleId: string;
+}
+
+export interface Policy {
+  readonly inboundRules: readonly Rule[];
+  readonly outboundRules: readonly Rule[];
+  readonly untracked: boolean;
+  readonly preDnat: boolean;
+  readonly applyOnForward: boolean;
+}
+
+export interface Profile {
+  readonly inboundRules: readonly Rule[];
+  readonly outboundRules: readonly Rule[];
+}
+
+// ---- endpoints ----------------------------------------------------------------------------
+
+export interface TierInfo {
+  readonly name: string;
+  /** What happens at the end of the tier when no policy decided. */
+  readonly defaultAction: 'Deny' | 'Pass';
+  /** Policies that govern ingress, in evaluation order. */
+  readonly ingressPolicies: readonly PolicyId[];
+  /** Policies that govern egress, in evaluation order. */
+  readonly egressPolicies: readonly PolicyId[];
+}
+
+export interface WorkloadEndpoint {
+  /** Host-side interface name (`cali…`); empty when the WEP did not say. */
+  readonly interfaceName: string;
+  readonly state: 'active' | 'inactive';
+  readonly mac: string;
+  readonly ipv4Nets: readonly string[];
+  readonly ipv6Nets: readonly string[];
+  /** Profiles in the endpoint's order (evaluated after the tiers). */
+  readonly profileIds: readonly string[];
+  readonly tiers: readonly TierInfo[];
+}
+
+// ---- messages -----------------------------------------------------------------------------
+
+export type IpSetType = 'hash:net' | 'hash:ip,port';
+
+/** A full IP set: create it, or replace its members. */
+export interface IPSetUpdate {
+  readonly type: 'IPSetUpdate';
+  readonly id: string;
+  readonly ipsetType: IpSetType;
+  /** `10.0.0.1/32` for hash:net; `10.0.0.1,tcp:8080` for hash:ip,port. */
+  readonly members: readonly string[];
+}
+
+export interface IPSetDeltaUpdate {
+  readonly type: 'IPSetDeltaUpdate';
+  readonly id: string;
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}
+
+export interface IPSetRemove {
+  readonly type: 'IPSetRemove';
+  readonly id: string;
+}
+
+export interface ActivePolicyUpdate {
+  readonly type: 'ActivePolicyUpdate';
+  readonly id: PolicyId;
+  readonly policy: Policy;
+}
+
+export interface ActivePolicyRemove {
+  readonly type: 'ActivePolicyRemove';
+  readonly id: PolicyId;
+}
+
+export interface ActiveProfileUpdate {
+  readonly type: 'ActiveProfileUpdate';
+  readonly id: ProfileId;
+  readonly profile: Profile;
+}
+
+export interface ActiveProfileRemove {
+  readonly type: 'ActiveProfileRemove';
+  readonly id: ProfileId;
+}
+
+export interface WorkloadEndpointUpdate {
+  readonly type: 'WorkloadEndpointUpdate';
+  readonly id: WorkloadEndpointId;
+  readonly endpoint: WorkloadEndpoint;
+}
+
+export interface WorkloadEndpointRemove {
+  readonly type: 'WorkloadEndpointRemove';
+  readonly id: WorkloadEndpointId;
+}
+
+/** The datastore is in sync and everything it implies has been sent. */
+export interface InSync {
+  readonly type: 'InSync';
+}
+
+export type DataplaneMessage =
+  | IPSetUpdate
+  | IPSetDeltaUpdate
+  | IPSetRemove
+  | ActivePolicyUpdate
+  | ActivePolicyRemove
+  | ActiveProfileUpdate
+  | ActiveProfileRemove
+  | WorkloadEndpointUpdate
+  | WorkloadEndpointRemove
+  | InSync;
+
+export type DataplaneMessageType = DataplaneMessage['type'];

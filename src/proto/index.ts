@@ -1,0 +1,2 @@
+/** The calc graph → dataplane message contract. */
+export * from './dataplane-messages.ts';
