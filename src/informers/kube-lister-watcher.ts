@@ -117,6 +117,8 @@ export class KubeListerWatcher<T extends KubeObject> implements ListerWatcher<T>
     if (res.statusCode !== 200) {
       throw statusErrorFrom(res.statusCode ?? 0, await readBody(res), `watch ${this.resource}`);
     }
+    // Let the kernel notice a dead peer on a quiet stream too (client-node does the same).
+    res.socket.setKeepAlive(true, 30_000);
     res.setEncoding('utf8');
     let pending = '';
     try {

@@ -160,6 +160,22 @@ describe('Reflector', () => {
     expect(await metricValue(registry, 'tessera_informer_watch_restarts_total', { reason: 'stalled' })).toBe(1);
   });
 
+  it('by default waits for the server timeout plus 30 s before calling a silent watch stalled', async () => {
+    const lw = new ScriptedListerWatcher<Obj>('things');
+    const clock = new FakeClock();
+    const ctrl = new AbortController();
+    controllers.push(ctrl);
+    void new Reflector<Obj>({ listerWatcher: lw, store: new RecordingStore(), clock, random: () => 0.5 }).run(ctrl.signal);
+    lw.queueList({ items: [], resourceVersion: '5' });
+    const w1 = await lw.nextWatch();
+    // random() = 0.5 → timeoutSeconds = 450, so the watchdog fires at 480 s.
+    expect(w1.options.timeoutSeconds).toBe(450);
+    await clock.advance(479_000);
+    expect(w1.ended).toBe(false);
+    await clock.advance(1_000);
+    await until(() => w1.ended, 'silent watch aborted');
+  });
+
   it('backs off after a list error and retries the list', async () => {
     const { lw, clock } = setup();
     lw.queueList(new Error('connection refused'));

@@ -20,8 +20,8 @@
  * - every watch event, and every BOOKMARK, advances the resourceVersion; bookmarks produce no
  *   store change;
  * - a watch uses a random server timeout in [minWatchTimeoutSeconds, 2×) like client-go, and
- *   a client-side inactivity watchdog, because @kubernetes/client-node 1.x has none: a
- *   half-open connection would otherwise stall forever;
+ *   a client-side inactivity watchdog (the server timeout + 30 s unless configured), because
+ *   @kubernetes/client-node 1.x has none: a half-open connection would otherwise stall forever;
  * - errors back off exponentially (800 ms → 30 s, jitter, reset after 2 quiet minutes); a
  *   410 relists at once, since it is expected rather than a fault;
  * - `run(signal)` returns only when `signal` aborts.
@@ -72,8 +72,12 @@ export interface ReflectorOptions<T extends KubeObject> {
   minWatchTimeoutSeconds?: number;
   /**
    * Abort and re-open a watch that delivered nothing, not even a bookmark, for this long.
-   * The API server sends a bookmark about once a minute to watchers that allow them.
-   * @default 150_000
+   * By default the watch's own server timeout plus 30 s: the server promised to close the
+   * stream by then, so a stream still silent is dead (a half-open connection). A shorter
+   * value detects dead streams sooner, but note that kube-apiserver 1.32 sends nothing at
+   * all on an idle watch — no periodic bookmarks were seen in 150 s — so anything shorter
+   * than the server timeout re-opens healthy idle watches too.
+   * @default timeoutSeconds × 1000 + 30_000
    */
   watchInactivityTimeoutMs?: number;
   /** Call `store.resync()` this often; 0 disables. @default 0 */
@@ -101,7 +105,7 @@ export class Reflector<T extends KubeObject> {
   private readonly random: () => number;
   private readonly pageSize: number;
   private readonly minWatchTimeoutSeconds: number;
-  private readonly watchInactivityTimeoutMs: number;
+  private readonly watchInactivityTimeoutMs: number | undefined;
   private readonly resyncPeriodMs: number;
   private readonly transform: TransformFunc<T>;
   private readonly backoff: Backoff;
@@ -121,7 +125,7 @@ export class Reflector<T extends KubeObject> {
       random = Math.random,
       pageSize = 500,
       minWatchTimeoutSeconds = 300,
-      watchInactivityTimeoutMs = 150_000,
+      watchInactivityTimeoutMs,
       resyncPeriodMs = 0,
       transform = stripManagedFields,
       backoff,
@@ -130,7 +134,7 @@ export class Reflector<T extends KubeObject> {
     } = opts;
     if (!(pageSize > 0)) throw new RangeError(`Reflector: pageSize must be > 0, got ${pageSize}`);
     if (!(minWatchTimeoutSeconds > 0)) throw new RangeError(`Reflector: minWatchTimeoutSeconds must be > 0, got ${minWatchTimeoutSeconds}`);
-    if (!(watchInactivityTimeoutMs > 0)) throw new RangeError(`Reflector: watchInactivityTimeoutMs must be > 0, got ${watchInactivityTimeoutMs}`);
+    if (watchInactivityTimeoutMs !== undefined && !(watchInactivityTimeoutMs > 0)) throw new RangeError(`Reflector: watchInactivityTimeoutMs must be > 0, got ${watchInactivityTimeoutMs}`);
     if (!(resyncPeriodMs >= 0)) throw new RangeError(`Reflector: resyncPeriodMs must be >= 0, got ${resyncPeriodMs}`);
     this.lw = listerWatcher;
     this.store = store;
@@ -252,8 +256,8 @@ export class Reflector<T extends KubeObject> {
     const armWatchdog = (delayMs: number): void => {
       watchdog = this.clock.setTimer(() => {
         const idle = this.clock.now() - lastDataAt;
-        if (idle < this.watchInactivityTimeoutMs) {
-          armWatchdog(this.watchInactivityTimeoutMs - idle);
+        if (idle < inactivityMs) {
+          armWatchdog(inactivityMs - idle);
           return;
         }
         stalled = true;
@@ -261,11 +265,12 @@ export class Reflector<T extends KubeObject> {
       }, delayMs);
     };
     const timeoutSeconds = Math.floor(this.minWatchTimeoutSeconds * (1 + this.random()));
+    const inactivityMs = this.watchInactivityTimeoutMs ?? timeoutSeconds * 1000 + 30_000;
     const startedAt = this.clock.now();
     let events = 0;
     const resource = this.lw.resource;
     this.metrics?.watches.inc({ resource });
-    armWatchdog(this.watchInactivityTimeoutMs);
+    armWatchdog(inactivityMs);
     try {
       const stream = this.lw.watch({
         resourceVersion: this.lastSyncResourceVersion,
