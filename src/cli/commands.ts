@@ -1,5 +1,6 @@
 /** The sub-command table of the `tessera` CLI. */
 import { VERSION } from '../runtime/version.ts';
+import { runConvert } from './convert.ts';
 import { runDemo } from './demo.ts';
 import { runValidate } from './validate.ts';
 
@@ -20,6 +21,10 @@ export const commands: Record<string, Command> = {
   validate: {
     summary: 'check projectcalico.org/v3 manifests: tessera validate -f <file|dir>...',
     run: (argv) => runValidate(argv),
+  },
+  convert: {
+    summary: 'print the Calico policy for each Kubernetes NetworkPolicy: tessera convert -f <file> [--output yaml|json]',
+    run: (argv) => runConvert(argv),
   },
   demo: {
     summary: 'run the engine on the bundled examples without a cluster',

@@ -1,0 +1,277 @@
+import { describe, expect, it } from 'vitest';
+
+import { parsePort } from '../api/port.ts';
+import { convertNetworkPolicy, simplifyPorts, type K8sNetworkPolicy, type K8sNetworkPolicySpec } from './policy-converter.ts';
+
+const ORCH = "projectcalico.org/orchestrator == 'k8s'";
+
+function np(spec: K8sNetworkPolicySpec, name = 'p', namespace = 'ns'): K8sNetworkPolicy {
+  return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace }, spec };
+}
+
+function ingressRules(spec: K8sNetworkPolicySpec): unknown {
+  return convertNetworkPolicy(np(spec)).policy.spec.ingress;
+}
+
+function ports(...p: Array<number | string>): ReturnType<typeof simplifyPorts> {
+  return p.map((x) => {
+    const r = parsePort(x);
+    if (!r.ok) throw new Error(r.message);
+    return r.value;
+  });
+}
+
+describe('convertNetworkPolicy: identity and policy-level fields (§3.1, §3.2)', () => {
+  it('names the policy knp.default.<name> in the same namespace, tier default, order 1000', () => {
+    const { policy, errors } = convertNetworkPolicy(np({ podSelector: {}, policyTypes: ['Ingress'] }, 'web', 'prod'));
+    expect(errors).toEqual([]);
+    expect(policy).toEqual({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'knp.default.web', namespace: 'prod' },
+      spec: { tier: 'default', order: 1000, selector: ORCH, types: ['Ingress'] },
+    });
+  });
+
+  it.each([
+    [['Egress', 'Ingress'], ['Ingress', 'Egress']],
+    [['Egress'], ['Egress']],
+    [['Ingress'], ['Ingress']],
+    [[], ['Ingress']],
+    [undefined, ['Ingress']],
+  ])('policyTypes %j → types %j (always Ingress before Egress; empty → [Ingress])', (given, expected) => {
+    const spec: K8sNetworkPolicySpec = given === undefined ? {} : { policyTypes: given };
+    expect(convertNetworkPolicy(np(spec)).policy.spec.types).toEqual(expected);
+  });
+
+  it('empty policyTypes with egress rules: [Ingress], egress still converted, and a warning', () => {
+    const r = convertNetworkPolicy(np({ egress: [{}] }));
+    expect(r.policy.spec.types).toEqual(['Ingress']);
+    expect(r.policy.spec.egress).toEqual([{ action: 'Allow', source: {}, destination: {} }]);
+    expect(r.warnings.join()).toMatch(/not enforced/);
+  });
+
+  it('policyTypes [Egress] with ingress rules: ingress converted, not governed', () => {
+    const p = convertNetworkPolicy(np({ policyTypes: ['Egress'], ingress: [{}] })).policy;
+    expect(p.spec.types).toEqual(['Egress']);
+    expect(p.spec.ingress).toHaveLength(1);
+  });
+
+  it('absent or empty ingress: no rules (deny-all for the selected pods)', () => {
+    expect(ingressRules({ policyTypes: ['Ingress'] })).toBeUndefined();
+    expect(ingressRules({ policyTypes: ['Ingress'], ingress: [] })).toBeUndefined();
+  });
+});
+
+describe('selector translation (§3.3)', () => {
+  it('pod selector: orchestrator term, sorted matchLabels, then expressions in order', () => {
+    const p = convertNetworkPolicy(
+      np({
+        podSelector: {
+          matchLabels: { b: '2', a: '1' },
+          matchExpressions: [
+            { key: 'z', operator: 'In', values: ['v2', 'v1'] },
+            { key: 'y', operator: 'NotIn', values: ['x'] },
+            { key: 'x', operator: 'Exists' },
+            { key: 'w', operator: 'DoesNotExist' },
+            { key: 'q', operator: 'Bogus' },
+          ],
+        },
+      }),
+    ).policy;
+    expect(p.spec.selector).toBe(
+      `${ORCH} && a == '1' && b == '2' && z in { 'v2', 'v1' } && y not in { 'x' } && has(x) && ! has(w)`,
+    );
+  });
+
+  it('nil and {} pod selectors give the orchestrator term alone', () => {
+    expect(convertNetworkPolicy(np({})).policy.spec.selector).toBe(ORCH);
+    expect(convertNetworkPolicy(np({ podSelector: {} })).policy.spec.selector).toBe(ORCH);
+  });
+
+  it('peer namespace selectors: nil → own namespace (omitted), {} → all()', () => {
+    expect(ingressRules({ ingress: [{ from: [{ namespaceSelector: {} }] }] })).toEqual([
+      { action: 'Allow', source: { selector: ORCH, namespaceSelector: 'all()' }, destination: {} },
+    ]);
+    expect(ingressRules({ ingress: [{ from: [{ podSelector: { matchLabels: { role: 'fe' } } }] }] })).toEqual([
+      { action: 'Allow', source: { selector: `${ORCH} && role == 'fe'` }, destination: {} },
+    ]);
+  });
+
+  it('a peer with both selectors ANDs them in one rule', () => {
+    expect(
+      ingressRules({
+        ingress: [{ from: [{ podSelector: { matchLabels: { a: 'b' } }, namespaceSelector: { matchLabels: { team: 'ops' } } }] }],
+      }),
+    ).toEqual([{ action: 'Allow', source: { selector: `${ORCH} && a == 'b'`, namespaceSelector: "team == 'ops'" }, destination: {} }]);
+  });
+});
+
+describe('ports, protocols and rule emission (§3.4)', () => {
+  it('ingress: [{}] is one rule with no peer, no protocol and no ports (allow all)', () => {
+    expect(ingressRules({ ingress: [{}] })).toEqual([{ action: 'Allow', source: {}, destination: {} }]);
+  });
+
+  it('protocol defaults to TCP; numbers stay numbers, named ports stay strings', () => {
+    expect(ingressRules({ ingress: [{ ports: [{ port: 80 }, { port: 'http' }] }] })).toEqual([
+      { action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: [80, 'http'] } },
+    ]);
+  });
+
+  it('endPort makes a port:endPort range', () => {
+    expect(ingressRules({ ingress: [{ ports: [{ protocol: 'UDP', port: 3000, endPort: 3100 }] }] })).toEqual([
+      { action: 'Allow', protocol: 'UDP', source: {}, destination: { ports: ['3000:3100'] } },
+    ]);
+  });
+
+  it('outer loop over protocols in sorted order (SCTP < TCP < UDP), inner loop over peers in order', () => {
+    const A = { podSelector: { matchLabels: { p: 'a' } } };
+    const B = { podSelector: { matchLabels: { p: 'b' } } };
+    const rules = ingressRules({
+      ingress: [{ from: [A, B], ports: [{ protocol: 'UDP', port: 53 }, { port: 80 }, { protocol: 'SCTP', port: 9 }] }],
+    }) as Array<{ protocol: string; source: { selector: string } }>;
+    expect(rules.map((r) => `${r.protocol},${r.source.selector.slice(-2, -1)}`)).toEqual([
+      'SCTP,a',
+      'SCTP,b',
+      'TCP,a',
+      'TCP,b',
+      'UDP,a',
+      'UDP,b',
+    ]);
+  });
+
+  it('a port entry without a number allows every port of its protocol, whatever the order', () => {
+    for (const order of [
+      [{ port: 80 }, { protocol: 'TCP' }],
+      [{ protocol: 'TCP' }, { port: 80 }],
+    ]) {
+      expect(ingressRules({ ingress: [{ ports: order }] })).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: {} }]);
+    }
+    expect(ingressRules({ ingress: [{ ports: [{}] }] })).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: {} }]);
+    expect(ingressRules({ ingress: [{ ports: [{ protocol: 'UDP' }, { port: 80 }] }] })).toEqual([
+      { action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: [80] } },
+      { action: 'Allow', protocol: 'UDP', source: {}, destination: {} },
+    ]);
+  });
+
+  it('egress rules put peers and ports on the destination and leave source empty', () => {
+    const p = convertNetworkPolicy(
+      np({ policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: '10.0.0.0/8' } }], ports: [{ protocol: 'UDP', port: 53 }] }] }),
+    ).policy;
+    expect(p.spec.egress).toEqual([
+      { action: 'Allow', protocol: 'UDP', source: {}, destination: { ports: [53], nets: ['10.0.0.0/8'] } },
+    ]);
+  });
+
+  it('a rule whose port does not parse is dropped and reported; the other rules are kept', () => {
+    const r = convertNetworkPolicy(
+      np({
+        ingress: [{ ports: [{ port: 'http', endPort: 90 }] }, { ports: [{ port: 443 }] }],
+        egress: [{ ports: [{ port: 90, endPort: 80 }] }],
+        policyTypes: ['Ingress', 'Egress'],
+      }),
+    );
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: [443] } }]);
+    expect(r.policy.spec.egress).toBeUndefined();
+    expect(r.errors).toEqual([
+      { direction: 'ingress', index: 0, reason: expect.stringMatching(/^k8s rule couldn't be converted: failed to parse k8s port: invalid port http:90/) },
+      { direction: 'egress', index: 0, reason: expect.stringMatching(/invalid port 90:80/) },
+    ]);
+  });
+
+  it('the upstream example reason for a negative port', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ ports: [{ port: -50, endPort: -1 }] }] }));
+    expect(r.errors[0]?.reason).toMatch(/^k8s rule couldn't be converted: failed to parse k8s port: invalid port -50:-1: /);
+  });
+
+  it('ports are simplified per protocol group', () => {
+    expect(
+      ingressRules({ ingress: [{ ports: [{ port: 82 }, { port: 80 }, { port: 81 }, { port: 'web' }, { protocol: 'UDP', port: 5 }] }] }),
+    ).toEqual([
+      { action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: ['web', '80:82'] } },
+      { action: 'Allow', protocol: 'UDP', source: {}, destination: { ports: [5] } },
+    ]);
+  });
+});
+
+describe('simplifyPorts (Calico SimplifyPorts)', () => {
+  it('keeps lists with at most one numeric port unchanged, in order', () => {
+    expect(simplifyPorts(ports(80, 'foo'))).toEqual(ports(80, 'foo'));
+    expect(simplifyPorts(ports('foo', 'bar', 80))).toEqual(ports('foo', 'bar', 80));
+    expect(simplifyPorts(ports(80))).toEqual(ports(80));
+    expect(simplifyPorts([])).toEqual([]);
+  });
+
+  it('upstream case: 81:90, 4, 2, foo, 80:81, 3, 1, 9090, http → foo, http, 1:4, 80:90, 9090', () => {
+    expect(simplifyPorts(ports('81:90', 4, 2, 'foo', '80:81', 3, 1, 9090, 'http'))).toEqual(
+      ports('foo', 'http', '1:4', '80:90', 9090),
+    );
+  });
+
+  it('de-duplicates and merges contained ranges', () => {
+    expect(simplifyPorts(ports(80, 80, '70:100', 90))).toEqual(ports('70:100'));
+  });
+});
+
+describe('peers (§3.5)', () => {
+  it('ipBlock: normalised CIDR and except, no selectors', () => {
+    expect(ingressRules({ ingress: [{ from: [{ ipBlock: { cidr: '10.1.2.3/16', except: ['10.1.5.0/24', '10.1.6.7/24'] } }] }] })).toEqual([
+      { action: 'Allow', source: { nets: ['10.1.0.0/16'], notNets: ['10.1.5.0/24', '10.1.6.0/24'] }, destination: {} },
+    ]);
+    expect(ingressRules({ ingress: [{ from: [{ ipBlock: { cidr: '2001:DB8::1/32' } }] }] })).toEqual([
+      { action: 'Allow', source: { nets: ['2001:db8::/32'] }, destination: {} },
+    ]);
+  });
+
+  it('quirk: an unparseable cidr yields no criteria (any address), with a warning', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: 'nonsense' } }] }] }));
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', source: {}, destination: {} }]);
+    expect(r.errors).toEqual([]);
+    expect(r.warnings.join()).toMatch(/matches any address/);
+  });
+
+  it('an unparseable except entry ends the except list', () => {
+    expect(ingressRules({ ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16', 'bad', '10.2.0.0/16'] } }] }] })).toEqual([
+      { action: 'Allow', source: { nets: ['10.0.0.0/8'], notNets: ['10.1.0.0/16'] }, destination: {} },
+    ]);
+  });
+
+  it('a peer with only a namespaceSelector selects every pod there (orchestrator term)', () => {
+    expect(ingressRules({ ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'ops' } } }] }] })).toEqual([
+      { action: 'Allow', source: { selector: ORCH, namespaceSelector: "team == 'ops'" }, destination: {} },
+    ]);
+  });
+});
+
+describe('worked example (§3.7)', () => {
+  it('prod/web converts to prod/knp.default.web', () => {
+    const { policy, errors } = convertNetworkPolicy(
+      np(
+        {
+          podSelector: { matchLabels: { app: 'web' } },
+          policyTypes: ['Ingress'],
+          ingress: [
+            {
+              from: [{ podSelector: { matchLabels: { role: 'fe' } } }, { namespaceSelector: { matchLabels: { team: 'ops' } } }],
+              ports: [{ port: 8080 }, { port: 'metrics' }],
+            },
+          ],
+        },
+        'web',
+        'prod',
+      ),
+    );
+    expect(errors).toEqual([]);
+    expect(policy.metadata).toEqual({ name: 'knp.default.web', namespace: 'prod' });
+    expect(policy.spec).toEqual({
+      tier: 'default',
+      order: 1000,
+      selector: `${ORCH} && app == 'web'`,
+      types: ['Ingress'],
+      ingress: [
+        { action: 'Allow', protocol: 'TCP', source: { selector: `${ORCH} && role == 'fe'` }, destination: { ports: [8080, 'metrics'] } },
+        { action: 'Allow', protocol: 'TCP', source: { selector: ORCH, namespaceSelector: "team == 'ops'" }, destination: { ports: [8080, 'metrics'] } },
+      ],
+    });
+  });
+});
