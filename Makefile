@@ -1,5 +1,5 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane test unit integration lint bench demo cluster-up cluster-down ci
+.PHONY: setup deps controlplane test unit integration e2e lint bench demo cluster-up cluster-down ci
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces.
@@ -25,6 +25,9 @@ unit:
 integration:
 	npx vitest run --project integration
 
+# End-to-end tests against the real control plane (the scenario runner joins them later).
+e2e: integration
+
 lint:
 	npm run lint
 
@@ -34,11 +37,12 @@ bench:
 demo:
 	npm run demo
 
+# Prints only `export KUBECONFIG=…` on stdout: eval "$$(make -s cluster-up)"
 cluster-up:
-	npx tsx e2e/controlplane/cli.ts up
+	@npx tsx e2e/controlplane/cli.ts up
 
 cluster-down:
-	npx tsx e2e/controlplane/cli.ts down
+	@npx tsx e2e/controlplane/cli.ts down
 
 ci:
 	CI=true bash .ci/run
