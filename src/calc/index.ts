@@ -1,0 +1,7 @@
+/**
+ * The calculation graph: v3 resources and sync status in, this node's dataplane messages
+ * (src/proto) out. Re-exports only.
+ */
+export { CalcGraph, type CalcGraphOptions, type SyncStatus } from './calc-graph.ts';
+export type { ResourceUpdate, InvalidResource } from './update-processor.ts';
+export type { DataplaneMessage } from '../proto/index.ts';

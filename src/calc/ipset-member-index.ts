@@ -1,0 +1,197 @@
+/**
+ * `IPSetMemberIndex`: the members of every active IP set, computed over **all** endpoints
+ * (local and remote) — Felix's `SelectorAndNamedPortIndex` (`labelindex/named_port_index.go`,
+ * calico-semantics §5.3).
+ *
+ * Guarantees:
+ * - selector sets hold each matching endpoint's addresses as host CIDRs (`10.0.0.1/32`,
+ *   `fc00::1/128`); named-port sets hold `<ip>,<proto>:<port>` for every endpoint port with
+ *   the set's name whose protocol matches (`any` matches all), using the endpoint port's
+ *   protocol;
+ * - members are refcounted across contributors: `onMemberAdded` fires on 0→1 and
+ *   `onMemberRemoved` on 1→0, so two endpoints sharing an address give one member;
+ * - candidate selectors for an endpoint come from the label restriction index
+ *   (label-inherit-index.ts): an endpoint update never evaluates every selector;
+ * - a set that becomes inactive is forgotten without member events (the sequencer removes
+ *   the whole set); a set that becomes active reports its current members as additions.
+ */
+import type { IPSetData } from './ipset-data.ts';
+import { LabelInheritIndex, type Labels } from './label-inherit-index.ts';
+import type { EndpointPort, ModelEndpoint } from './model.ts';
+
+export interface IPSetMemberCallbacks {
+  onMemberAdded(setId: string, member: string): void;
+  onMemberRemoved(setId: string, member: string): void;
+}
+
+interface EndpointData {
+  readonly ipv4Nets: readonly string[];
+  readonly ipv6Nets: readonly string[];
+  readonly ports: readonly EndpointPort[];
+}
+
+interface SetState {
+  readonly data: IPSetData;
+  readonly members: Map<string, number>;
+}
+
+export class IPSetMemberIndex {
+  readonly #cb: IPSetMemberCallbacks;
+  readonly #index: LabelInheritIndex;
+  readonly #endpoints = new Map<string, EndpointData>();
+  readonly #sets = new Map<string, SetState>();
+  readonly #setsBySelector = new Map<string, Set<string>>();
+  #suppress = false;
+
+  constructor(callbacks: IPSetMemberCallbacks) {
+    this.#cb = callbacks;
+    this.#index = new LabelInheritIndex({
+      onMatchStarted: (selId, itemId) => {
+        if (this.#suppress) return;
+        const ep = this.#endpoints.get(itemId);
+        if (ep !== undefined) this.#contribute(selId, ep, +1);
+      },
+      onMatchStopped: (selId, itemId) => {
+        if (this.#suppress) return;
+        const ep = this.#endpoints.get(itemId);
+        if (ep !== undefined) this.#contribute(selId, ep, -1);
+      },
+    });
+  }
+
+  /** Selector evaluations so far (tests pin the candidate indexing with it). */
+  get evaluations(): number {
+    return this.#index.evaluations;
+  }
+
+  get activeSetCount(): number {
+    return this.#sets.size;
+  }
+
+  get endpointCount(): number {
+    return this.#endpoints.size;
+  }
+
+  onEndpointUpdate(key: string, ep: ModelEndpoint | null): void {
+    if (ep === null) {
+      this.#index.deleteItem(key);
+      this.#endpoints.delete(key);
+      return;
+    }
+    const data: EndpointData = { ipv4Nets: ep.ipv4Nets, ipv6Nets: ep.ipv6Nets, ports: ep.ports };
+    const old = this.#endpoints.get(key);
+    if (old === undefined || sameAddressesAndPorts(old, data)) {
+      this.#endpoints.set(key, data);
+      this.#index.updateItem(key, ep.labels, ep.profileIds);
+      return;
+    }
+    // Addresses or ports changed: withdraw the old contribution, re-add the new one. The
+    // sequencer cancels a member removed and re-added before a flush.
+    for (const selId of this.#index.matchesOfItem(key)) this.#contribute(selId, old, -1);
+    this.#endpoints.set(key, data);
+    this.#suppress = true;
+    try {
+      this.#index.updateItem(key, ep.labels, ep.profileIds);
+    } finally {
+      this.#suppress = false;
+    }
+    for (const selId of this.#index.matchesOfItem(key)) this.#contribute(selId, data, +1);
+  }
+
+  onProfileLabelsUpdate(name: string, labels: Labels | undefined): void {
+    this.#index.updateParent(name, labels);
+  }
+
+  onIPSetActive(data: IPSetData): void {
+    if (this.#sets.has(data.id)) return;
+    const state: SetState = { data, members: new Map() };
+    this.#sets.set(data.id, state);
+    const selId = data.selector.uniqueId();
+    let ids = this.#setsBySelector.get(selId);
+    if (ids !== undefined) {
+      ids.add(data.id);
+      for (const itemId of this.#index.matchesOfSelector(selId)) {
+        const ep = this.#endpoints.get(itemId);
+        if (ep !== undefined) this.#contributeToSet(state, ep, +1);
+      }
+      return;
+    }
+    this.#setsBySelector.set(selId, (ids = new Set([data.id])));
+    this.#index.updateSelector(selId, data.selector);
+  }
+
+  onIPSetInactive(setId: string): void {
+    const state = this.#sets.get(setId);
+    if (state === undefined) return;
+    this.#sets.delete(setId);
+    const selId = state.data.selector.uniqueId();
+    const ids = this.#setsBySelector.get(selId);
+    ids?.delete(setId);
+    if (ids?.size === 0) {
+      this.#setsBySelector.delete(selId);
+      this.#index.deleteSelector(selId);
+    }
+  }
+
+  /** Current members of an active set (for tests). */
+  membersOf(setId: string): string[] | undefined {
+    const s = this.#sets.get(setId);
+    return s === undefined ? undefined : [...s.members.keys()];
+  }
+
+  #contribute(selId: string, ep: EndpointData, delta: 1 | -1): void {
+    const ids = this.#setsBySelector.get(selId);
+    if (ids === undefined) return;
+    for (const id of ids) {
+      const state = this.#sets.get(id);
+      if (state !== undefined) this.#contributeToSet(state, ep, delta);
+    }
+  }
+
+  #contributeToSet(state: SetState, ep: EndpointData, delta: 1 | -1): void {
+    const np = state.data.namedPort;
+    if (np === undefined) {
+      for (const net of ep.ipv4Nets) this.#ref(state, net, delta);
+      for (const net of ep.ipv6Nets) this.#ref(state, net, delta);
+      return;
+    }
+    for (const port of ep.ports) {
+      if (port.name !== np.name) continue;
+      if (np.protocol !== 'any' && np.protocol !== port.protocol) continue;
+      for (const net of ep.ipv4Nets) this.#ref(state, `${hostAddress(net)},${port.protocol}:${port.port}`, delta);
+      for (const net of ep.ipv6Nets) this.#ref(state, `${hostAddress(net)},${port.protocol}:${port.port}`, delta);
+    }
+  }
+
+  #ref(state: SetState, member: string, delta: 1 | -1): void {
+    const n = (state.members.get(member) ?? 0) + delta;
+    if (n > 0) {
+      state.members.set(member, n);
+      if (n === 1 && delta === 1) this.#cb.onMemberAdded(state.data.id, member);
+      return;
+    }
+    if (n < 0) throw new Error(`IPSetMemberIndex: refcount of ${member} in ${state.data.id} went negative`);
+    state.members.delete(member);
+    this.#cb.onMemberRemoved(state.data.id, member);
+  }
+}
+
+function hostAddress(net: string): string {
+  const slash = net.indexOf('/');
+  return slash < 0 ? net : net.slice(0, slash);
+}
+
+function sameList<T>(a: readonly T[], b: readonly T[], eq: (x: T, y: T) => boolean): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!eq(a[i] as T, b[i] as T)) return false;
+  return true;
+}
+
+function sameAddressesAndPorts(a: EndpointData, b: EndpointData): boolean {
+  const s = (x: string, y: string): boolean => x === y;
+  return (
+    sameList(a.ipv4Nets, b.ipv4Nets, s) &&
+    sameList(a.ipv6Nets, b.ipv6Nets, s) &&
+    sameList(a.ports, b.ports, (x, y) => x.name === y.name && x.protocol === y.protocol && x.port === y.port)
+  );
+}

@@ -1,0 +1,403 @@
+/**
+ * `LabelInheritIndex`: which selectors match which items, where an item's labels are its
+ * own labels plus those inherited from an ordered list of parents (Felix:
+ * `labelindex/label_inheritance_index.go`, calico-semantics §2.3, §5.3).
+ *
+ * Guarantees:
+ * - effective labels: the item's own labels win, then earlier parents over later ones; the
+ *   merged map is rebuilt only when the item or one of its parents changes, and is a plain
+ *   object so selector evaluation stays allocation-free;
+ * - `onMatchStarted(selectorId, itemId)` / `onMatchStopped(...)` fire on every transition
+ *   caused by an item, parent or selector change, and each pair starts and stops exactly
+ *   once (deleting a selector or an item stops all of its matches);
+ * - candidates come from label restrictions (§1.10), never from a full scan, whenever a
+ *   selector has one: each selector is indexed under one required `label=value` set or one
+ *   required label (the one with the fewest items when it was added), and selectors with no
+ *   restriction go to a small "always evaluate" list. An item update evaluates only the
+ *   selectors indexed under its labels plus that list; a selector update evaluates only the
+ *   items carrying its indexed label(s).
+ *
+ * Single-threaded; callbacks run synchronously, inside the mutating call.
+ */
+import type { Selector } from '../selector/index.ts';
+
+export type Labels = Readonly<Record<string, string>>;
+
+export interface MatchCallbacks {
+  onMatchStarted(selectorId: string, itemId: string): void;
+  onMatchStopped(selectorId: string, itemId: string): void;
+}
+
+interface Item {
+  own: Labels;
+  parents: readonly string[];
+  merged: Labels;
+  /** Selector ids matching this item; undefined when none (saves a Set per item). */
+  matches: Set<string> | undefined;
+}
+
+/** Where a selector is filed in the selector index. */
+type Slot =
+  | { readonly kind: 'values'; readonly label: string; readonly values: readonly string[] }
+  | { readonly kind: 'label'; readonly label: string }
+  | { readonly kind: 'always' }
+  | { readonly kind: 'never' };
+
+interface SelectorEntry {
+  readonly selector: Selector;
+  readonly text: string;
+  readonly slot: Slot;
+  readonly matches: Set<string>;
+}
+
+const EMPTY: Labels = Object.freeze({});
+const hasOwn = Object.prototype.hasOwnProperty;
+
+export class LabelInheritIndex {
+  readonly #cb: MatchCallbacks;
+  readonly #items = new Map<string, Item>();
+  readonly #parents = new Map<string, Labels>();
+  readonly #itemsByParent = new Map<string, Set<string>>();
+  readonly #selectors = new Map<string, SelectorEntry>();
+  readonly #selByValue = new Map<string, Map<string, Set<string>>>();
+  readonly #selByLabel = new Map<string, Set<string>>();
+  readonly #selAlways = new Set<string>();
+  readonly #itemsByValue = new Map<string, Map<string, Set<string>>>();
+  /** Evaluations performed (for metrics and tests that pin the indexing). */
+  evaluations = 0;
+
+  constructor(callbacks: MatchCallbacks) {
+    this.#cb = callbacks;
+  }
+
+  get itemCount(): number {
+    return this.#items.size;
+  }
+
+  get selectorCount(): number {
+    return this.#selectors.size;
+  }
+
+  /** Selector ids currently matching `itemId`. */
+  matchesOfItem(itemId: string): ReadonlySet<string> {
+    return this.#items.get(itemId)?.matches ?? new Set();
+  }
+
+  /** Item ids currently matching `selectorId`. */
+  matchesOfSelector(selectorId: string): ReadonlySet<string> {
+    return this.#selectors.get(selectorId)?.matches ?? new Set();
+  }
+
+  // ---- items ------------------------------------------------------------------------------
+
+  updateItem(itemId: string, labels: Labels, parents: readonly string[]): void {
+    const old = this.#items.get(itemId);
+    if (old !== undefined) {
+      for (const p of old.parents) this.#itemsByParent.get(p)?.delete(itemId);
+    }
+    for (const p of parents) {
+      let s = this.#itemsByParent.get(p);
+      if (s === undefined) this.#itemsByParent.set(p, (s = new Set()));
+      s.add(itemId);
+    }
+    const merged = this.#merge(labels, parents);
+    if (old === undefined) {
+      const item: Item = { own: labels, parents, merged, matches: undefined };
+      this.#items.set(itemId, item);
+      this.#indexItemLabels(itemId, merged);
+      this.#reevaluateItem(itemId, item);
+      return;
+    }
+    old.own = labels;
+    old.parents = parents;
+    this.#setMerged(itemId, old, merged);
+  }
+
+  deleteItem(itemId: string): void {
+    const item = this.#items.get(itemId);
+    if (item === undefined) return;
+    for (const p of item.parents) {
+      const s = this.#itemsByParent.get(p);
+      s?.delete(itemId);
+      if (s?.size === 0) this.#itemsByParent.delete(p);
+    }
+    this.#unindexItemLabels(itemId, item.merged);
+    this.#items.delete(itemId);
+    if (item.matches !== undefined) {
+      for (const selId of item.matches) {
+        this.#selectors.get(selId)?.matches.delete(itemId);
+        this.#cb.onMatchStopped(selId, itemId);
+      }
+    }
+  }
+
+  /** Sets (or, with `undefined`, removes) a parent's labels. */
+  updateParent(name: string, labels: Labels | undefined): void {
+    const old = this.#parents.get(name);
+    if (labels === undefined || Object.keys(labels).length === 0) {
+      if (old === undefined) return;
+      this.#parents.delete(name);
+    } else {
+      if (old !== undefined && shallowEqual(old, labels)) return;
+      this.#parents.set(name, labels);
+    }
+    const children = this.#itemsByParent.get(name);
+    if (children === undefined) return;
+    for (const itemId of [...children]) {
+      const item = this.#items.get(itemId);
+      if (item !== undefined) this.#setMerged(itemId, item, this.#merge(item.own, item.parents));
+    }
+  }
+
+  #merge(own: Labels, parents: readonly string[]): Labels {
+    let any = false;
+    for (const p of parents) if (this.#parents.has(p)) any = true;
+    if (!any) return own;
+    const merged: Record<string, string> = {};
+    for (let i = parents.length - 1; i >= 0; i--) {
+      const pl = this.#parents.get(parents[i] as string);
+      if (pl !== undefined) Object.assign(merged, pl);
+    }
+    return Object.assign(merged, own);
+  }
+
+  #setMerged(itemId: string, item: Item, merged: Labels): void {
+    if (shallowEqual(item.merged, merged)) {
+      item.merged = merged;
+      return;
+    }
+    this.#unindexItemLabels(itemId, item.merged);
+    item.merged = merged;
+    this.#indexItemLabels(itemId, merged);
+    this.#reevaluateItem(itemId, item);
+  }
+
+  #indexItemLabels(itemId: string, labels: Labels): void {
+    for (const k in labels) {
+      if (!hasOwn.call(labels, k)) continue;
+      const v = labels[k] as string;
+      let byValue = this.#itemsByValue.get(k);
+      if (byValue === undefined) this.#itemsByValue.set(k, (byValue = new Map()));
+      let s = byValue.get(v);
+      if (s === undefined) byValue.set(v, (s = new Set()));
+      s.add(itemId);
+    }
+  }
+
+  #unindexItemLabels(itemId: string, labels: Labels): void {
+    for (const k in labels) {
+      if (!hasOwn.call(labels, k)) continue;
+      const v = labels[k] as string;
+      const byValue = this.#itemsByValue.get(k);
+      const s = byValue?.get(v);
+      if (s === undefined || byValue === undefined) continue;
+      s.delete(itemId);
+      if (s.size === 0) {
+        byValue.delete(v);
+        if (byValue.size === 0) this.#itemsByValue.delete(k);
+      }
+    }
+  }
+
+  #reevaluateItem(itemId: string, item: Item): void {
+    const labels = item.merged;
+    const old = item.matches;
+    let next: Set<string> | undefined;
+    const consider = (selId: string): void => {
+      if (next?.has(selId)) return;
+      const entry = this.#selectors.get(selId);
+      if (entry === undefined) return;
+      this.evaluations++;
+      if (!entry.selector.evaluate(labels)) return;
+      (next ??= new Set()).add(selId);
+      if (old === undefined || !old.has(selId)) {
+        entry.matches.add(itemId);
+        this.#cb.onMatchStarted(selId, itemId);
+      }
+    };
+    for (const selId of this.#selAlways) consider(selId);
+    for (const k in labels) {
+      if (!hasOwn.call(labels, k)) continue;
+      const byLabel = this.#selByLabel.get(k);
+      if (byLabel !== undefined) for (const selId of byLabel) consider(selId);
+      const byValue = this.#selByValue.get(k)?.get(labels[k] as string);
+      if (byValue !== undefined) for (const selId of byValue) consider(selId);
+    }
+    item.matches = next;
+    if (old !== undefined) {
+      for (const selId of old) {
+        if (next?.has(selId)) continue;
+        this.#selectors.get(selId)?.matches.delete(itemId);
+        this.#cb.onMatchStopped(selId, itemId);
+      }
+    }
+  }
+
+  // ---- selectors --------------------------------------------------------------------------
+
+  updateSelector(selectorId: string, selector: Selector): void {
+    const text = selector.toString();
+    const old = this.#selectors.get(selectorId);
+    if (old !== undefined && old.text === text) return;
+    if (old !== undefined) this.#unindexSelector(selectorId, old.slot);
+    const slot = this.#chooseSlot(selector);
+    const entry: SelectorEntry = { selector, text, slot, matches: new Set() };
+    this.#selectors.set(selectorId, entry);
+    this.#indexSelector(selectorId, slot);
+    const consider = (itemId: string): void => {
+      if (entry.matches.has(itemId)) return;
+      const item = this.#items.get(itemId);
+      if (item === undefined) return;
+      this.evaluations++;
+      if (!selector.evaluate(item.merged)) return;
+      entry.matches.add(itemId);
+      if (old === undefined || !old.matches.has(itemId)) {
+        (item.matches ??= new Set()).add(selectorId);
+        this.#cb.onMatchStarted(selectorId, itemId);
+      }
+    };
+    switch (slot.kind) {
+      case 'values': {
+        const byValue = this.#itemsByValue.get(slot.label);
+        if (byValue !== undefined) {
+          for (const v of slot.values) {
+            const s = byValue.get(v);
+            if (s !== undefined) for (const itemId of s) consider(itemId);
+          }
+        }
+        break;
+      }
+      case 'label': {
+        const byValue = this.#itemsByValue.get(slot.label);
+        if (byValue !== undefined) for (const s of byValue.values()) for (const itemId of s) consider(itemId);
+        break;
+      }
+      case 'always':
+        for (const itemId of this.#items.keys()) consider(itemId);
+        break;
+      case 'never':
+        break;
+    }
+    if (old !== undefined) {
+      for (const itemId of old.matches) {
+        if (entry.matches.has(itemId)) continue;
+        const item = this.#items.get(itemId);
+        item?.matches?.delete(selectorId);
+        if (item?.matches?.size === 0) item.matches = undefined;
+        this.#cb.onMatchStopped(selectorId, itemId);
+      }
+    }
+  }
+
+  deleteSelector(selectorId: string): void {
+    const entry = this.#selectors.get(selectorId);
+    if (entry === undefined) return;
+    this.#unindexSelector(selectorId, entry.slot);
+    this.#selectors.delete(selectorId);
+    for (const itemId of entry.matches) {
+      const item = this.#items.get(itemId);
+      item?.matches?.delete(selectorId);
+      if (item?.matches?.size === 0) item.matches = undefined;
+      this.#cb.onMatchStopped(selectorId, itemId);
+    }
+  }
+
+  /** Picks the cheapest required label (value set) to file the selector under. */
+  #chooseSlot(selector: Selector): Slot {
+    // labelRestrictions() is cached process-wide for the last selector only: copy now.
+    const restrictions = selector.labelRestrictions();
+    let best: Slot = { kind: 'always' };
+    let bestCost = Number.POSITIVE_INFINITY;
+    for (const [label, r] of restrictions) {
+      if (r.mustBePresent && r.mustBeAbsent) return { kind: 'never' };
+      if (r.mustHaveOneOfValues !== undefined) {
+        if (r.mustHaveOneOfValues.size === 0) return { kind: 'never' };
+        const byValue = this.#itemsByValue.get(label);
+        let cost = 0;
+        for (const v of r.mustHaveOneOfValues) cost += byValue?.get(v)?.size ?? 0;
+        if (cost < bestCost || best.kind !== 'values') {
+          if (best.kind !== 'values' || cost < bestCost) {
+            best = { kind: 'values', label, values: [...r.mustHaveOneOfValues] };
+            bestCost = cost;
+          }
+        }
+      } else if (r.mustBePresent && best.kind !== 'values') {
+        let cost = 0;
+        const byValue = this.#itemsByValue.get(label);
+        if (byValue !== undefined) for (const s of byValue.values()) cost += s.size;
+        if (cost < bestCost) {
+          best = { kind: 'label', label };
+          bestCost = cost;
+        }
+      }
+    }
+    return best;
+  }
+
+  #indexSelector(selectorId: string, slot: Slot): void {
+    switch (slot.kind) {
+      case 'values': {
+        let byValue = this.#selByValue.get(slot.label);
+        if (byValue === undefined) this.#selByValue.set(slot.label, (byValue = new Map()));
+        for (const v of slot.values) {
+          let s = byValue.get(v);
+          if (s === undefined) byValue.set(v, (s = new Set()));
+          s.add(selectorId);
+        }
+        break;
+      }
+      case 'label': {
+        let s = this.#selByLabel.get(slot.label);
+        if (s === undefined) this.#selByLabel.set(slot.label, (s = new Set()));
+        s.add(selectorId);
+        break;
+      }
+      case 'always':
+        this.#selAlways.add(selectorId);
+        break;
+      case 'never':
+        break;
+    }
+  }
+
+  #unindexSelector(selectorId: string, slot: Slot): void {
+    switch (slot.kind) {
+      case 'values': {
+        const byValue = this.#selByValue.get(slot.label);
+        if (byValue === undefined) return;
+        for (const v of slot.values) {
+          const s = byValue.get(v);
+          s?.delete(selectorId);
+          if (s?.size === 0) byValue.delete(v);
+        }
+        if (byValue.size === 0) this.#selByValue.delete(slot.label);
+        break;
+      }
+      case 'label': {
+        const s = this.#selByLabel.get(slot.label);
+        s?.delete(selectorId);
+        if (s?.size === 0) this.#selByLabel.delete(slot.label);
+        break;
+      }
+      case 'always':
+        this.#selAlways.delete(selectorId);
+        break;
+      case 'never':
+        break;
+    }
+  }
+}
+
+function shallowEqual(a: Labels, b: Labels): boolean {
+  if (a === b) return true;
+  let n = 0;
+  for (const k in a) {
+    if (!hasOwn.call(a, k)) continue;
+    n++;
+    if (!hasOwn.call(b, k) || a[k] !== b[k]) return false;
+  }
+  for (const k in b) if (hasOwn.call(b, k)) n--;
+  return n === 0;
+}
+
+export { EMPTY as EMPTY_LABELS };

@@ -1,0 +1,101 @@
+/**
+ * The internal model the calculation graph indexes: Felix's v1 view of the v3 resources
+ * (calico-semantics §3.8), produced by the update processors (update-processor.ts).
+ *
+ * Invariants, relied on by every graph node:
+ * - selectors are already namespace-scoped and `pcns.`/`pcsa.`-prefixed, as strings that
+ *   parse (the processors drop anything that does not);
+ * - rules have lower-case actions (`Pass` → `next-tier`), parsed ports split into numeric
+ *   ranges and names, normalised nets;
+ * - policy `types` are resolved to two booleans (empty types = both, as in Felix);
+ * - values are immutable once emitted: a change is a new value under the same key.
+ */
+import type { PolicyId, PortRange, RuleAction, RuleProtocol } from '../proto/index.ts';
+
+/** One side (source or destination) of a model rule. */
+export interface ModelEntity {
+  /** Positive selector (namespace scope and service accounts folded in); '' = none. */
+  readonly selector: string;
+  /** Negated selector; '' = none. */
+  readonly notSelector: string;
+  readonly nets: readonly string[];
+  readonly notNets: readonly string[];
+  readonly ports: readonly PortRange[];
+  readonly namedPorts: readonly string[];
+  readonly notPorts: readonly PortRange[];
+  readonly notNamedPorts: readonly string[];
+}
+
+export interface ModelRule {
+  readonly action: RuleAction;
+  readonly ipVersion?: 4 | 6;
+  readonly protocol?: RuleProtocol;
+  readonly notProtocol?: RuleProtocol;
+  /** Protocol for named-port sets: the rule protocol when tcp/udp/sctp, else `any`. */
+  readonly namedPortProtocol: 'tcp' | 'udp' | 'sctp' | 'any';
+  readonly icmp?: { readonly type: number; readonly code?: number };
+  readonly notIcmp?: { readonly type: number; readonly code?: number };
+  readonly src: ModelEntity;
+  readonly dst: ModelEntity;
+}
+
+export interface ModelPolicy {
+  readonly id: PolicyId;
+  /** `policyIdKey(id)`. */
+  readonly key: string;
+  /** Absent = +∞ (sorts last). */
+  readonly order: number | undefined;
+  /** The v1 selector of the endpoints the policy applies to. */
+  readonly selector: string;
+  readonly inboundRules: readonly ModelRule[];
+  readonly outboundRules: readonly ModelRule[];
+  readonly governsIngress: boolean;
+  readonly governsEgress: boolean;
+  readonly untracked: boolean;
+  readonly preDnat: boolean;
+  readonly applyOnForward: boolean;
+}
+
+export interface ModelProfile {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly inboundRules: readonly ModelRule[];
+  readonly outboundRules: readonly ModelRule[];
+}
+
+export interface ModelTier {
+  readonly name: string;
+  readonly order: number | undefined;
+  readonly defaultAction: 'Deny' | 'Pass';
+}
+
+export interface EndpointPort {
+  readonly name: string;
+  readonly protocol: 'tcp' | 'udp' | 'sctp';
+  readonly port: number;
+}
+
+export interface ModelEndpoint {
+  /** `<namespace>/<name>`. */
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly node: string;
+  /** Own labels, with the implicit `projectcalico.org/namespace` (and orchestrator) labels. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly profileIds: readonly string[];
+  readonly ipv4Nets: readonly string[];
+  readonly ipv6Nets: readonly string[];
+  readonly ports: readonly EndpointPort[];
+  readonly interfaceName: string;
+  readonly mac: string;
+}
+
+/** An update of the internal model: `value === null` deletes `key`. */
+export type ModelUpdate =
+  | { readonly kind: 'policy'; readonly key: string; readonly value: ModelPolicy | null }
+  | { readonly kind: 'profile'; readonly key: string; readonly value: ModelProfile | null }
+  | { readonly kind: 'tier'; readonly key: string; readonly value: ModelTier | null }
+  | { readonly kind: 'endpoint'; readonly key: string; readonly value: ModelEndpoint | null };
+
+export type ModelKind = ModelUpdate['kind'];

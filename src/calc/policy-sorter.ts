@@ -1,0 +1,62 @@
+/**
+ * Tier and policy ordering (Felix: `calc/policy_sorter.go`, calico-semantics §4.1–4.2).
+ *
+ * - Tiers: tiers with a Tier object first; then ascending `order`, absent = +∞; then name.
+ * - Policies within a tier: ascending `order`, absent = +∞; ties broken by the string
+ *   `"<name>/<namespace>/<kind>"` (Felix at HEAD).
+ * - A tier appears only if at least one of its policies matches the endpoint; it carries
+ *   separate ingress and egress lists (`GovernsIngress` / `GovernsEgress`), either of which
+ *   may be empty.
+ */
+import type { PolicyId, TierInfo } from '../proto/index.ts';
+import type { ModelPolicy, ModelTier } from './model.ts';
+
+function orderOf(order: number | undefined): number {
+  return order ?? Number.POSITIVE_INFINITY;
+}
+
+function cmpString(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function comparePolicies(a: ModelPolicy, b: ModelPolicy): number {
+  const oa = orderOf(a.order);
+  const ob = orderOf(b.order);
+  if (oa !== ob) return oa < ob ? -1 : 1;
+  return cmpString(tieBreak(a.id), tieBreak(b.id));
+}
+
+function tieBreak(id: PolicyId): string {
+  return `${id.name}/${id.namespace ?? ''}/${id.kind}`;
+}
+
+export function compareTiers(a: { name: string; tier: ModelTier | undefined }, b: { name: string; tier: ModelTier | undefined }): number {
+  const va = a.tier !== undefined;
+  const vb = b.tier !== undefined;
+  if (va !== vb) return va ? -1 : 1;
+  const oa = orderOf(a.tier?.order);
+  const ob = orderOf(b.tier?.order);
+  if (oa !== ob) return oa < ob ? -1 : 1;
+  return cmpString(a.name, b.name);
+}
+
+/** The ordered tiers for one endpoint, given the policies that match it. */
+export function sortEndpointTiers(policies: Iterable<ModelPolicy>, tiers: ReadonlyMap<string, ModelTier>): TierInfo[] {
+  const byTier = new Map<string, ModelPolicy[]>();
+  for (const p of policies) {
+    let list = byTier.get(p.id.tier);
+    if (list === undefined) byTier.set(p.id.tier, (list = []));
+    list.push(p);
+  }
+  const names = [...byTier.keys()].map((name) => ({ name, tier: tiers.get(name) }));
+  names.sort(compareTiers);
+  return names.map(({ name, tier }) => {
+    const list = (byTier.get(name) ?? []).sort(comparePolicies);
+    return {
+      name,
+      defaultAction: tier?.defaultAction ?? 'Deny',
+      ingressPolicies: list.filter((p) => p.governsIngress).map((p) => p.id),
+      egressPolicies: list.filter((p) => p.governsEgress).map((p) => p.id),
+    };
+  });
+}

@@ -1,0 +1,334 @@
+/**
+ * Update processors and the validation filter: v3 resources → the v1 model (model.ts).
+ *
+ * Felix: `libcalico-go/lib/backend/syncersv1/updateprocessors` (networkpolicyprocessor.go,
+ * rules.go) and `calc/validation_filter.go`. Guarantees:
+ * - an invalid object (defaulting, then `validateResource` errors, or anything the
+ *   conversion cannot parse) is logged, counted and turned into a delete of its key, so
+ *   the graph never holds a half-understood object and never throws;
+ * - deletes name (kind, namespace, name) only; the processor remembers which tier each
+ *   policy is in, so a delete (or a tier move) removes the right policy id;
+ * - selectors are namespace-scoped and prefixed exactly as calico-semantics §3.8 says, and
+ *   re-printed canonically, so equal meanings share IP sets.
+ */
+import {
+  applyDefaults,
+  isError,
+  normaliseCidr,
+  parsePort,
+  parseProtocol,
+  validateResource,
+  type EntityRule,
+  type Rule as V3Rule,
+  type V3Kind,
+  type V3Resource,
+} from '../api/index.ts';
+import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
+import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
+import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
+
+export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
+export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
+const SA_NAME_LABEL = 'pcsa.projectcalico.org/name';
+
+/** A resource as the datastore delivers it. */
+export type ResourceUpdate =
+  | { readonly op: 'upsert'; readonly resource: V3Resource }
+  | { readonly op: 'delete'; readonly kind: V3Kind; readonly name: string; readonly namespace?: string };
+
+/** Why an object was dropped; passed to `onInvalid`. */
+export interface InvalidResource {
+  readonly kind: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly reason: string;
+}
+
+export interface UpdateProcessorOptions {
+  /** Called for every dropped object (the graph logs and counts it). */
+  readonly onInvalid: (invalid: InvalidResource) => void;
+}
+
+/** Thrown internally for a value that passed validation but cannot be converted. */
+class ConversionError extends Error {}
+
+/** Converts datastore updates to model updates; stateful only for policy tiers. */
+export class UpdateProcessor {
+  readonly #onInvalid: (invalid: InvalidResource) => void;
+  /** `<kind>/<ns>/<name>` → the policy key currently held for it. */
+  readonly #policyKeys = new Map<string, string>();
+
+  constructor(opts: UpdateProcessorOptions) {
+    this.#onInvalid = opts.onInvalid;
+  }
+
+  process(update: ResourceUpdate): ModelUpdate[] {
+    if (update.op === 'delete') return this.#delete(update.kind, update.name, update.namespace ?? '');
+    const raw = update.resource as unknown as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+    const kind = raw.kind;
+    const name = raw.metadata?.name;
+    if (typeof kind !== 'string' || typeof name !== 'string' || name === '' || !isKind(kind)) {
+      this.#onInvalid({ kind: String(kind), name: String(name), reason: 'not a keyable v3 object' });
+      return [];
+    }
+    let resource: V3Resource;
+    try {
+      resource = applyDefaults(update.resource);
+      const errors = validateResource(resource).filter(isError);
+      if (errors.length > 0) {
+        throw new ConversionError(errors.map((e) => `${e.path}: ${e.message}`).join('; '));
+      }
+      return this.#convert(resource);
+    } catch (err) {
+      const ns = typeof raw.metadata?.namespace === 'string' && raw.metadata.namespace !== '' ? raw.metadata.namespace : kind === 'NetworkPolicy' || kind === 'WorkloadEndpoint' ? 'default' : '';
+      this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason: err instanceof Error ? err.message : String(err) });
+      return this.#delete(kind, name, ns);
+    }
+  }
+
+  #delete(kind: V3Kind, name: string, namespace: string): ModelUpdate[] {
+    switch (kind) {
+      case 'NetworkPolicy':
+      case 'GlobalNetworkPolicy': {
+        const rk = `${kind}/${kind === 'NetworkPolicy' ? namespace || 'default' : ''}/${name}`;
+        const key = this.#policyKeys.get(rk);
+        if (key === undefined) return [];
+        this.#policyKeys.delete(rk);
+        return [{ kind: 'policy', key, value: null }];
+      }
+      case 'Tier':
+        return [{ kind: 'tier', key: name, value: null }];
+      case 'Profile':
+        return [{ kind: 'profile', key: name, value: null }];
+      case 'WorkloadEndpoint':
+        return [{ kind: 'endpoint', key: `${namespace || 'default'}/${name}`, value: null }];
+    }
+  }
+
+  #convert(r: V3Resource): ModelUpdate[] {
+    switch (r.kind) {
+      case 'NetworkPolicy':
+      case 'GlobalNetworkPolicy': {
+        const policy = convertPolicy(r);
+        const rk = `${r.kind}/${policy.id.namespace ?? ''}/${r.metadata.name}`;
+        const out: ModelUpdate[] = [];
+        const old = this.#policyKeys.get(rk);
+        if (old !== undefined && old !== policy.key) out.push({ kind: 'policy', key: old, value: null });
+        this.#policyKeys.set(rk, policy.key);
+        out.push({ kind: 'policy', key: policy.key, value: policy });
+        return out;
+      }
+      case 'Tier':
+        return [
+          {
+            kind: 'tier',
+            key: r.metadata.name,
+            value: { name: r.metadata.name, order: r.spec.order, defaultAction: r.spec.defaultAction ?? 'Deny' },
+          },
+        ];
+      case 'Profile':
+        return [
+          {
+            kind: 'profile',
+            key: r.metadata.name,
+            value: {
+              name: r.metadata.name,
+              labels: { ...(r.spec.labelsToApply ?? {}) },
+              inboundRules: (r.spec.ingress ?? []).map((rule) => convertRule(rule, undefined)),
+              outboundRules: (r.spec.egress ?? []).map((rule) => convertRule(rule, undefined)),
+            },
+          },
+        ];
+      case 'WorkloadEndpoint': {
+        const ns = r.metadata.namespace ?? 'default';
+        const labels: Record<string, string> = { ...(r.metadata.labels ?? {}) };
+        // Calico's clientv3 stamps these on every WEP it writes (updateLabelsForWorkloadEndpoint).
+        labels[NAMESPACE_LABEL] = ns;
+        if (r.spec.orchestrator !== undefined && r.spec.orchestrator !== '') labels[ORCHESTRATOR_LABEL] = r.spec.orchestrator;
+        const ipv4Nets: string[] = [];
+        const ipv6Nets: string[] = [];
+        for (const net of r.spec.ipNetworks ?? []) {
+          const n = normaliseCidr(net);
+          (n.includes(':') ? ipv6Nets : ipv4Nets).push(n);
+        }
+        const ports: EndpointPort[] = [];
+        for (const p of r.spec.ports ?? []) {
+          if (p.name === undefined || p.name === '') continue;
+          const proto = parseProtocol(p.protocol);
+          if (!proto.ok) throw new ConversionError(proto.message);
+          const name = proto.value.number === 6 ? 'tcp' : proto.value.number === 17 ? 'udp' : proto.value.number === 132 ? 'sctp' : undefined;
+          if (name === undefined) continue;
+          ports.push({ name: p.name, protocol: name, port: p.port });
+        }
+        return [
+          {
+            kind: 'endpoint',
+            key: `${ns}/${r.metadata.name}`,
+            value: {
+              key: `${ns}/${r.metadata.name}`,
+              namespace: ns,
+              name: r.metadata.name,
+              node: r.spec.node ?? '',
+              labels,
+              profileIds: [...(r.spec.profiles ?? [])],
+              ipv4Nets,
+              ipv6Nets,
+              ports,
+              interfaceName: r.spec.interfaceName ?? '',
+              mac: r.spec.mac ?? '',
+            },
+          },
+        ];
+      }
+    }
+  }
+}
+
+function isKind(kind: string): kind is V3Kind {
+  return kind === 'NetworkPolicy' || kind === 'GlobalNetworkPolicy' || kind === 'Tier' || kind === 'Profile' || kind === 'WorkloadEndpoint';
+}
+
+function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' }>): ModelPolicy {
+  const spec = r.spec;
+  const namespace = r.kind === 'NetworkPolicy' ? (r.metadata.namespace ?? 'default') : undefined;
+  const id: PolicyId = {
+    tier: spec.tier ?? 'default',
+    name: r.metadata.name,
+    ...(namespace === undefined ? {} : { namespace }),
+    kind: r.kind,
+  };
+  const terms: string[] = [];
+  if (spec.selector !== undefined && spec.selector.trim() !== '') terms.push(`(${canonical(spec.selector)})`);
+  if (namespace !== undefined) terms.push(`${NAMESPACE_LABEL} == '${namespace}'`);
+  if (r.kind === 'GlobalNetworkPolicy' && r.spec.namespaceSelector !== undefined && r.spec.namespaceSelector.trim() !== '') {
+    terms.push(`(${namespaceSelector(r.spec.namespaceSelector)})`);
+  }
+  if (spec.serviceAccountSelector !== undefined && spec.serviceAccountSelector.trim() !== '') {
+    terms.push(`(${prefixLabels(parse(spec.serviceAccountSelector), 'pcsa.').toString()})`);
+  }
+  const selector = terms.length === 0 ? 'all()' : canonical(terms.join(' && '));
+  const types = spec.types ?? [];
+  const gnp = r.kind === 'GlobalNetworkPolicy' ? r.spec : undefined;
+  return {
+    id,
+    key: policyIdKey(id),
+    order: spec.order,
+    selector,
+    inboundRules: (spec.ingress ?? []).map((rule) => convertRule(rule, namespace)),
+    outboundRules: (spec.egress ?? []).map((rule) => convertRule(rule, namespace)),
+    // Felix: empty types means both directions (back-compatibility).
+    governsIngress: types.length === 0 || types.some((t) => t.toLowerCase() === 'ingress'),
+    governsEgress: types.length === 0 || types.some((t) => t.toLowerCase() === 'egress'),
+    untracked: gnp?.doNotTrack ?? false,
+    preDnat: gnp?.preDNAT ?? false,
+    applyOnForward: gnp?.applyOnForward ?? false,
+  };
+}
+
+function parse(text: string): Selector {
+  try {
+    return parseSelector(text.trim());
+  } catch (err) {
+    throw new ConversionError(`selector ${JSON.stringify(text)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function canonical(text: string): string {
+  return parse(text).toString();
+}
+
+/** `pcns.`-prefixed, with `all()` → has(namespace) and `global()` → !has(namespace) (§3.8). */
+function namespaceSelector(text: string): string {
+  const prefixed = prefixLabels(parse(text), 'pcns.');
+  return new Selector(rewriteAllGlobal(prefixed.root)).toString();
+}
+
+function rewriteAllGlobal(node: SelectorNode): SelectorNode {
+  switch (node.kind) {
+    case 'all':
+      return { kind: 'has', label: NAMESPACE_LABEL };
+    case 'global':
+      return { kind: 'not', operand: { kind: 'has', label: NAMESPACE_LABEL } };
+    case 'not':
+      return { kind: 'not', operand: rewriteAllGlobal(node.operand) };
+    case 'and':
+    case 'or':
+      return { kind: node.kind, operands: node.operands.map(rewriteAllGlobal) };
+    default:
+      return node;
+  }
+}
+
+const ACTION: Readonly<Record<string, RuleAction>> = { Allow: 'allow', Deny: 'deny', Log: 'log', Pass: 'next-tier' };
+
+function convertRule(rule: V3Rule, namespace: string | undefined): ModelRule {
+  const action = ACTION[rule.action];
+  if (action === undefined) throw new ConversionError(`unknown action ${JSON.stringify(rule.action)}`);
+  const proto = rule.protocol === undefined ? undefined : protocolValue(rule.protocol);
+  const notProto = rule.notProtocol === undefined ? undefined : protocolValue(rule.notProtocol);
+  const npp = proto === 'tcp' || proto === 'udp' || proto === 'sctp' ? proto : 'any';
+  return {
+    action,
+    ...(rule.ipVersion === undefined ? {} : { ipVersion: rule.ipVersion }),
+    ...(proto === undefined ? {} : { protocol: proto }),
+    ...(notProto === undefined ? {} : { notProtocol: notProto }),
+    namedPortProtocol: npp,
+    ...(rule.icmp?.type === undefined ? {} : { icmp: { type: rule.icmp.type, ...(rule.icmp.code === undefined ? {} : { code: rule.icmp.code }) } }),
+    ...(rule.notICMP?.type === undefined ? {} : { notIcmp: { type: rule.notICMP.type, ...(rule.notICMP.code === undefined ? {} : { code: rule.notICMP.code }) } }),
+    src: convertEntity(rule.source, namespace),
+    dst: convertEntity(rule.destination, namespace),
+  };
+}
+
+function protocolValue(spec: string | number): string | number {
+  const p = parseProtocol(spec);
+  if (!p.ok) throw new ConversionError(p.message);
+  const byNumber: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 1: 'icmp', 58: 'icmpv6', 132: 'sctp', 136: 'udplite' };
+  return p.value.name?.toLowerCase() ?? byNumber[p.value.number] ?? p.value.number;
+}
+
+function convertEntity(e: EntityRule | undefined, namespace: string | undefined): ModelEntity {
+  const sel = e?.selector?.trim() ?? '';
+  const notSel = e?.notSelector?.trim() ?? '';
+  const nsSelText = e?.namespaceSelector?.trim() ?? '';
+  const sa = e?.serviceAccounts;
+  const hasSa = sa !== undefined && ((sa.names?.length ?? 0) > 0 || (sa.selector?.trim() ?? '') !== '');
+  const terms: string[] = [];
+  // Namespace scope applies only when the entity selects endpoints at all (§3.8 step 2).
+  if (sel !== '' || notSel !== '' || nsSelText !== '' || hasSa) {
+    if (nsSelText !== '') terms.push(`(${namespaceSelector(nsSelText)})`);
+    else if (namespace !== undefined) terms.push(`(${NAMESPACE_LABEL} == '${namespace}')`);
+  }
+  if (sel !== '') terms.push(`(${canonical(sel)})`);
+  if (hasSa) {
+    if ((sa.names?.length ?? 0) > 0) {
+      terms.push(`(${SA_NAME_LABEL} in {${(sa.names ?? []).map((n) => `'${n}'`).join(', ')}})`);
+    }
+    if ((sa.selector?.trim() ?? '') !== '') terms.push(`(${prefixLabels(parse(sa.selector ?? ''), 'pcsa.').toString()})`);
+  }
+  const ports: PortRange[] = [];
+  const namedPorts: string[] = [];
+  const notPorts: PortRange[] = [];
+  const notNamedPorts: string[] = [];
+  splitPorts(e?.ports ?? [], ports, namedPorts);
+  splitPorts(e?.notPorts ?? [], notPorts, notNamedPorts);
+  return {
+    selector: terms.length === 0 ? '' : canonical(terms.join(' && ')),
+    notSelector: notSel === '' ? '' : canonical(notSel),
+    nets: (e?.nets ?? []).map(normaliseCidr),
+    notNets: (e?.notNets ?? []).map(normaliseCidr),
+    ports,
+    namedPorts,
+    notPorts,
+    notNamedPorts,
+  };
+}
+
+function splitPorts(specs: readonly (string | number)[], ranges: PortRange[], names: string[]): void {
+  for (const spec of specs) {
+    const p = parsePort(spec);
+    if (!p.ok) throw new ConversionError(p.message);
+    if (p.value.kind === 'named') names.push(p.value.name);
+    else ranges.push({ first: p.value.min, last: p.value.max });
+  }
+}
