@@ -1,0 +1,90 @@
+/**
+ * iptables chain names (dataplane.md §1, calico-semantics §1.8).
+ *
+ * Every chain Tessera owns starts with `cali-` (Felix's prefix, so operators' muscle memory and
+ * tooling carry over) and is at most 28 characters (`XT_EXTENSION_MAXNAMELEN` 29 incl. NUL;
+ * Felix `MaxChainNameLength = 28`).
+ *
+ * Policy chain suffix: HEAD-style `<kindcode>/<namespace>/<name>` (`np/shop/web`,
+ * `gnp/deny-all` for the cluster-scoped kind). The tier is not part of it: Calico policy names
+ * are unique per kind and namespace across tiers (a non-default tier's policies carry the tier
+ * as a name prefix), and leaving it out keeps the chain — and so its rule hashes and packet
+ * counters — stable if a policy is re-tiered. Short kind codes keep more names readable
+ * (unhashed) within 28 characters.
+ */
+import { createHash } from 'node:crypto';
+import type { PolicyId } from '../proto/index.ts';
+
+/** Felix: `MaxChainNameLength = 28`. */
+export const MAX_CHAIN_NAME_LENGTH = 28;
+
+/** Prefix of every chain Tessera owns. */
+export const CHAIN_PREFIX = 'cali-';
+
+/**
+ * Felix `hash.GetLengthLimitedID(prefix, suffix, maxLen)`:
+ * `prefix + suffix` when it fits (a full-length result must not start its suffix with `_`, so
+ * it can never collide with a hashed one); otherwise `prefix + "_" + base64url(SHA-256(suffix))`
+ * cut to `maxLen` characters.
+ */
+export function getLengthLimitedId(prefix: string, suffix: string, maxLen: number): string {
+  if (!Number.isInteger(maxLen) || maxLen <= prefix.length + 1) {
+    throw new RangeError(`getLengthLimitedId: maxLen ${maxLen} leaves no room after prefix '${prefix}'`);
+  }
+  const s = suffix === '' ? '_' : suffix;
+  const len = prefix.length + s.length;
+  if (len < maxLen || (len === maxLen && !s.startsWith('_'))) return prefix + s;
+  const digest = createHash('sha256').update(s).digest('base64url');
+  return `${prefix}_${digest.slice(0, maxLen - 1 - prefix.length)}`;
+}
+
+/**
+ * Characters we let into an unhashed chain name. iptables accepts more, but a chain name ends
+ * up in `iptables-restore` input, so anything that could split a token (spaces, quotes,
+ * newlines) forces the hashed form instead. Kubernetes names never need that.
+ */
+const SAFE_SUFFIX = /^[A-Za-z0-9._:/-]*$/;
+
+/** `getLengthLimitedId` with the iptables limit, hashing any suffix with unsafe characters. */
+export function chainName(prefix: string, suffix: string): string {
+  if (!SAFE_SUFFIX.test(suffix)) {
+    const digest = createHash('sha256').update(suffix).digest('base64url');
+    return `${prefix}_${digest.slice(0, MAX_CHAIN_NAME_LENGTH - 1 - prefix.length)}`;
+  }
+  return getLengthLimitedId(prefix, suffix, MAX_CHAIN_NAME_LENGTH);
+}
+
+const KIND_CODE: Record<PolicyId['kind'], string> = {
+  NetworkPolicy: 'np',
+  GlobalNetworkPolicy: 'gnp',
+};
+
+/** The policy chain suffix: `np/<ns>/<name>` or `gnp/<name>`. */
+export function policyChainSuffix(id: PolicyId): string {
+  const code = KIND_CODE[id.kind];
+  return id.namespace === undefined || id.namespace === '' ? `${code}/${id.name}` : `${code}/${id.namespace}/${id.name}`;
+}
+
+export type Direction = 'ingress' | 'egress';
+
+/** `cali-pi-…` (ingress rules) or `cali-po-…` (egress rules). */
+export function policyChainName(id: PolicyId, dir: Direction): string {
+  return chainName(dir === 'ingress' ? 'cali-pi-' : 'cali-po-', policyChainSuffix(id));
+}
+
+/** `cali-pri-<profile>` (inbound rules) or `cali-pro-<profile>` (outbound rules). */
+export function profileChainName(profile: string, dir: Direction): string {
+  return chainName(dir === 'ingress' ? 'cali-pri-' : 'cali-pro-', profile);
+}
+
+/** `cali-tw-<iface>` (to workload: ingress) or `cali-fw-<iface>` (from workload: egress). */
+export function endpointChainName(iface: string, dir: Direction): string {
+  return chainName(dir === 'ingress' ? 'cali-tw-' : 'cali-fw-', iface);
+}
+
+export const CHAIN_FILTER_INPUT = 'cali-INPUT';
+export const CHAIN_FILTER_FORWARD = 'cali-FORWARD';
+export const CHAIN_FILTER_OUTPUT = 'cali-OUTPUT';
+export const CHAIN_WL_TO_HOST = 'cali-wl-to-host';
+export const CHAIN_FROM_WL_DISPATCH = 'cali-from-wl-dispatch';
+export const CHAIN_TO_WL_DISPATCH = 'cali-to-wl-dispatch';

@@ -1,0 +1,148 @@
+/**
+ * WorkloadEndpointUpdate/Remove → `cali-tw-`/`cali-fw-` chains and the dispatch chains.
+ *
+ * Interface name: `endpoint.interfaceName` when set (what Calico's CNI plugin writes). When
+ * empty, the interface is resolved from the host route to the endpoint's first address —
+ * `ip -j route show exact <ip>/32` (`/128` for IPv6) — because a CNI plugin installs exactly
+ * that `/32 dev <host-veth> scope link` route for each pod. Until that route exists the endpoint
+ * has no chains, so its traffic hits the dispatch chains' "Unknown interface" DROP (fail
+ * closed); unresolved endpoints are retried on every apply. A resolved name is kept until the
+ * endpoint is updated or removed.
+ *
+ * Invalid interface names (not 1–15 of `[A-Za-z0-9_.-]`) are logged and the endpoint is
+ * skipped, so no name can inject text into `iptables-restore` input.
+ */
+import type { DataplaneMessage, WorkloadEndpoint } from '../proto/index.ts';
+import { workloadEndpointIdKey } from '../proto/index.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { endpointChainName } from './chain-names.ts';
+import type { CommandRunner } from './command-runner.ts';
+import { RuleRenderError } from './match-builder.ts';
+import type { FamilyTables } from './policy-manager.ts';
+import { isValidInterfaceName } from './rule-renderer.ts';
+
+interface EndpointState {
+  readonly namespace: string;
+  readonly name: string;
+  readonly endpoint: WorkloadEndpoint;
+  /** Resolved interface; undefined until known. */
+  iface: string | undefined;
+  /** Chains need re-rendering. */
+  dirty: boolean;
+}
+
+export class EndpointManager {
+  private readonly log: Logger;
+  private readonly endpoints = new Map<string, EndpointState>();
+  /** iface → endpoint key currently owning the chains. */
+  private readonly programmed = new Map<string, string>();
+  private dispatchDirty = true;
+
+  constructor(
+    private readonly families: readonly FamilyTables[],
+    private readonly runner: CommandRunner,
+    logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'endpoint-manager' });
+  }
+
+  onMessage(msg: DataplaneMessage): boolean {
+    switch (msg.type) {
+      case 'WorkloadEndpointUpdate': {
+        const key = workloadEndpointIdKey(msg.id);
+        const iface = msg.endpoint.interfaceName === '' ? undefined : msg.endpoint.interfaceName;
+        this.endpoints.set(key, { namespace: msg.id.namespace, name: msg.id.name, endpoint: msg.endpoint, iface, dirty: true });
+        return true;
+      }
+      case 'WorkloadEndpointRemove': {
+        const key = workloadEndpointIdKey(msg.id);
+        const ep = this.endpoints.get(key);
+        if (ep !== undefined) {
+          this.endpoints.delete(key);
+          this.dispatchDirty = true;
+        }
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** Whether some endpoint still waits for its interface name. */
+  get hasUnresolved(): boolean {
+    for (const ep of this.endpoints.values()) if (ep.iface === undefined) return true;
+    return false;
+  }
+
+  /** Resolves missing interface names from the routing table (see the file comment). */
+  async resolveInterfaces(): Promise<void> {
+    for (const ep of this.endpoints.values()) {
+      if (ep.iface !== undefined) continue;
+      const [addr, v] =
+        ep.endpoint.ipv4Nets[0] !== undefined ? [ep.endpoint.ipv4Nets[0], 4] : ep.endpoint.ipv6Nets[0] !== undefined ? [ep.endpoint.ipv6Nets[0], 6] : [undefined, 4];
+      if (addr === undefined) continue;
+      const ip = addr.split('/')[0]!;
+      const res = await this.runner.run('ip', ['-j', `-${v}`, 'route', 'show', 'exact', `${ip}/${v === 4 ? 32 : 128}`]);
+      if (res.code !== 0) continue;
+      try {
+        const routes = JSON.parse(res.stdout || '[]') as Array<{ dev?: string }>;
+        const dev = routes.find((r) => r.dev !== undefined)?.dev;
+        if (dev !== undefined) {
+          ep.iface = dev;
+          ep.dirty = true;
+          this.log.info({ namespace: ep.namespace, name: ep.name, iface: dev }, 'resolved workload interface from its route');
+        }
+      } catch {
+        // Unparseable output: try again on the next apply.
+      }
+    }
+  }
+
+  /** Pushes changed endpoint chains and dispatch chains into the tables. */
+  render(): void {
+    const wanted = new Map<string, EndpointState & { key: string }>();
+    for (const [key, ep] of this.endpoints) {
+      if (ep.iface === undefined) continue;
+      if (!isValidInterfaceName(ep.iface)) {
+        if (ep.dirty) this.log.error({ namespace: ep.namespace, name: ep.name, iface: ep.iface }, 'invalid interface name; endpoint not programmed');
+        ep.dirty = false;
+        continue;
+      }
+      const other = wanted.get(ep.iface);
+      if (other !== undefined) {
+        this.log.warn({ iface: ep.iface, endpoints: [other.key, key] }, 'two endpoints claim one interface; using the first by key');
+        if (other.key < key) continue;
+      }
+      wanted.set(ep.iface, { ...ep, key });
+    }
+    for (const [iface, ep] of wanted) {
+      const prevKey = this.programmed.get(iface);
+      if (prevKey === ep.key && !ep.dirty) continue;
+      for (const f of this.families) {
+        try {
+          f.filter.updateChains(f.renderer.endpointChains(iface, ep.endpoint));
+        } catch (e) {
+          if (!(e instanceof RuleRenderError)) throw e;
+          this.log.error({ namespace: ep.namespace, name: ep.name, err: e.message }, 'cannot render endpoint chains');
+        }
+      }
+      const state = this.endpoints.get(ep.key);
+      if (state !== undefined) state.dirty = false;
+      if (prevKey === undefined) this.dispatchDirty = true;
+      this.programmed.set(iface, ep.key);
+    }
+    for (const iface of [...this.programmed.keys()]) {
+      if (wanted.has(iface)) continue;
+      this.programmed.delete(iface);
+      this.dispatchDirty = true;
+      for (const f of this.families) {
+        f.filter.removeChain(endpointChainName(iface, 'ingress'));
+        f.filter.removeChain(endpointChainName(iface, 'egress'));
+      }
+    }
+    if (this.dispatchDirty) {
+      for (const f of this.families) f.filter.updateChains(f.renderer.dispatchChains(this.programmed.keys()));
+      this.dispatchDirty = false;
+    }
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * For unit tests: a `CommandHandler` that behaves like `iptables-restore --noflush`,
+ * `iptables-save`, `ipset restore|list -o save|destroy` and `ip route show exact` against an
+ * in-memory model, strictly enough to catch wrong indices, deleting a referenced chain,
+ * duplicate creates and missing sets. Rules are kept as the text written (no reordering).
+ */
+import type { CommandHandler, CommandResult, RecordedCommand } from './command-runner.ts';
+
+const ok = (stdout = ''): CommandResult => ({ code: 0, stdout, stderr: '' });
+const fail = (stderr: string): CommandResult => ({ code: 1, stdout: '', stderr });
+
+const BUILTIN = ['INPUT', 'FORWARD', 'OUTPUT'];
+
+export class FakeKernel {
+  /** chain → rule bodies (text after `-A <chain> `). */
+  chains = new Map<string, string[]>(BUILTIN.map((c) => [c, []]));
+  sets = new Map<string, { header: string; members: Set<string> }>();
+  routes = new Map<string, string>();
+  /** Makes the next N restores fail. */
+  failRestores = 0;
+
+  readonly handler: CommandHandler = (call) => this.handle(call);
+
+  private handle(call: RecordedCommand): CommandResult {
+    const { cmd, args, stdin } = call;
+    if (/^ip6?tables-(nft|legacy)-save$/.test(cmd)) return ok(this.save());
+    if (/^ip6?tables-(nft|legacy)-restore$/.test(cmd)) {
+      if (!args.includes('--noflush')) return fail('expected --noflush');
+      if (this.failRestores > 0) {
+        this.failRestores--;
+        return fail('iptables-restore: line 2 failed');
+      }
+      return this.restore(stdin ?? '');
+    }
+    if (cmd === 'ipset' && args[0] === 'list') return ok(this.ipsetSave());
+    if (cmd === 'ipset' && args[0] === 'restore') return this.ipsetRestore(stdin ?? '');
+    if (cmd === 'ip' && args.includes('route')) {
+      const dst = args[args.length - 1]!;
+      const dev = this.routes.get(dst);
+      return ok(JSON.stringify(dev === undefined ? [] : [{ dst: dst.split('/')[0], dev, scope: 'link' }]));
+    }
+    return fail(`fake kernel: unexpected command ${cmd} ${args.join(' ')}`);
+  }
+
+  save(): string {
+    const out = ['*filter'];
+    for (const c of this.chains.keys()) out.push(BUILTIN.includes(c) ? `:${c} ACCEPT [0:0]` : `:${c} - [0:0]`);
+    for (const [c, rules] of this.chains) for (const r of rules) out.push(`-A ${c} ${r}`);
+    out.push('COMMIT', '');
+    return out.join('\n');
+  }
+
+  private restore(input: string): CommandResult {
+    const next = new Map([...this.chains].map(([k, v]) => [k, [...v]]));
+    const lines = input.split('\n').filter((l) => l !== '');
+    if (lines[0] !== '*filter' || lines[lines.length - 1] !== 'COMMIT') return fail('bad transaction framing');
+    for (const [n, line] of lines.slice(1, -1).entries()) {
+      const err = (m: string) => fail(`line ${n + 2}: ${m}: ${line}`);
+      if (line.startsWith(':')) {
+        next.set(line.slice(1).split(' ')[0]!, []);
+        continue;
+      }
+      const m = /^-([AIRDX]) (\S+)(?: (.*))?$/.exec(line);
+      if (m === null) return err('unparseable');
+      const [, op, chain, rest = ''] = m;
+      const rules = next.get(chain!);
+      if (rules === undefined) return err('no such chain');
+      const target = /-[jg] (\S+)/.exec(rest)?.[1];
+      if (target !== undefined && target.startsWith('cali-') && !next.has(target)) return err(`jump to missing chain ${target}`);
+      const idx = /^(\d+) (.*)$/.exec(rest);
+      switch (op) {
+        case 'A':
+          rules.push(rest);
+          break;
+        case 'I':
+          if (idx === null || Number(idx[1]) > rules.length + 1) return err('bad insert index');
+          rules.splice(Number(idx[1]) - 1, 0, idx[2]!);
+          break;
+        case 'R':
+          if (idx === null || Number(idx[1]) > rules.length) return err('bad replace index');
+          rules[Number(idx[1]) - 1] = idx[2]!;
+          break;
+        case 'D': {
+          if (/^\d+$/.test(rest)) {
+            if (Number(rest) > rules.length) return err('bad delete index');
+            rules.splice(Number(rest) - 1, 1);
+          } else {
+            const i = rules.indexOf(rest);
+            if (i < 0) return err('rule to delete not found');
+            rules.splice(i, 1);
+          }
+          break;
+        }
+        case 'X': {
+          if (rules.length > 0) return err('chain not empty');
+          for (const [c, rs] of next) if (c !== chain && rs.some((r) => new RegExp(`-[jg] ${chain}( |$)`).test(r))) return err(`chain referenced from ${c}`);
+          next.delete(chain!);
+          break;
+        }
+      }
+    }
+    this.chains = next;
+    return ok();
+  }
+
+  ipsetSave(): string {
+    const out: string[] = [];
+    for (const [n, s] of this.sets) {
+      out.push(`create ${n} ${s.header} hashsize 1024 bucketsize 12 initval 0x1234`);
+      for (const m of s.members) out.push(`add ${n} ${m}`);
+    }
+    return out.join('\n') + '\n';
+  }
+
+  private ipsetRestore(input: string): CommandResult {
+    for (const line of input.split('\n')) {
+      if (line === '' || line === 'COMMIT') continue;
+      const [op, name, ...rest] = line.split(' ');
+      const set = this.sets.get(name!);
+      switch (op) {
+        case 'create':
+          if (set !== undefined) return fail(`set ${name} exists`);
+          this.sets.set(name!, { header: rest.join(' '), members: new Set() });
+          break;
+        case 'add':
+          if (set === undefined) return fail(`no set ${name}`);
+          set.members.add(rest[0]!.replace(/\/32$/, ''));
+          break;
+        case 'del':
+          if (set === undefined) return fail(`no set ${name}`);
+          set.members.delete(rest[0]!);
+          break;
+        case 'swap': {
+          const other = this.sets.get(rest[0]!);
+          if (set === undefined || other === undefined) return fail('swap of missing set');
+          this.sets.set(name!, other);
+          this.sets.set(rest[0]!, set);
+          break;
+        }
+        case 'destroy': {
+          if (set === undefined) return fail(`no set ${name}`);
+          for (const rs of this.chains.values()) if (rs.some((r) => r.includes(`--match-set ${name} `))) return fail(`Set ${name} is in use`);
+          this.sets.delete(name!);
+          break;
+        }
+        default:
+          return fail(`unknown ipset command ${op}`);
+      }
+    }
+    return ok();
+  }
+}

@@ -1,0 +1,408 @@
+/**
+ * One iptables table in one IP family: desired chains vs. what the kernel has
+ * (dataplane.md §5; Felix `iptables/table.go`).
+ *
+ * Guarantees:
+ * - `apply()` writes with ONE `iptables-restore --noflush` transaction, containing only the
+ *   chains whose hash lists differ from the kernel's: `-R`/`-A`/`-D` by index from the hash
+ *   diff, forward references for new chains, hook rules in kernel chains, and `-X` of removed
+ *   chains last. Nothing is written when nothing differs.
+ * - Ownership: it creates, rewrites and deletes only `cali-` chains, and in kernel chains only
+ *   rules carrying its `cali:` hash comment (deleted by their exact text as read back). Foreign
+ *   chains and rules are never touched, also not when they sit next to ours.
+ * - Read-back: `iptables-save -t <table>` on the first apply, every `refreshIntervalMs`, and
+ *   after writes (`postWriteCheckMs`, doubling up to the refresh interval). Anything owned that
+ *   differs — a flushed or deleted chain, a tampered rule, a missing hook, an unexpected
+ *   `cali-` chain — is repaired by the next apply.
+ * - Failure: a failed restore re-reads the kernel and retries with exponential backoff
+ *   (Felix: 10 attempts from 1 ms); when every attempt fails `apply()` rejects with
+ *   `IptablesApplyError`, leaving the kernel's last state in place (fail closed), and the
+ *   caller reports it.
+ * - The xtables lock is honoured with `--wait <s> --wait-interval <µs>` on every restore.
+ *
+ * Not re-entrant: one `apply()` at a time (the driver's loop guarantees it).
+ */
+import type { Logger } from '../runtime/logger.ts';
+import { sleep, type Clock } from '../runtime/clock.ts';
+import { CHAIN_PREFIX } from './chain-names.ts';
+import { hashCommentFragment, ruleBody, type Chain, type IptablesRule } from './chain.ts';
+import type { CommandRunner } from './command-runner.ts';
+import type { DataplaneMetrics } from './dataplane-metrics.ts';
+import { ruleHashes } from './rule-hash.ts';
+import type { KernelHooks } from './rule-renderer.ts';
+
+/**
+ * Which iptables implementation to drive. Both write through the same `iptables-restore`
+ * language; they must not be mixed on one host (each sees only its own rules).
+ */
+export type IptablesBackend = 'nft' | 'legacy';
+
+export interface IptablesTableOptions {
+  /** @default 'filter' */
+  readonly table?: string;
+  readonly ipVersion: 4 | 6;
+  readonly runner: CommandRunner;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: DataplaneMetrics;
+  /** @default 'nft' */
+  readonly backend?: IptablesBackend;
+  /** Felix `IptablesRefreshInterval`. @default 180_000 */
+  readonly refreshIntervalMs?: number;
+  /** Felix `IptablesPostWriteCheckInterval` (doubles after each check). @default 5_000 */
+  readonly postWriteCheckMs?: number;
+  /** xtables lock wait (`--wait`), seconds. @default 10 */
+  readonly lockTimeoutSeconds?: number;
+  /** Felix `IptablesLockProbeInterval`. @default 50 */
+  readonly lockProbeIntervalMs?: number;
+  /** Restore attempts before giving up. @default 10 */
+  readonly maxAttempts?: number;
+  /** First retry delay, doubling. @default 1 */
+  readonly initialRetryMs?: number;
+}
+
+export class IptablesApplyError extends Error {
+  override readonly name = 'IptablesApplyError';
+}
+
+/** What the last `apply()` did. */
+export interface TableApplyResult {
+  readonly wrote: boolean;
+  readonly bytes: number;
+  readonly chainsWritten: number;
+}
+
+interface DesiredChain {
+  readonly rules: readonly IptablesRule[];
+  readonly hashes: readonly string[];
+}
+
+interface KernelChainState {
+  /** Our hashed rules in this kernel chain, as `iptables-save` printed them, in order. */
+  readonly lines: string[];
+  readonly hashes: string[];
+}
+
+const HASH_RE = /--comment "?cali:([a-zA-Z0-9_-]+)"?/;
+
+export class IptablesTable {
+  readonly table: string;
+  readonly ipVersion: 4 | 6;
+  private readonly runner: CommandRunner;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly metrics: DataplaneMetrics;
+  private readonly restoreCmd: string;
+  private readonly saveCmd: string;
+  private readonly refreshIntervalMs: number;
+  private readonly postWriteCheckMs: number;
+  private readonly lockArgs: string[];
+  private readonly maxAttempts: number;
+  private readonly initialRetryMs: number;
+  private readonly labels: { ip_version: string; table: string };
+
+  private readonly desired = new Map<string, DesiredChain>();
+  private readonly hooks = new Map<string, { inserts: readonly IptablesRule[]; hashes: string[] }>();
+  private readonly hooksByChain = new Map<string, { nInserts: number }>();
+  /** Owned chains as last read or written: name → hashes ('' for an unhashed rule). */
+  private actual = new Map<string, string[]>();
+  private actualKernel = new Map<string, KernelChainState>();
+  private readonly dirty = new Set<string>();
+  private hooksDirty = true;
+  private loaded = false;
+  private nextRefreshAt = 0;
+  private postWriteAt = Infinity;
+  private postWriteDelay: number;
+  private ruleCount = 0;
+
+  constructor(opts: IptablesTableOptions) {
+    const {
+      table = 'filter',
+      ipVersion,
+      runner,
+      clock,
+      logger,
+      metrics,
+      backend = 'nft',
+      refreshIntervalMs = 180_000,
+      postWriteCheckMs = 5_000,
+      lockTimeoutSeconds = 10,
+      lockProbeIntervalMs = 50,
+      maxAttempts = 10,
+      initialRetryMs = 1,
+    } = opts;
+    if (ipVersion !== 4 && ipVersion !== 6) throw new RangeError(`IptablesTable: ipVersion must be 4 or 6, got ${String(ipVersion)}`);
+    if (backend !== 'nft' && backend !== 'legacy') throw new RangeError(`IptablesTable: backend must be 'nft' or 'legacy', got '${String(backend)}'`);
+    if (!(refreshIntervalMs > 0)) throw new RangeError(`IptablesTable: refreshIntervalMs must be > 0, got ${refreshIntervalMs}`);
+    if (!(maxAttempts >= 1)) throw new RangeError(`IptablesTable: maxAttempts must be >= 1, got ${maxAttempts}`);
+    this.table = table;
+    this.ipVersion = ipVersion;
+    this.runner = runner;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.log = logger.child({ component: 'iptables-table', table, ipVersion });
+    const base = ipVersion === 4 ? 'iptables' : 'ip6tables';
+    this.restoreCmd = `${base}-${backend}-restore`;
+    this.saveCmd = `${base}-${backend}-save`;
+    this.refreshIntervalMs = refreshIntervalMs;
+    this.postWriteCheckMs = postWriteCheckMs;
+    this.postWriteDelay = postWriteCheckMs;
+    this.lockArgs = ['--wait', String(lockTimeoutSeconds), '--wait-interval', String(lockProbeIntervalMs * 1000)];
+    this.maxAttempts = maxAttempts;
+    this.initialRetryMs = initialRetryMs;
+    this.labels = { ip_version: String(ipVersion), table };
+  }
+
+  // ---- desired state ------------------------------------------------------------------------
+
+  /** Sets (or replaces) an owned chain; a chain whose rules did not change stays clean. */
+  updateChain(chain: Chain): void {
+    if (!chain.name.startsWith(CHAIN_PREFIX)) throw new RangeError(`IptablesTable: chain '${chain.name}' is not owned (needs prefix '${CHAIN_PREFIX}')`);
+    const hashes = ruleHashes(chain.name, chain.rules);
+    const old = this.desired.get(chain.name);
+    if (old !== undefined && sameList(old.hashes, hashes)) return;
+    this.ruleCount += chain.rules.length - (old?.rules.length ?? 0);
+    this.desired.set(chain.name, { rules: chain.rules, hashes });
+    this.dirty.add(chain.name);
+    this.updateGauges();
+  }
+
+  updateChains(chains: Iterable<Chain>): void {
+    for (const c of chains) this.updateChain(c);
+  }
+
+  removeChain(name: string): void {
+    const old = this.desired.get(name);
+    if (old === undefined) return;
+    this.ruleCount -= old.rules.length;
+    this.desired.delete(name);
+    this.dirty.add(name);
+    this.updateGauges();
+  }
+
+  /** The rules of ours that belong in kernel chains (`FORWARD`, …). */
+  setKernelHooks(hooks: readonly KernelHooks[]): void {
+    this.hooks.clear();
+    for (const h of hooks) {
+      const inserts = [...h.inserts, ...h.appends];
+      // Inserts and appends are hashed as one list: their relative order is what we check.
+      if (!/^[A-Z][A-Z0-9_-]{0,27}$/.test(h.chain)) throw new RangeError(`IptablesTable: '${h.chain}' is not a kernel chain name`);
+      this.hooks.set(h.chain, { inserts, hashes: ruleHashes(h.chain, inserts) });
+      this.hooksByChain.set(h.chain, { nInserts: h.inserts.length });
+    }
+    this.hooksDirty = true;
+  }
+
+  hasChain(name: string): boolean {
+    return this.desired.has(name);
+  }
+
+  desiredChain(name: string): DesiredChain | undefined {
+    return this.desired.get(name);
+  }
+
+  get desiredChainNames(): Iterable<string> {
+    return this.desired.keys();
+  }
+
+  /** Forces a read-back on the next apply (e.g. after a suspected external change). */
+  invalidate(): void {
+    this.nextRefreshAt = 0;
+  }
+
+  /** When the next read-back is due (clock ms); the driver schedules an apply for it. */
+  nextCheckAt(): number {
+    return Math.min(this.nextRefreshAt, this.postWriteAt);
+  }
+
+  /** Whether an apply would write (as far as known without a read-back). */
+  get isDirty(): boolean {
+    return this.dirty.size > 0 || this.hooksDirty;
+  }
+
+  // ---- apply --------------------------------------------------------------------------------
+
+  async apply(): Promise<TableApplyResult> {
+    let delay = this.initialRetryMs;
+    let lastError = '';
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      const now = this.clock.now();
+      if (!this.loaded || now >= this.nextCheckAt()) {
+        try {
+          await this.load();
+        } catch (e) {
+          lastError = (e as Error).message;
+          this.log.warn({ attempt, err: lastError }, 'reading iptables state failed; retrying');
+          if (attempt < this.maxAttempts) await sleep(this.clock, delay);
+          delay *= 2;
+          continue;
+        }
+      }
+      if (!this.isDirty) return { wrote: false, bytes: 0, chainsWritten: 0 };
+      const { input, chains } = this.buildRestore();
+      this.metrics.restoreCalls.inc(this.labels);
+      const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: input });
+      if (res.code === 0) {
+        this.commitWritten(chains);
+        return { wrote: true, bytes: Buffer.byteLength(input), chainsWritten: chains.length };
+      }
+      this.metrics.restoreErrors.inc(this.labels);
+      lastError = res.stderr.trim();
+      this.log.warn({ attempt, code: res.code, stderr: lastError }, 'iptables-restore failed; re-reading the table and retrying');
+      this.loaded = false;
+      if (attempt < this.maxAttempts) {
+        await sleep(this.clock, delay);
+        delay *= 2;
+      }
+    }
+    this.log.error({ stderr: lastError }, 'iptables-restore failed on every attempt; leaving the kernel state as it is');
+    throw new IptablesApplyError(`${this.restoreCmd} (table ${this.table}) failed ${this.maxAttempts} times: ${lastError}`);
+  }
+
+  /** Reads the table back and marks every owned difference dirty. */
+  private async load(): Promise<void> {
+    this.metrics.saveCalls.inc(this.labels);
+    const res = await this.runner.run(this.saveCmd, ['-t', this.table]);
+    if (res.code !== 0) throw new IptablesApplyError(`${this.saveCmd} -t ${this.table} failed (${res.code}): ${res.stderr.trim()}`);
+    const { owned, kernel } = parseSave(res.stdout, new Set(this.hooks.keys()));
+    this.actual = owned;
+    this.actualKernel = kernel;
+    for (const [name, d] of this.desired) {
+      const a = owned.get(name);
+      if (a === undefined || !sameList(a, d.hashes)) this.dirty.add(name);
+    }
+    for (const name of owned.keys()) if (!this.desired.has(name)) this.dirty.add(name);
+    for (const [chain, h] of this.hooks) {
+      if (!sameList(kernel.get(chain)?.hashes ?? [], h.hashes)) this.hooksDirty = true;
+    }
+    for (const [chain, k] of kernel) if (!this.hooks.has(chain) && k.hashes.length > 0) this.hooksDirty = true;
+    this.loaded = true;
+    const now = this.clock.now();
+    this.nextRefreshAt = now + this.refreshIntervalMs;
+    if (now >= this.postWriteAt) {
+      // Felix: the post-write check interval doubles after each check.
+      this.postWriteDelay *= 2;
+      this.postWriteAt = this.postWriteDelay >= this.refreshIntervalMs ? Infinity : now + this.postWriteDelay;
+    }
+    if (this.isDirty) this.log.info({ dirtyChains: this.dirty.size, hooksDirty: this.hooksDirty }, 'read back iptables state: repairing differences');
+  }
+
+  /** The restore transaction for everything dirty, and the owned chains it writes. */
+  private buildRestore(): { input: string; chains: string[] } {
+    const lines: string[] = [`*${this.table}`];
+    const ops: string[] = [];
+    const deletes: string[] = [];
+    const written: string[] = [];
+    for (const name of [...this.dirty].sort()) {
+      const want = this.desired.get(name);
+      const have = this.actual.get(name);
+      if (want === undefined) {
+        if (have === undefined) continue;
+        // Flush by forward reference now, delete once nothing refers to it (end of transaction).
+        lines.push(`:${name} - [0:0]`);
+        deletes.push(`-X ${name}`);
+        written.push(name);
+        continue;
+      }
+      written.push(name);
+      if (have === undefined) {
+        lines.push(`:${name} - [0:0]`);
+        for (let i = 0; i < want.rules.length; i++) ops.push(`-A ${name} ${this.renderRule(want, i)}`);
+        continue;
+      }
+      const common = Math.min(have.length, want.hashes.length);
+      for (let i = 0; i < common; i++) {
+        if (have[i] !== want.hashes[i]) ops.push(`-R ${name} ${i + 1} ${this.renderRule(want, i)}`);
+      }
+      for (let i = common; i < want.hashes.length; i++) ops.push(`-A ${name} ${this.renderRule(want, i)}`);
+      for (let i = have.length; i > want.hashes.length; i--) ops.push(`-D ${name} ${i}`);
+    }
+    if (this.hooksDirty) {
+      for (const k of this.actualKernel.values()) {
+        // Delete by exact text as read back: never by index, which could hit a foreign rule.
+        for (const line of k.lines) ops.push(`-D${line.slice(2)}`);
+      }
+      for (const [chain, h] of this.hooks) {
+        const nInserts = this.hooksByChain.get(chain)?.nInserts ?? 0;
+        for (let i = nInserts - 1; i >= 0; i--) ops.push(`-I ${chain} 1 ${ruleBody(h.inserts[i]!, hashCommentFragment(h.hashes[i]!))}`);
+        for (let i = nInserts; i < h.inserts.length; i++) ops.push(`-A ${chain} ${ruleBody(h.inserts[i]!, hashCommentFragment(h.hashes[i]!))}`);
+      }
+    }
+    lines.push(...ops, ...deletes, 'COMMIT', '');
+    return { input: lines.join('\n'), chains: written };
+  }
+
+  private renderRule(chain: DesiredChain, i: number): string {
+    return ruleBody(chain.rules[i]!, hashCommentFragment(chain.hashes[i]!));
+  }
+
+  private commitWritten(chains: readonly string[]): void {
+    for (const name of chains) {
+      const want = this.desired.get(name);
+      if (want === undefined) this.actual.delete(name);
+      else this.actual.set(name, [...want.hashes]);
+    }
+    if (this.hooksDirty) {
+      const kernel = new Map<string, KernelChainState>();
+      for (const [chain, h] of this.hooks) {
+        kernel.set(chain, {
+          lines: h.inserts.map((r, i) => `-A ${chain} ${ruleBody(r, hashCommentFragment(h.hashes[i]!))}`),
+          hashes: [...h.hashes],
+        });
+      }
+      this.actualKernel = kernel;
+    }
+    this.dirty.clear();
+    this.hooksDirty = false;
+    this.postWriteDelay = this.postWriteCheckMs;
+    this.postWriteAt = this.clock.now() + this.postWriteCheckMs;
+  }
+
+  private updateGauges(): void {
+    this.metrics.chains.set(this.labels, this.desired.size);
+    this.metrics.rules.set(this.labels, this.ruleCount);
+  }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Parses `iptables-save -t <table>` output: hashes of every owned (`cali-`) chain, and our
+ * hashed rules in the kernel chains we hook (plus any other non-owned chain that holds a rule
+ * with our hash, left over from an older layout). Rules are not parsed beyond the hash.
+ */
+export function parseSave(
+  text: string,
+  hookedChains: ReadonlySet<string>,
+): { owned: Map<string, string[]>; kernel: Map<string, KernelChainState> } {
+  const owned = new Map<string, string[]>();
+  const kernel = new Map<string, KernelChainState>();
+  for (const chain of hookedChains) kernel.set(chain, { lines: [], hashes: [] });
+  for (const raw of text.split('\n')) {
+    const line = raw.trimEnd();
+    if (line.startsWith(':')) {
+      const name = line.slice(1, line.indexOf(' ') < 0 ? undefined : line.indexOf(' '));
+      if (name.startsWith(CHAIN_PREFIX)) owned.set(name, []);
+      continue;
+    }
+    if (!line.startsWith('-A ')) continue;
+    const end = line.indexOf(' ', 3);
+    const chain = line.slice(3, end < 0 ? undefined : end);
+    const m = HASH_RE.exec(line);
+    if (chain.startsWith(CHAIN_PREFIX)) {
+      let list = owned.get(chain);
+      if (list === undefined) owned.set(chain, (list = []));
+      list.push(m?.[1] ?? '');
+    } else if (m !== null) {
+      let k = kernel.get(chain);
+      if (k === undefined) kernel.set(chain, (k = { lines: [], hashes: [] }));
+      k.lines.push(line);
+      k.hashes.push(m[1]!);
+    }
+  }
+  return { owned, kernel };
+}

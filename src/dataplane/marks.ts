@@ -1,0 +1,36 @@
+/**
+ * Mark bits (dataplane.md §2). Felix allocates single bits from `IptablesMarkMask`
+ * (default 0xffff0000) lowest first: accept, pass, then (HEAD) drop, scratch0, scratch1.
+ * Tessera has no drop-mark user, so scratch0/scratch1 take the next two bits; the values are
+ * fixed here rather than allocated because nothing else in Tessera claims mark bits.
+ */
+export const MARK_ACCEPT = 0x10000;
+export const MARK_PASS = 0x20000;
+/** Match blocks: "every block so far matched". */
+export const MARK_SCRATCH0 = 0x40000;
+/** Match blocks: "this block matched". */
+export const MARK_SCRATCH1 = 0x80000;
+/** Felix `IptablesMarkMask` default: every bit Calico may use. */
+export const MARK_MASK = 0xffff0000;
+
+const hex = (n: number): string => `0x${(n >>> 0).toString(16)}`;
+
+/** `-m mark --mark <bits>/<bits>`: all of `bits` set. */
+export function matchMarkSet(bits: number): string {
+  return `-m mark --mark ${hex(bits)}/${hex(bits)}`;
+}
+
+/** `-m mark --mark 0x0/<bits>`: all of `bits` clear. */
+export function matchMarkClear(bits: number): string {
+  return `-m mark --mark 0x0/${hex(bits)}`;
+}
+
+/** `-j MARK --set-xmark <bits>/<bits>`. */
+export function actionSetMark(bits: number): string {
+  return `-j MARK --set-xmark ${hex(bits)}/${hex(bits)}`;
+}
+
+/** `-j MARK --set-xmark 0x0/<bits>` (iptables-save shows it as `MARK and <~bits>`). */
+export function actionClearMark(bits: number): string {
+  return `-j MARK --set-xmark 0x0/${hex(bits)}`;
+}

@@ -1,0 +1,91 @@
+/**
+ * ActivePolicyUpdate/Remove and ActiveProfileUpdate/Remove → `cali-pi-`/`cali-po-` and
+ * `cali-pri-`/`cali-pro-` chains in the filter table of every IP family.
+ *
+ * - The calc graph sends only *active* policies and profiles (used by a local endpoint), so
+ *   every chain written here is referenced; Felix's "program only referenced chains" holds by
+ *   construction.
+ * - A policy that cannot be rendered (a value the renderer rejects) fails closed: its chains
+ *   become a single DROP, and the error is logged with the policy's identity.
+ * - Untracked and pre-DNAT policies belong in the raw/mangle tables, which Tessera does not
+ *   program yet: they are logged and skipped.
+ */
+import type { DataplaneMessage, PolicyId } from '../proto/index.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { Chain } from './chain.ts';
+import { policyChainName, profileChainName } from './chain-names.ts';
+import type { IptablesTable } from './iptables-table.ts';
+import { RuleRenderError } from './match-builder.ts';
+import type { RuleRenderer } from './rule-renderer.ts';
+
+export interface FamilyTables {
+  readonly renderer: RuleRenderer;
+  readonly filter: IptablesTable;
+}
+
+export class PolicyManager {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly families: readonly FamilyTables[],
+    logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'policy-manager' });
+  }
+
+  onMessage(msg: DataplaneMessage): boolean {
+    switch (msg.type) {
+      case 'ActivePolicyUpdate': {
+        const { id, policy } = msg;
+        if (policy.untracked || policy.preDnat) {
+          this.log.warn({ ...logFields(id) }, 'untracked and pre-DNAT policies are not supported; skipping');
+          return true;
+        }
+        for (const f of this.families) {
+          f.filter.updateChains(this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id)));
+        }
+        return true;
+      }
+      case 'ActivePolicyRemove':
+        for (const f of this.families) {
+          f.filter.removeChain(policyChainName(msg.id, 'ingress'));
+          f.filter.removeChain(policyChainName(msg.id, 'egress'));
+        }
+        return true;
+      case 'ActiveProfileUpdate': {
+        const { id, profile } = msg;
+        for (const f of this.families) {
+          f.filter.updateChains(
+            this.renderOrDrop([profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')], () => f.renderer.profileChains(id.name, profile), {
+              kind: 'Profile',
+              name: id.name,
+            }),
+          );
+        }
+        return true;
+      }
+      case 'ActiveProfileRemove':
+        for (const f of this.families) {
+          f.filter.removeChain(profileChainName(msg.id.name, 'ingress'));
+          f.filter.removeChain(profileChainName(msg.id.name, 'egress'));
+        }
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private renderOrDrop(names: readonly string[], render: () => Chain[], fields: Record<string, string | undefined>): Chain[] {
+    try {
+      return render();
+    } catch (e) {
+      if (!(e instanceof RuleRenderError)) throw e;
+      this.log.error({ ...fields, err: e.message }, 'cannot render rules; dropping all traffic this policy governs');
+      return names.map((name) => ({ name, rules: [{ match: '', action: '-j DROP', comments: ['Tessera: rules could not be rendered'] }] }));
+    }
+  }
+}
+
+function logFields(id: PolicyId): Record<string, string | undefined> {
+  return { kind: id.kind, namespace: id.namespace, name: id.name, tier: id.tier };
+}
