@@ -1,5 +1,6 @@
 /** The sub-command table of the `tessera` CLI. */
 import { VERSION } from '../runtime/version.ts';
+import { runControllers } from './controllers.ts';
 import { runConvert } from './convert.ts';
 import { runDemo } from './demo.ts';
 import { runValidate } from './validate.ts';
@@ -21,6 +22,10 @@ export const commands: Record<string, Command> = {
   validate: {
     summary: 'check projectcalico.org/v3 manifests: tessera validate -f <file|dir>...',
     run: (argv) => runValidate(argv),
+  },
+  controllers: {
+    summary: 'run the cluster controllers (policy converter, profiles, workload endpoints, tiers)',
+    run: (argv) => runControllers(argv),
   },
   convert: {
     summary: 'print the Calico policy for each Kubernetes NetworkPolicy: tessera convert -f <file> [--output yaml|json]',

@@ -1,0 +1,161 @@
+/**
+ * `tessera controllers`: the cluster-side controllers (src/controllers/controllers-process.ts)
+ * as a long-running process — JSON logs on stdout, /metrics /livez /readyz, leader
+ * election, graceful shutdown on SIGTERM/SIGINT (the lease is released so the standby
+ * takes over at once). Authenticates with `--kubeconfig <file>` (or $KUBECONFIG), else
+ * in-cluster. Exits 1 when leadership is lost, so the pod restarts and campaigns again.
+ */
+import { readFileSync } from 'node:fs';
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { collectDefaultMetrics } from 'prom-client';
+
+import { startControllers } from '../controllers/controllers-process.ts';
+import { HealthServer } from '../controllers/health-server.ts';
+import { createRootLogger } from '../runtime/logger.ts';
+import { newRegistry } from '../runtime/metrics.ts';
+
+const USAGE = `usage: tessera controllers [options]
+
+  --kubeconfig <file>          kubeconfig to use (default: $KUBECONFIG, else in-cluster)
+  --namespace <ns>             namespace of the leader-election Lease
+                               (default: $POD_NAMESPACE, else the in-cluster namespace, else tessera-system)
+  --metrics-port <n>           port for /metrics, /livez, /readyz (default 9094; 0 picks one)
+  --metrics-host <addr>        address to listen on (default 0.0.0.0)
+  --no-workload-endpoints      do not write WorkloadEndpoints for pods (Calico CNI clusters)
+  --lease-duration <seconds>   default 15 (renew deadline 2/3 of it, retry period 2/15)
+  --sweep-interval <seconds>   orphan sweep period (default 300)
+`;
+
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+class UsageError extends Error {}
+
+interface Options {
+  kubeconfig: string | undefined;
+  namespace: string | undefined;
+  metricsPort: number;
+  metricsHost: string;
+  workloadEndpoints: boolean;
+  leaseDurationSeconds: number;
+  sweepIntervalSeconds: number;
+}
+
+function parseArgs(argv: readonly string[]): Options | 'help' {
+  const o: Options = {
+    kubeconfig: process.env['KUBECONFIG'] || undefined,
+    namespace: process.env['POD_NAMESPACE'] || undefined,
+    metricsPort: 9094,
+    metricsHost: '0.0.0.0',
+    workloadEndpoints: true,
+    leaseDurationSeconds: 15,
+    sweepIntervalSeconds: 300,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    const num = (min: number): number => {
+      const v = value();
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, not ${JSON.stringify(v)}`);
+      return n;
+    };
+    switch (flag) {
+      case '-h':
+      case '--help':
+        return 'help';
+      case '--kubeconfig':
+        o.kubeconfig = value();
+        break;
+      case '--namespace':
+        o.namespace = value();
+        break;
+      case '--metrics-port':
+        o.metricsPort = num(0);
+        break;
+      case '--metrics-host':
+        o.metricsHost = value();
+        break;
+      case '--no-workload-endpoints':
+        o.workloadEndpoints = false;
+        break;
+      case '--lease-duration':
+        o.leaseDurationSeconds = num(3);
+        break;
+      case '--sweep-interval':
+        o.sweepIntervalSeconds = num(1);
+        break;
+      default:
+        throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+    }
+  }
+  return o;
+}
+
+function leaseNamespace(o: Options): string {
+  if (o.namespace !== undefined) return o.namespace;
+  try {
+    return readFileSync(SA_NAMESPACE_FILE, 'utf8').trim();
+  } catch {
+    return 'tessera-system';
+  }
+}
+
+export async function runControllers(argv: readonly string[]): Promise<number> {
+  let opts;
+  try {
+    opts = parseArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`tessera controllers: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (opts === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const log = createRootLogger();
+  const kubeConfig = new KubeConfig();
+  if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);
+  else kubeConfig.loadFromCluster();
+
+  const registry = newRegistry();
+  collectDefaultMetrics({ register: registry });
+  const abort = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    log.info({ signal: sig }, 'shutting down');
+    abort.abort();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+
+  const leaseMs = opts.leaseDurationSeconds * 1000;
+  const running = startControllers(
+    {
+      kubeConfig,
+      leaseNamespace: leaseNamespace(opts),
+      workloadEndpoints: opts.workloadEndpoints,
+      leaseDurationMs: leaseMs,
+      renewDeadlineMs: Math.round((leaseMs * 2) / 3),
+      retryPeriodMs: Math.round((leaseMs * 2) / 15),
+      sweepIntervalMs: opts.sweepIntervalSeconds * 1000,
+      registry,
+      logger: log,
+    },
+    abort.signal,
+  );
+  const health = await HealthServer.listen({ registry, ready: running.ready, port: opts.metricsPort, host: opts.metricsHost });
+  log.info({ port: health.port, identity: running.identity }, 'serving /metrics, /livez, /readyz');
+  const outcome = await running.done;
+  await health.close();
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  log.info({ outcome }, 'exiting');
+  log.flush();
+  return outcome === 'lost' ? 1 : 0;
+}

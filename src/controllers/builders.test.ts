@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+
+import { namespaceToProfile, profileSource, serviceAccountProfileName, serviceAccountToProfile } from './profile-builder.ts';
+import { podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName, type K8sPod } from './workload-endpoint-builder.ts';
+import { defaultTiers } from './tier-reconciler.ts';
+
+describe('profiles (calico-semantics §2.2)', () => {
+  it('Namespace → kns.<ns>: allow-all rules, pcns.* labels plus pcns.projectcalico.org/name', () => {
+    expect(namespaceToProfile({ metadata: { name: 'shop', labels: { team: 'web', 'kubernetes.io/metadata.name': 'shop' } } })).toEqual({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'Profile',
+      metadata: { name: 'kns.shop' },
+      spec: {
+        ingress: [{ action: 'Allow' }],
+        egress: [{ action: 'Allow' }],
+        labelsToApply: {
+          'pcns.team': 'web',
+          'pcns.kubernetes.io/metadata.name': 'shop',
+          'pcns.projectcalico.org/name': 'shop',
+        },
+      },
+    });
+  });
+
+  it('ServiceAccount → ksa.<ns>.<sa>: pcsa.* labels, no rules', () => {
+    expect(serviceAccountToProfile({ metadata: { name: 'api', namespace: 'shop', labels: { tier: 'b' } } })).toEqual({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'Profile',
+      metadata: { name: 'ksa.shop.api' },
+      spec: { labelsToApply: { 'pcsa.tier': 'b', 'pcsa.projectcalico.org/name': 'api' } },
+    });
+    expect(serviceAccountProfileName('', 'x')).toBe('ksa.default.x');
+  });
+
+  it('profileSource inverts the names (SA names may contain dots; namespaces cannot)', () => {
+    expect(profileSource('kns.shop')).toEqual({ kind: 'namespace', name: 'shop' });
+    expect(profileSource('ksa.shop.api.v2')).toEqual({ kind: 'serviceaccount', namespace: 'shop', name: 'api.v2' });
+    expect(profileSource('other')).toBeUndefined();
+    expect(profileSource('ksa.nodot')).toBeUndefined();
+  });
+});
+
+const POD: K8sPod = {
+  metadata: { name: 'api-0', namespace: 'shop', labels: { app: 'api', 'projectcalico.org/namespace': 'spoofed' } },
+  spec: {
+    nodeName: 'node-1',
+    serviceAccountName: 'api',
+    containers: [
+      {
+        ports: [
+          { name: 'http', containerPort: 8080 },
+          { name: 'dns', containerPort: 53, protocol: 'UDP' },
+          { containerPort: 9000 }, // no name, no hostPort: skipped
+          { containerPort: 9001, hostPort: 30001, protocol: 'SCTP' },
+        ],
+      },
+    ],
+    initContainers: [{ ports: [{ name: 'init', containerPort: 7000, protocol: 'TCP' }] }],
+  },
+  status: { phase: 'Running', podIPs: [{ ip: '10.0.0.5' }, { ip: 'fd00::5' }] },
+};
+
+describe('Pod → WorkloadEndpoint (calico-semantics §2.1)', () => {
+  it('builds the endpoint Calico would', () => {
+    expect(podToWorkloadEndpoint(POD)).toEqual({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'WorkloadEndpoint',
+      metadata: {
+        name: 'node--1-k8s-api--0-eth0',
+        namespace: 'shop',
+        labels: {
+          app: 'api',
+          'projectcalico.org/namespace': 'shop',
+          'projectcalico.org/orchestrator': 'k8s',
+          'projectcalico.org/serviceaccount': 'api',
+        },
+      },
+      spec: {
+        orchestrator: 'k8s',
+        node: 'node-1',
+        pod: 'api-0',
+        endpoint: 'eth0',
+        serviceAccountName: 'api',
+        ipNetworks: ['10.0.0.5/32', 'fd00::5/128'],
+        profiles: ['kns.shop', 'ksa.shop.api'],
+        interfaceName: workloadInterfaceName('shop', 'api-0'),
+        ports: [
+          { name: 'http', protocol: 'tcp', port: 8080 },
+          { name: 'dns', protocol: 'udp', port: 53 },
+          { protocol: 'sctp', port: 9001, hostPort: 30001 },
+          { name: 'init', protocol: 'tcp', port: 7000 },
+        ],
+      },
+    });
+  });
+
+  it('names: dashes inside a part are doubled', () => {
+    expect(workloadEndpointName('kind-worker', 'web-7d9f')).toBe('kind--worker-k8s-web--7d9f-eth0');
+  });
+
+  it('interface name: cali + first 11 hex of SHA-1("<ns>.<pod>")', () => {
+    // `printf default.nginx | sha1sum` = c440f455693b69cd…
+    expect(workloadInterfaceName('default', 'nginx')).toBe('calic440f455693');
+  });
+
+  it('no SA: no serviceaccount label, one profile', () => {
+    const wep = podToWorkloadEndpoint({ ...POD, spec: { ...POD.spec, serviceAccountName: '' } });
+    expect(wep?.spec.profiles).toEqual(['kns.shop']);
+    expect(wep?.metadata.labels?.['projectcalico.org/serviceaccount']).toBeUndefined();
+  });
+
+  it('a 63-character SA name is not a label (Calico keeps only names shorter than 63)', () => {
+    const sa = 'a'.repeat(63);
+    const wep = podToWorkloadEndpoint({ ...POD, spec: { ...POD.spec, serviceAccountName: sa } });
+    expect(wep?.metadata.labels?.['projectcalico.org/serviceaccount']).toBeUndefined();
+    expect(wep?.spec.profiles).toEqual(['kns.shop', `ksa.shop.${sa}`]);
+  });
+
+  it('falls back to status.podIP', () => {
+    expect(podToWorkloadEndpoint({ ...POD, status: { podIP: '10.0.0.9' } })?.spec.ipNetworks).toEqual(['10.0.0.9/32']);
+  });
+
+  it.each([
+    ['finished (Succeeded)', { ...POD, status: { ...POD.status, phase: 'Succeeded' } }],
+    ['finished (Failed)', { ...POD, status: { ...POD.status, phase: 'Failed' } }],
+    ['without IPs', { ...POD, status: { phase: 'Pending' } }],
+    ['unscheduled', { ...POD, spec: { ...POD.spec, nodeName: '' } }],
+    ['host-networked', { ...POD, spec: { ...POD.spec, hostNetwork: true } }],
+  ] as Array<[string, K8sPod]>)('no endpoint for a pod %s', (_, pod) => {
+    expect(podToWorkloadEndpoint(pod)).toBeUndefined();
+  });
+});
+
+describe('default tiers', () => {
+  it('kube-admin 1000 Pass, default 1000000 Deny, kube-baseline 10000000 Pass', () => {
+    expect(defaultTiers().map((t) => [t.metadata.name, t.spec.order, t.spec.defaultAction])).toEqual([
+      ['kube-admin', 1_000, 'Pass'],
+      ['default', 1_000_000, 'Deny'],
+      ['kube-baseline', 10_000_000, 'Pass'],
+    ]);
+  });
+});
