@@ -138,7 +138,8 @@ export class CalcGraph {
   onUpdates(updates: readonly ResourceUpdate[]): void {
     const end = this.#metrics.updateTime.startTimer();
     for (const u of updates) {
-      this.#metrics.updatesProcessed.inc({ type: u.op === 'delete' ? u.kind : u.resource.kind });
+      const type = u.op === 'delete' ? u.kind : (u.resource as { kind?: unknown } | null)?.kind;
+      this.#metrics.updatesProcessed.inc({ type: typeof type === 'string' ? type : 'unknown' });
       for (const m of this.#processor.process(u)) this.#dispatcher.dispatch(m);
     }
     end();

@@ -64,9 +64,9 @@ export class UpdateProcessor {
 
   process(update: ResourceUpdate): ModelUpdate[] {
     if (update.op === 'delete') return this.#delete(update.kind, update.name, update.namespace ?? '');
-    const raw = update.resource as unknown as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
-    const kind = raw.kind;
-    const name = raw.metadata?.name;
+    const raw = update.resource as unknown as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } | null } | null;
+    const kind = raw?.kind;
+    const name = raw?.metadata?.name;
     if (typeof kind !== 'string' || typeof name !== 'string' || name === '' || !isKind(kind)) {
       this.#onInvalid({ kind: String(kind), name: String(name), reason: 'not a keyable v3 object' });
       return [];
@@ -80,7 +80,8 @@ export class UpdateProcessor {
       }
       return this.#convert(resource);
     } catch (err) {
-      const ns = typeof raw.metadata?.namespace === 'string' && raw.metadata.namespace !== '' ? raw.metadata.namespace : kind === 'NetworkPolicy' || kind === 'WorkloadEndpoint' ? 'default' : '';
+      const rawNs = raw?.metadata?.namespace;
+      const ns = typeof rawNs === 'string' && rawNs !== '' ? rawNs : kind === 'NetworkPolicy' || kind === 'WorkloadEndpoint' ? 'default' : '';
       this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason: err instanceof Error ? err.message : String(err) });
       return this.#delete(kind, name, ns);
     }
