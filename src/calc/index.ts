@@ -3,5 +3,6 @@
  * (src/proto) out. Re-exports only.
  */
 export { CalcGraph, type CalcGraphOptions, type SyncStatus } from './calc-graph.ts';
+export { AsyncCalcGraph, type AsyncCalcGraphOptions } from './async-calc-graph.ts';
 export type { ResourceUpdate, InvalidResource } from './update-processor.ts';
 export type { DataplaneMessage } from '../proto/index.ts';
