@@ -81,6 +81,8 @@ interface KernelChainState {
   /** Our hashed rules in this kernel chain, as `iptables-save` printed them, in order. */
   readonly lines: string[];
   readonly hashes: string[];
+  /** Index of each of those rules among all rules of the chain. */
+  readonly positions: number[];
 }
 
 const HASH_RE = /--comment "?cali:([a-zA-Z0-9_-]+)"?/;
@@ -267,6 +269,9 @@ export class IptablesTable {
     const { owned, kernel } = parseSave(res.stdout, new Set(this.hooks.keys()));
     this.actual = owned;
     this.actualKernel = kernel;
+    // Dirtiness is relative to the kernel: recompute it from scratch against what we just read.
+    this.dirty.clear();
+    this.hooksDirty = false;
     for (const [name, d] of this.desired) {
       const a = owned.get(name);
       if (a === undefined || !sameList(a, d.hashes)) this.dirty.add(name);
@@ -274,6 +279,13 @@ export class IptablesTable {
     for (const name of owned.keys()) if (!this.desired.has(name)) this.dirty.add(name);
     for (const [chain, h] of this.hooks) {
       if (!sameList(kernel.get(chain)?.hashes ?? [], h.hashes)) this.hooksDirty = true;
+      else {
+        // Insert mode: our inserts must be the chain's first rules, so a foreign rule inserted
+        // above them cannot pre-empt policy (Felix re-inserts them in that case too).
+        const positions = kernel.get(chain)?.positions ?? [];
+        const nInserts = this.hooksByChain.get(chain)?.nInserts ?? 0;
+        for (let i = 0; i < nInserts; i++) if (positions[i] !== i) this.hooksDirty = true;
+      }
     }
     for (const [chain, k] of kernel) if (!this.hooks.has(chain) && k.hashes.length > 0) this.hooksDirty = true;
     this.loaded = true;
@@ -348,6 +360,7 @@ export class IptablesTable {
         kernel.set(chain, {
           lines: h.inserts.map((r, i) => `-A ${chain} ${ruleBody(r, hashCommentFragment(h.hashes[i]!))}`),
           hashes: [...h.hashes],
+          positions: h.hashes.map((_, i) => i),
         });
       }
       this.actualKernel = kernel;
@@ -381,7 +394,8 @@ export function parseSave(
 ): { owned: Map<string, string[]>; kernel: Map<string, KernelChainState> } {
   const owned = new Map<string, string[]>();
   const kernel = new Map<string, KernelChainState>();
-  for (const chain of hookedChains) kernel.set(chain, { lines: [], hashes: [] });
+  const counts = new Map<string, number>();
+  for (const chain of hookedChains) kernel.set(chain, { lines: [], hashes: [], positions: [] });
   for (const raw of text.split('\n')) {
     const line = raw.trimEnd();
     if (line.startsWith(':')) {
@@ -397,11 +411,15 @@ export function parseSave(
       let list = owned.get(chain);
       if (list === undefined) owned.set(chain, (list = []));
       list.push(m?.[1] ?? '');
-    } else if (m !== null) {
+    } else {
+      const index = counts.get(chain) ?? 0;
+      counts.set(chain, index + 1);
+      if (m === null) continue;
       let k = kernel.get(chain);
-      if (k === undefined) kernel.set(chain, (k = { lines: [], hashes: [] }));
+      if (k === undefined) kernel.set(chain, (k = { lines: [], hashes: [], positions: [] }));
       k.lines.push(line);
       k.hashes.push(m[1]!);
+      k.positions.push(index);
     }
   }
   return { owned, kernel };
