@@ -19,7 +19,7 @@ import { newRegistry } from '../runtime/metrics.ts';
 import { LeaderElector } from './leader-election.ts';
 import type { MirrorController } from './mirror-controller.ts';
 import { ObjectWriter } from './object-writer.ts';
-import { newPolicyConverterController } from './policy-converter-controller.ts';
+import { newPolicyConverterController, type ConvertFunc } from './policy-converter-controller.ts';
 import { newNamespaceProfileController, newServiceAccountProfileController } from './profile-controllers.ts';
 import { ensureDefaultTiers } from './tier-reconciler.ts';
 import { newWorkloadEndpointController } from './workload-endpoint-controller.ts';
@@ -46,6 +46,8 @@ export interface ControllersOptions {
   registry?: Registry;
   logger?: Logger;
   clock?: Clock;
+  /** Replaces the NetworkPolicy conversion (tests only). @default convertNetworkPolicy */
+  convert?: ConvertFunc;
 }
 
 export interface RunningControllers {
@@ -81,7 +83,7 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
     ...(opts.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: opts.sweepIntervalMs }),
   };
   const controllers: MirrorController<KubeObject, KubeObject>[] = [
-    newPolicyConverterController(factory, writer, common),
+    newPolicyConverterController(factory, writer, common, opts.convert),
     newNamespaceProfileController(factory, writer, common),
     newServiceAccountProfileController(factory, writer, common),
     ...(workloadEndpoints ? [newWorkloadEndpointController(factory, writer, common)] : []),

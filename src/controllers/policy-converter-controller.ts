@@ -22,10 +22,14 @@ export const CONVERSION_FAILED_REASON = 'RuleNotConverted';
 
 type Common = Omit<MirrorControllerOptions<KubeObject, KubeObject>, 'name' | 'source' | 'target' | 'targetType' | 'sourceKeyOf' | 'desired' | 'writer'>;
 
+/** The conversion function; injectable so tests can exercise paths a real apiserver's validation never lets through. */
+export type ConvertFunc = typeof convertNetworkPolicy;
+
 export function newPolicyConverterController(
   factory: InformerFactory,
   writer: ObjectWriter,
   common: Common = {},
+  convert: ConvertFunc = convertNetworkPolicy,
 ): MirrorController<KubeObject, KubeObject> {
   const reported = new Map<string, string>();
   return new MirrorController<KubeObject, KubeObject>({
@@ -43,7 +47,7 @@ export function newPolicyConverterController(
     forgetSource: (key) => reported.delete(key),
     desired: async (source, key, log: Logger) => {
       const np = source as K8sNetworkPolicy;
-      const { policy, errors, warnings } = convertNetworkPolicy(np);
+      const { policy, errors, warnings } = convert(np);
       const meta = np.metadata ?? {};
       for (const w of warnings) log.warn({ kind: 'NetworkPolicy', namespace: meta.namespace, name: meta.name }, w);
       const signature = `${String((source.metadata as { generation?: number } | undefined)?.generation ?? meta.resourceVersion)}:${JSON.stringify(errors)}`;

@@ -1,0 +1,184 @@
+/**
+ * manifests/ against the real API server: `kubectl apply -f manifests/` installs (the
+ * workloads never run — there is no kubelet), a second apply changes nothing, the RBAC
+ * is least-privilege (the agent cannot write), and the admission policy reserves
+ * knp.default.* policies for the controllers' ServiceAccount.
+ *
+ * The admission policy is cluster-wide, so this file removes its binding at the end:
+ * other files' tests must not depend on it.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { ApiException, CustomObjectsApi, NetworkingV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+import { pollUntil } from '../controlplane/poll-until.ts';
+import { issueServiceAccountToken, type ServiceAccountIdentity } from '../controlplane/service-account-token.ts';
+import { installCalicoCrds } from './calico-crds.ts';
+import { kubectl, kubectlOk } from './kubectl.ts';
+import { adminKubeConfig, sharedControlPlane } from './shared-control-plane.ts';
+
+async function statusOf(call: Promise<unknown>): Promise<{ code: number; message: string }> {
+  return call.then(
+    () => ({ code: 200, message: '' }),
+    (err: unknown) => {
+      if (err instanceof ApiException) return { code: err.code, message: String(err.body) };
+      throw err;
+    },
+  );
+}
+
+function knp(name: string, namespace: string): object {
+  return {
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'NetworkPolicy',
+    metadata: { name, namespace },
+    spec: { tier: 'default', order: 1000, selector: 'all()', types: ['Ingress'] },
+  };
+}
+
+describe('kubectl apply -f manifests/', () => {
+  const namespace = `manifests-${randomBytes(3).toString('hex')}`;
+  let dir: string;
+  let unregister: () => void;
+  const identities: Record<string, ServiceAccountIdentity> = {};
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-manifests-'));
+    unregister = registerExitCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  });
+
+  afterAll(async () => {
+    await kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'tessera-reserve-knp-policies']);
+    await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']);
+    rmSync(dir, { recursive: true, force: true });
+    unregister();
+  });
+
+  it('installs against the real API server', async () => {
+    const result = await kubectl(['apply', '-f', 'manifests/']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    for (const kind of [
+      'namespace/tessera-system',
+      'customresourcedefinition.apiextensions.k8s.io/networkpolicies.projectcalico.org',
+      'serviceaccount/tessera-controllers',
+      'serviceaccount/tessera-agent',
+      'clusterrole.rbac.authorization.k8s.io/tessera-controllers',
+      'clusterrole.rbac.authorization.k8s.io/tessera-agent',
+      'validatingadmissionpolicy.admissionregistration.k8s.io/tessera-reserve-knp-policies',
+      'deployment.apps/tessera-controllers',
+      'daemonset.apps/tessera-agent',
+    ]) {
+      expect(result.stdout).toContain(kind);
+    }
+    await installCalicoCrds(adminKubeConfig()); // waits for Established
+    const deploy = await kubectlOk(['get', '-n', 'tessera-system', 'deployment/tessera-controllers', '-o', 'jsonpath={.spec.replicas}']);
+    expect(deploy).toBe('2');
+  });
+
+  it('applying it a second time changes nothing', async () => {
+    const out = await kubectlOk(['apply', '-f', 'manifests/']);
+    const lines = out.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(15);
+    for (const line of lines) expect(line).toMatch(/ unchanged$/);
+  });
+
+  it('the agent ServiceAccount is read-only: creating a NetworkPolicy is forbidden (403), reading Calico policies is allowed', async () => {
+    const admin = adminKubeConfig();
+    const { server, caPem } = sharedControlPlane();
+    identities['agent'] = await issueServiceAccountToken(admin, {
+      namespace: 'tessera-system',
+      serviceAccount: 'tessera-agent',
+      create: false,
+      server,
+      ...(caPem === null ? {} : { caPem }),
+      kubeconfigPath: join(dir, 'agent'),
+    });
+    const agent = identities['agent'].kubeConfig;
+    await kubectlOk(['create', 'namespace', namespace]);
+    const net = agent.makeApiClient(NetworkingV1Api);
+    const denied = await statusOf(
+      net.createNamespacedNetworkPolicy({ namespace, body: { metadata: { name: 'x' }, spec: { podSelector: {} } } }),
+    );
+    expect(denied.code).toBe(403);
+    const custom = agent.makeApiClient(CustomObjectsApi);
+    const write = await statusOf(
+      custom.createNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace, plural: 'networkpolicies', body: knp('y', namespace) }),
+    );
+    expect(write.code).toBe(403);
+    for (const plural of ['networkpolicies', 'globalnetworkpolicies', 'tiers', 'profiles', 'workloadendpoints']) {
+      expect((await statusOf(custom.listClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural }))).code).toBe(200);
+    }
+  });
+
+  it('only the controllers ServiceAccount may create knp.default.* policies (ValidatingAdmissionPolicy)', async () => {
+    const admin = adminKubeConfig();
+    const { server, caPem } = sharedControlPlane();
+    // A user with full RBAC on Calico policies in the namespace, who is not the controllers.
+    const intruder = await issueServiceAccountToken(admin, {
+      namespace,
+      serviceAccount: 'intruder',
+      server,
+      ...(caPem === null ? {} : { caPem }),
+      kubeconfigPath: join(dir, 'intruder'),
+    });
+    const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({
+      namespace,
+      body: {
+        metadata: { name: 'calico-policy-writer' },
+        rules: [{ apiGroups: ['projectcalico.org'], resources: ['networkpolicies'], verbs: ['create', 'update', 'patch', 'get'] }],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name: 'calico-policy-writer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'calico-policy-writer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'intruder', namespace }],
+      },
+    });
+    const custom = intruder.kubeConfig.makeApiClient(CustomObjectsApi);
+    const create = (name: string): Promise<{ code: number; message: string }> =>
+      statusOf(
+        custom.createNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace, plural: 'networkpolicies', body: knp(name, namespace) }),
+      );
+    // RBAC bindings and the policy's type checking take a moment to reach the authorizer/admission.
+    let attempt = 0;
+    await pollUntil(async () => ((await create(`ordinary-${attempt++}`)).code === 200 ? true : undefined), {
+      description: 'the intruder RBAC to take effect',
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    });
+    const denied = await pollUntil(
+      async () => {
+        const r = await create('knp.default.x');
+        return r.code === 200 ? undefined : r;
+      },
+      { description: 'the admission policy to deny knp.default.x', timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(denied.code).toBe(403);
+    expect(denied.message).toMatch(/knp\.default\.\* policies are written by Tessera/);
+
+    // The controllers' own identity is allowed through.
+    const controllers = await issueServiceAccountToken(admin, {
+      namespace: 'tessera-system',
+      serviceAccount: 'tessera-controllers',
+      create: false,
+      server,
+      ...(caPem === null ? {} : { caPem }),
+      kubeconfigPath: join(dir, 'controllers'),
+    });
+    const allowed = await statusOf(
+      controllers.kubeConfig
+        .makeApiClient(CustomObjectsApi)
+        .createNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace, plural: 'networkpolicies', body: knp('knp.default.x', namespace) }),
+    );
+    expect(allowed.code).toBe(200);
+  });
+});
