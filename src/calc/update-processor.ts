@@ -73,7 +73,7 @@ export class UpdateProcessor {
     }
     let resource: V3Resource;
     try {
-      resource = applyDefaults(update.resource);
+      resource = defaulted(update.resource);
       const errors = validateResource(resource).filter(isError);
       if (errors.length > 0) {
         throw new ConversionError(errors.map((e) => `${e.path}: ${e.message}`).join('; '));
@@ -149,7 +149,7 @@ export class UpdateProcessor {
         const ipv4Nets: string[] = [];
         const ipv6Nets: string[] = [];
         for (const net of r.spec.ipNetworks ?? []) {
-          const n = normaliseCidr(net);
+          const n = normaliseNet(net);
           (n.includes(':') ? ipv6Nets : ipv4Nets).push(n);
         }
         const ports: EndpointPort[] = [];
@@ -183,6 +183,27 @@ export class UpdateProcessor {
       }
     }
   }
+}
+
+/**
+ * `applyDefaults`, without its deep copy for the kinds whose only default is the
+ * namespace (WorkloadEndpoint, Profile): at 250k endpoints the copy alone costs seconds.
+ * The input is never mutated either way.
+ */
+function defaulted(r: V3Resource): V3Resource {
+  if (r.kind === 'Profile') return r;
+  if (r.kind === 'WorkloadEndpoint') {
+    const ns = r.metadata?.namespace;
+    return ns === undefined || ns === '' ? { ...r, metadata: { ...r.metadata, namespace: 'default' } } : r;
+  }
+  return applyDefaults(r);
+}
+
+/** Canonical IPv4 host CIDRs (`10.0.0.1/32`, no leading zeros) need no re-normalising. */
+const CANONICAL_V4_HOST = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\/32$/;
+
+function normaliseNet(net: string): string {
+  return CANONICAL_V4_HOST.test(net) ? net : normaliseCidr(net);
 }
 
 function isKind(kind: string): kind is V3Kind {
