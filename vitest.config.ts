@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects: `unit` (hermetic, fast, everything under src/ and bench/) and
+ * Three projects (the third, `dataplane`, runs real iptables/ipset in network namespaces as
+ * root; see e2e/dataplane). Originally two projects: `unit` (hermetic, fast, everything under src/ and bench/) and
  * `integration` (needs a real kube-apiserver + etcd; started once per run by the
  * global setup in e2e/integration, see e2e/controlplane). `npm test` runs both.
  */
@@ -28,6 +29,18 @@ export default defineConfig({
           // Real processes and restarts: generous, but a hang still ends the run.
           testTimeout: 120_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: 'dataplane',
+          // Real iptables/ipset in network namespaces: needs root, iptables, ipset, iproute2.
+          include: ['e2e/dataplane/**/*.netns.test.ts'],
+          environment: 'node',
+          // Files share the host's xtables lock and netns directory: one at a time.
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
     ],

@@ -1,0 +1,148 @@
+/**
+ * A node with pods, the calc graph and the dataplane driver, wired the way the agent wires
+ * them: v3 resources → `CalcGraph` → proto messages → `DataplaneDriver` programming the node
+ * namespace through `NetnsCommandRunner`. Test code only (the calc graph and the dataplane
+ * never import each other).
+ */
+import type { NetworkPolicy, GlobalNetworkPolicy, Profile, Tier, WorkloadEndpoint, V3Resource } from '../../src/api/index.ts';
+import { CalcGraph, type ResourceUpdate } from '../../src/calc/index.ts';
+import { DataplaneDriver, NetnsCommandRunner, type DataplaneDriverOptions } from '../../src/dataplane/index.ts';
+import { Topology, type PodSpec } from './netns.ts';
+import { ProbeAgent, checkConnectivity, type Expectation } from './probes.ts';
+
+export const NODE = 'node-1';
+export const NAMESPACE = 'shop';
+
+export function defaultTier(): Tier {
+  return { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name: 'default' }, spec: { order: 1_000_000, defaultAction: 'Deny' } };
+}
+
+export function nsProfile(ns: string): Profile {
+  return {
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'Profile',
+    metadata: { name: `kns.${ns}` },
+    spec: { ingress: [{ action: 'Allow' }], egress: [{ action: 'Allow' }] },
+  };
+}
+
+export function workload(name: string, ip: string, iface: string, labels: Record<string, string>): WorkloadEndpoint {
+  return {
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'WorkloadEndpoint',
+    metadata: { name, namespace: NAMESPACE, labels },
+    spec: {
+      node: NODE,
+      orchestrator: 'k8s',
+      endpoint: 'eth0',
+      pod: name,
+      interfaceName: iface,
+      ipNetworks: [`${ip}/32`],
+      profiles: [`kns.${NAMESPACE}`],
+      ports: [{ name: 'dns', protocol: 'UDP', port: 5353 }],
+    },
+  };
+}
+
+export function networkPolicy(name: string, spec: NetworkPolicy['spec']): NetworkPolicy {
+  return { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name, namespace: NAMESPACE }, spec: { tier: 'default', ...spec } };
+}
+
+export function globalNetworkPolicy(name: string, spec: GlobalNetworkPolicy['spec']): GlobalNetworkPolicy {
+  return { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name }, spec: { tier: 'default', ...spec } };
+}
+
+export const PODS: readonly (PodSpec & { labels: Record<string, string> })[] = [
+  { name: 'web', ip: '10.65.0.2', labels: { app: 'web' } },
+  { name: 'client', ip: '10.65.0.3', labels: { app: 'client' } },
+  { name: 'other', ip: '10.65.0.4', labels: { app: 'other' } },
+];
+
+export class Harness {
+  readonly graph = new CalcGraph({ nodeName: NODE });
+  driver!: DataplaneDriver;
+  private stop = new AbortController();
+  private running: Promise<void> | undefined;
+  readonly agents = new Map<string, ProbeAgent>();
+
+  private constructor(readonly topo: Topology) {}
+
+  static async create(driverOpts: Partial<DataplaneDriverOptions> = {}): Promise<Harness> {
+    const topo = Topology.create(PODS);
+    const h = new Harness(topo);
+    try {
+      for (const p of topo.pods) h.agents.set(p.name, await ProbeAgent.start(p));
+      h.startDriver(driverOpts);
+    } catch (e) {
+      await h.dispose();
+      throw e;
+    }
+    return h;
+  }
+
+  /** The base resources: default tier, namespace profile, one WorkloadEndpoint per pod. */
+  baseResources(): V3Resource[] {
+    return [
+      defaultTier(),
+      nsProfile(NAMESPACE),
+      ...PODS.map((p) => workload(p.name, p.ip, this.topo.pod(p.name).iface, p.labels)),
+    ];
+  }
+
+  startDriver(opts: Partial<DataplaneDriverOptions> = {}): DataplaneDriver {
+    this.stop = new AbortController();
+    this.driver = new DataplaneDriver({ runner: new NetnsCommandRunner(this.topo.nodeNs), ...opts });
+    this.running = this.driver.run(this.stop.signal);
+    return this.driver;
+  }
+
+  async stopDriver(): Promise<void> {
+    this.stop.abort();
+    await this.running;
+    this.running = undefined;
+  }
+
+  /** Feeds resource updates through the calc graph and applies its output. */
+  async update(updates: readonly ResourceUpdate[]): Promise<void> {
+    this.graph.onUpdates(updates);
+    this.graph.onStatusUpdated('in-sync');
+    this.driver.send(this.graph.flush());
+    await this.driver.flushed();
+  }
+
+  check(expectations: readonly Expectation[]): Promise<string[]> {
+    return checkConnectivity(this.agents, expectations);
+  }
+
+  saveNode(): string {
+    return this.topo
+      .exec(this.topo.nodeNs, ['iptables-nft-save', '-t', 'filter'])
+      .split('\n')
+      .filter((l) => !l.startsWith('#'))
+      .join('\n');
+  }
+
+  async dispose(): Promise<void> {
+    try {
+      if (this.running !== undefined) await this.stopDriver();
+    } finally {
+      for (const a of this.agents.values()) a.stop();
+      this.topo.destroy();
+    }
+  }
+}
+
+/** Every pair of interest in both protocols, expected allowed unless listed in `blocked`. */
+export function matrix(blocked: readonly string[]): Expectation[] {
+  const pairs: Array<[string, string]> = [
+    ['client', 'web'],
+    ['other', 'web'],
+    ['web', 'client'],
+    ['other', 'client'],
+  ];
+  const out: Expectation[] = [];
+  for (const [from, to] of pairs) {
+    for (const kind of ['tcp', 'udp'] as const) out.push({ from, to, kind, allowed: !blocked.includes(`${from}->${to}/${kind}`) });
+  }
+  return out;
+}
