@@ -1,0 +1,94 @@
+/**
+ * Tampering: someone flushes cali-FORWARD, deletes a policy chain, destroys an IP set and adds
+ * a foreign rule and chain. The driver repairs everything it owns within the configured
+ * refresh interval and leaves the foreign rule and chain alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { V3Resource } from '../../src/api/index.ts';
+import type { ResourceUpdate } from '../../src/calc/index.ts';
+import { Harness, matrix, networkPolicy } from './harness.ts';
+
+const REFRESH_MS = 1_000;
+const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+
+const webIngress = networkPolicy('web-ingress', {
+  selector: "app == 'web'",
+  types: ['Ingress'],
+  ingress: [
+    { action: 'Allow', protocol: 'TCP', source: { selector: "app == 'client'" }, destination: { ports: [8080] } },
+    { action: 'Allow', protocol: 'UDP', source: { selector: "app == 'client'" }, destination: { ports: ['dns'] } },
+  ],
+});
+const BLOCKED = ['other->web/tcp', 'other->web/udp'];
+
+/** Our rules and chains as iptables-save prints them (counters stripped). */
+function owned(save: string): string[] {
+  return save.split('\n').filter((l) => l.includes('cali:') || l.startsWith(':cali-')).map((l) => l.replace(/\[\d+:\d+\]/g, ''));
+}
+
+function ownedSets(h: Harness): string {
+  return h.topo
+    .exec(h.topo.nodeNs, ['ipset', 'list', '-o', 'save'])
+    .split('\n')
+    .filter((l) => / cali4/.test(l))
+    .map((l) => l.replace(/ initval \S+/, ''))
+    .sort()
+    .join('\n');
+}
+
+async function waitFor(cond: () => boolean, deadlineMs: number): Promise<number> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > deadlineMs) throw new Error(`condition not met within ${deadlineMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Date.now() - start;
+}
+
+describe('dataplane: tamper repair', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await Harness.create({ iptablesRefreshIntervalMs: REFRESH_MS, ipsetsRefreshIntervalMs: REFRESH_MS, iptablesPostWriteCheckMs: 500 });
+    await h.update(upsert(...h.baseResources(), webIngress));
+  });
+  afterAll(async () => {
+    await h?.dispose();
+  });
+
+  it('repairs a flushed cali-FORWARD, a deleted policy chain and a destroyed IP set, leaving foreign rules alone', async () => {
+    expect(await h.check(matrix(BLOCKED))).toEqual([]);
+    const wantRules = owned(h.saveNode());
+    const wantSets = ownedSets(h);
+    const node = h.topo.nodeNs;
+    const ipt = (...args: string[]) => h.topo.exec(node, ['iptables-nft', ...args]);
+    const web = h.topo.pod('web').iface;
+    const policyChain = 'cali-pi-np/shop/web-ingress';
+    expect(wantRules).toContain(`:${policyChain} - `);
+    const victimSet = wantSets.split('\n').find((l) => l.startsWith('create cali40s:'))!.split(' ')[1]!;
+
+    ipt('-F', 'cali-FORWARD');
+    ipt('-F', `cali-tw-${web}`); // drop the references so the chain and set can go
+    ipt('-F', policyChain);
+    ipt('-X', policyChain);
+    h.topo.exec(node, ['ipset', 'destroy', victimSet]);
+    ipt('-N', 'TSR-FOREIGN');
+    ipt('-A', 'TSR-FOREIGN', '-s', '10.99.0.0/16', '-j', 'DROP');
+    ipt('-I', 'FORWARD', '1', '-s', '10.98.0.0/16', '-j', 'TSR-FOREIGN');
+    expect(owned(h.saveNode())).not.toEqual(wantRules);
+
+    const took = await waitFor(() => {
+      const rules = owned(h.saveNode());
+      return rules.length === wantRules.length && rules.every((r, i) => r === wantRules[i]) && ownedSets(h) === wantSets;
+    }, REFRESH_MS + 3_000);
+    expect(took).toBeLessThanOrEqual(REFRESH_MS + 3_000);
+
+    const save = h.saveNode();
+    expect(save).toContain('-A TSR-FOREIGN -s 10.99.0.0/16 -j DROP');
+    expect(save).toContain('-A FORWARD -s 10.98.0.0/16 -j TSR-FOREIGN');
+    // Our hook is back on top of FORWARD, above the foreign rule.
+    const forward = save.split('\n').filter((l) => l.startsWith('-A FORWARD '));
+    expect(forward[0]).toContain('-j cali-FORWARD');
+    expect(await h.check(matrix(BLOCKED))).toEqual([]);
+  });
+});
