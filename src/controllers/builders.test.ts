@@ -85,10 +85,10 @@ describe('Pod → WorkloadEndpoint (calico-semantics §2.1)', () => {
         profiles: ['kns.shop', 'ksa.shop.api'],
         interfaceName: workloadInterfaceName('shop', 'api-0'),
         ports: [
-          { name: 'http', protocol: 'tcp', port: 8080 },
-          { name: 'dns', protocol: 'udp', port: 53 },
-          { protocol: 'sctp', port: 9001, hostPort: 30001 },
-          { name: 'init', protocol: 'tcp', port: 7000 },
+          { name: 'http', protocol: 'TCP', port: 8080 },
+          { name: 'dns', protocol: 'UDP', port: 53 },
+          { protocol: 'SCTP', port: 9001, hostPort: 30001 },
+          { name: 'init', protocol: 'TCP', port: 7000 },
         ],
       },
     });

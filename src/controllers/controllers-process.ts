@@ -7,6 +7,7 @@
  * stopped, with 'lost' when leadership was lost (the process should exit non-zero).
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -73,6 +74,7 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
     clock = realClock,
   } = opts;
   const log = logger.child({ component: 'controllers', identity });
+  setMaxListeners(0, signal);
   const factory = new InformerFactory({ kubeConfig, registry, logger, clock });
   const writer = new ObjectWriter({ kubeConfig });
   const common = {

@@ -15,6 +15,8 @@
  *
  * Defaults are client-go's: 15 s lease, 10 s renew deadline, 2 s retry period.
  */
+import { setMaxListeners } from 'node:events';
+
 import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
@@ -105,6 +107,8 @@ export class LeaderElector {
     this.leading = true;
     this.log.info('became leader');
     const leader = new AbortController();
+    // Every worker, informer and timer listens on this one signal.
+    setMaxListeners(0, leader.signal);
     const onStop = (): void => leader.abort();
     signal.addEventListener('abort', onStop, { once: true });
     const work = lead(leader.signal).catch((err: unknown) => {

@@ -9,7 +9,9 @@
  * - profiles `[kns.<ns>, ksa.<ns>.<sa>]` (the second only with a service account);
  * - ipNetworks from `status.podIPs` (else `status.podIP`) as /32 or /128;
  * - ports: container and init-container ports with a number and a name or hostPort;
- *   protocol `tcp` (TCP or empty), `udp`, `sctp`; others skipped;
+ *   protocol TCP (TCP or empty), UDP, SCTP; others skipped. (Calico's internal model
+ *   lower-cases them; the v3 API — and crds/ — spell them in capitals, and Felix matches
+ *   named ports case-insensitively);
  * - interface `cali` + the first 11 hex characters of SHA-1(`<ns>.<pod>`).
  *
  * No endpoint (undefined) for a pod that is host-networked, unscheduled, finished
@@ -61,7 +63,7 @@ function endpointPorts(pod: K8sPod): WorkloadEndpointPort[] {
     for (const p of c.ports ?? []) {
       if (!p.containerPort) continue;
       if (!p.name && !p.hostPort) continue;
-      const protocol = p.protocol === undefined || p.protocol === '' || p.protocol === 'TCP' ? 'tcp' : p.protocol === 'UDP' ? 'udp' : p.protocol === 'SCTP' ? 'sctp' : undefined;
+      const protocol = p.protocol === undefined || p.protocol === '' || p.protocol === 'TCP' ? 'TCP' : p.protocol === 'UDP' ? 'UDP' : p.protocol === 'SCTP' ? 'SCTP' : undefined;
       if (protocol === undefined) continue;
       const port: WorkloadEndpointPort = { protocol, port: p.containerPort };
       if (p.name) port.name = p.name;

@@ -1,0 +1,392 @@
+/**
+ * The controllers against the real API server, authenticated with a TokenRequest token of
+ * their own ServiceAccount from manifests/ — so every read and write is checked by exactly
+ * the RBAC the manifests grant.
+ *
+ * - In-process (`startControllers`): default tiers; orphans removed at start; Kubernetes
+ *   NetworkPolicy create/update/delete mirrored to knp.default.*; hand edits reverted; an
+ *   unconvertible rule yields an Event and the rest of the policy; Profiles and
+ *   WorkloadEndpoints follow namespace, service-account and pod changes and deletions.
+ * - As a separate process (`tessera controllers --kubeconfig <SA token>`) next to an
+ *   in-process standby: only the leader writes; killing it (SIGKILL, no lease release)
+ *   hands over within the lease duration plus one retry period.
+ *
+ * The admission policy from manifests/ is unbound here (an admin's hand edit of a
+ * knp.default.* policy is exactly what it forbids); manifests.int.test.ts covers it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { ApiException, CoordinationV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { canonicalJson } from '../../src/controllers/canonical-json.ts';
+import { startControllers, type RunningControllers } from '../../src/controllers/controllers-process.ts';
+import { convertNetworkPolicy, type K8sNetworkPolicy } from '../../src/controllers/policy-converter.ts';
+import { podToWorkloadEndpoint, type K8sPod } from '../../src/controllers/workload-endpoint-builder.ts';
+import { createRootLogger } from '../../src/runtime/logger.ts';
+import { newRegistry } from '../../src/runtime/metrics.ts';
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+import { pollUntil } from '../controlplane/poll-until.ts';
+import { issueServiceAccountToken, type ServiceAccountIdentity } from '../controlplane/service-account-token.ts';
+import { installCalicoCrds } from './calico-crds.ts';
+import { kubectl, kubectlOk } from './kubectl.ts';
+import { adminKubeConfig, REPO_ROOT, sharedControlPlane } from './shared-control-plane.ts';
+
+const GROUP = 'projectcalico.org';
+const VERSION = 'v3';
+const LEASE = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+const WAIT = { timeoutMs: 20_000, intervalMs: 100 };
+
+type Obj = { metadata?: { name?: string; labels?: Record<string, string>; ownerReferences?: Array<{ kind: string; name: string }> }; spec?: Record<string, unknown> };
+
+async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (err) {
+    if (err instanceof ApiException && err.code === 404) return undefined;
+    throw err;
+  }
+}
+
+/** A rule with port 6666 is treated as unconvertible: the API server's validation lets no real one through. */
+function convertWithUnconvertiblePort(np: K8sNetworkPolicy): ReturnType<typeof convertNetworkPolicy> {
+  const spec = np.spec ?? {};
+  const bad = (r: { ports?: Array<{ port?: number | string }> }): boolean => (r.ports ?? []).some((p) => p.port === 6666);
+  const result = convertNetworkPolicy({ ...np, spec: { ...spec, ingress: (spec.ingress ?? []).filter((r) => !bad(r)) } });
+  (spec.ingress ?? []).forEach((r, index) => {
+    if (bad(r)) result.errors.push({ direction: 'ingress', index, reason: 'k8s rule couldn\'t be converted: failed to parse k8s port: invalid port 6666: test' });
+  });
+  return result;
+}
+
+describe('tessera controllers on the real API server', () => {
+  const ns = `ctl-${randomBytes(3).toString('hex')}`;
+  const ns2 = `${ns}-gone`;
+  const admin = adminKubeConfig();
+  const core = admin.makeApiClient(CoreV1Api);
+  const net = admin.makeApiClient(NetworkingV1Api);
+  const custom = admin.makeApiClient(CustomObjectsApi);
+  let dir: string;
+  let unregister: () => void;
+  let identity: ServiceAccountIdentity;
+  let main: RunningControllers;
+  const stopMain = new AbortController();
+
+  const getCalico = (plural: string, name: string, namespace?: string): Promise<Obj | undefined> =>
+    orUndefined(
+      (namespace === undefined
+        ? custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name })
+        : custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace, name })) as Promise<Obj>,
+    );
+  const waitFor = <T>(description: string, probe: () => Promise<T | undefined>): Promise<T> => pollUntil(probe, { description, ...WAIT });
+  const waitGone = (description: string, plural: string, name: string, namespace?: string): Promise<boolean> =>
+    waitFor(description, async () => ((await getCalico(plural, name, namespace)) === undefined ? true : undefined));
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-controllers-'));
+    unregister = registerExitCleanup(() => rmSync(dir, { recursive: true, force: true }));
+    await kubectlOk(['apply', '-f', 'manifests/']);
+    await installCalicoCrds(admin);
+    await kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding', 'tessera-reserve-knp-policies']);
+    await core.createNamespace({ body: { metadata: { name: ns, labels: { team: 'a' } } } });
+
+    // Left behind "while the controllers were down". Retried: the admission plugin sees the
+    // binding's removal through its own informer, a moment later.
+    await pollUntil(
+      () =>
+        custom.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: 'networkpolicies',
+          body: { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'knp.default.ghost', namespace: ns }, spec: { selector: 'all()' } },
+        }),
+      { description: 'an orphan knp.default.ghost to be created', ...WAIT },
+    );
+    const wep = (name: string, managed: boolean): object => ({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'WorkloadEndpoint',
+      metadata: { name, namespace: ns, ...(managed ? { annotations: { 'tessera.io/managed-by': 'tessera-controllers' } } : {}) },
+      spec: { pod: 'gone', node: 'n', interfaceName: 'cali0', ipNetworks: ['10.0.0.1/32'] },
+    });
+    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'workloadendpoints', body: wep('n-k8s-gone-eth0', true) });
+    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'workloadendpoints', body: wep('cni-written', false) });
+
+    const { server, caPem } = sharedControlPlane();
+    identity = await issueServiceAccountToken(admin, {
+      namespace: 'tessera-system',
+      serviceAccount: 'tessera-controllers',
+      create: false,
+      server,
+      ...(caPem === null ? {} : { caPem }),
+      kubeconfigPath: join(dir, 'controllers.kubeconfig'),
+    });
+    main = startControllers(
+      {
+        kubeConfig: identity.kubeConfig,
+        leaseNamespace: 'tessera-system',
+        identity: 'in-process-main',
+        ...LEASE,
+        convert: convertWithUnconvertiblePort,
+        logger: createRootLogger({ level: process.env['TESSERA_TEST_LOG_LEVEL'] ?? 'silent' }),
+      },
+      stopMain.signal,
+    );
+    await waitFor('the in-process controllers to lead', async () => (main.isLeader() && main.ready() ? true : undefined));
+  });
+
+  afterAll(async () => {
+    stopMain.abort();
+    await main?.done;
+    // Leave the shared cluster as other files expect it: nothing the controllers generated.
+    const managed = '-l=app.kubernetes.io/managed-by=tessera-controllers';
+    await kubectl(['delete', 'profiles.projectcalico.org,tiers.projectcalico.org', managed, '--ignore-not-found']);
+    await kubectl(['delete', 'networkpolicies.projectcalico.org', '-A', managed, '--ignore-not-found']);
+    await kubectl(['delete', 'workloadendpoints.projectcalico.org', '--all', '-n', ns, '--ignore-not-found']);
+    for (const n of [ns, ns2]) await kubectl(['delete', 'namespace', n, '--wait=false', '--ignore-not-found']);
+    rmSync(dir, { recursive: true, force: true });
+    unregister();
+  });
+
+  it('creates the default tiers', async () => {
+    const tiers = await waitFor('the default tiers', async () => {
+      const all = await Promise.all(['kube-admin', 'default', 'kube-baseline'].map((t) => getCalico('tiers', t)));
+      return all.every((t) => t !== undefined) ? (all as Obj[]) : undefined;
+    });
+    expect(tiers.map((t) => [t.metadata?.name, t.spec?.['order'], t.spec?.['defaultAction']])).toEqual([
+      ['kube-admin', 1_000, 'Pass'],
+      ['default', 1_000_000, 'Deny'],
+      ['kube-baseline', 10_000_000, 'Pass'],
+    ]);
+  });
+
+  it('removes at start an orphan knp.default.* and an orphan endpoint it wrote, and leaves a CNI-written endpoint alone', async () => {
+    await waitGone('knp.default.ghost to be deleted', 'networkpolicies', 'knp.default.ghost', ns);
+    await waitGone('the orphan endpoint to be deleted', 'workloadendpoints', 'n-k8s-gone-eth0', ns);
+    expect(await getCalico('workloadendpoints', 'cni-written', ns)).toBeDefined();
+  });
+
+  it('mirrors create, update and delete of a Kubernetes NetworkPolicy; reverts a hand edit', async () => {
+    // JSON shape (`from`), not client-node's model names (`_from`).
+    const body = {
+      metadata: { name: 'web', namespace: ns },
+      spec: {
+        podSelector: { matchLabels: { app: 'web' } },
+        ingress: [{ from: [{ podSelector: { matchLabels: { role: 'fe' } } }], ports: [{ port: 8080 }, { port: 'metrics' }] }],
+      },
+    } as unknown as V1NetworkPolicy;
+    const created = await net.createNamespacedNetworkPolicy({ namespace: ns, body });
+    const want1 = convertNetworkPolicy(created as K8sNetworkPolicy).policy;
+    const knp = await waitFor('knp.default.web', async () => {
+      const p = await getCalico('networkpolicies', 'knp.default.web', ns);
+      return p !== undefined && canonicalJson(p.spec) === canonicalJson(want1.spec) ? p : undefined;
+    });
+    expect(knp.spec).toEqual(want1.spec);
+    expect(knp.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('tessera-controllers');
+    expect(knp.metadata?.ownerReferences?.map((o) => `${o.kind}/${o.name}`)).toEqual(['NetworkPolicy/web']);
+
+    const updated = await net.replaceNamespacedNetworkPolicy({
+      name: 'web',
+      namespace: ns,
+      body: { ...created, spec: { ...created.spec, policyTypes: ['Ingress', 'Egress'], egress: [{ ports: [{ protocol: 'UDP', port: 53 }] }] } },
+    });
+    const want2 = convertNetworkPolicy(updated as K8sNetworkPolicy).policy;
+    await waitFor('knp.default.web to follow the update', async () => {
+      const p = await getCalico('networkpolicies', 'knp.default.web', ns);
+      return canonicalJson(p?.spec) === canonicalJson(want2.spec) ? true : undefined;
+    });
+
+    // A hand edit: a changed field (owned by the converter) and an added one (owned by kubectl).
+    await kubectlOk([
+      'patch', 'networkpolicies.projectcalico.org', 'knp.default.web', '-n', ns, '--type', 'merge',
+      '-p', JSON.stringify({ spec: { order: 5, serviceAccountSelector: 'all()' } }),
+    ]);
+    await waitFor('the hand edit to be reverted', async () => {
+      const p = await getCalico('networkpolicies', 'knp.default.web', ns);
+      return canonicalJson(p?.spec) === canonicalJson(want2.spec) ? true : undefined;
+    });
+
+    await net.deleteNamespacedNetworkPolicy({ name: 'web', namespace: ns });
+    await waitGone('knp.default.web to be deleted with its source', 'networkpolicies', 'knp.default.web', ns);
+  });
+
+  it('an unconvertible rule yields a Warning Event on the Kubernetes policy and the rest of the policy', async () => {
+    const created = await net.createNamespacedNetworkPolicy({
+      namespace: ns,
+      body: {
+        metadata: { name: 'partial', namespace: ns },
+        spec: { podSelector: {}, ingress: [{ ports: [{ port: 6666 }] }, { ports: [{ port: 443 }] }] },
+      },
+    });
+    const p = await waitFor('knp.default.partial', () => getCalico('networkpolicies', 'knp.default.partial', ns));
+    expect(p.spec?.['ingress']).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: [443] } }]);
+    const event = await waitFor('the Warning Event', async () => {
+      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=partial` });
+      return events.items.find((e) => e.reason === 'RuleNotConverted');
+    });
+    expect(event.type).toBe('Warning');
+    expect(event.involvedObject.kind).toBe('NetworkPolicy');
+    expect(event.involvedObject.uid).toBe(created.metadata?.uid);
+    expect(event.message).toMatch(/^spec\.ingress\[0\] dropped: k8s rule couldn't be converted/);
+  });
+
+  it('Namespace → kns.<ns> follows label changes and goes with the namespace', async () => {
+    const profile = await waitFor('kns profile', async () => {
+      const p = await getCalico('profiles', `kns.${ns}`);
+      return p?.spec?.['labelsToApply'] !== undefined && (p.spec['labelsToApply'] as Record<string, string>)['pcns.team'] === 'a' ? p : undefined;
+    });
+    expect(profile.spec).toEqual({
+      ingress: [{ action: 'Allow' }],
+      egress: [{ action: 'Allow' }],
+      labelsToApply: { 'pcns.team': 'a', 'pcns.kubernetes.io/metadata.name': ns, 'pcns.projectcalico.org/name': ns },
+    });
+    await kubectlOk(['label', 'namespace', ns, 'team=b', 'tier=gold', '--overwrite']);
+    await waitFor('kns labels to follow', async () => {
+      const l = (await getCalico('profiles', `kns.${ns}`))?.spec?.['labelsToApply'] as Record<string, string> | undefined;
+      return l?.['pcns.team'] === 'b' && l['pcns.tier'] === 'gold' ? true : undefined;
+    });
+
+    await core.createNamespace({ body: { metadata: { name: ns2 } } });
+    await waitFor('kns profile of the second namespace', () => getCalico('profiles', `kns.${ns2}`));
+    await core.deleteNamespace({ name: ns2 });
+    // No namespace controller here: finalize by hand, as it would.
+    await core.replaceNamespaceFinalize({ name: ns2, body: { metadata: { name: ns2 }, spec: { finalizers: [] } } });
+    await waitGone('kns profile to go with its namespace', 'profiles', `kns.${ns2}`);
+  });
+
+  it('ServiceAccount → ksa.<ns>.<sa> follows label changes and deletion', async () => {
+    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'api', labels: { role: 'backend' } } } });
+    const p = await waitFor('ksa profile', () => getCalico('profiles', `ksa.${ns}.api`));
+    expect(p.spec).toEqual({ labelsToApply: { 'pcsa.role': 'backend', 'pcsa.projectcalico.org/name': 'api' } });
+    await kubectlOk(['label', 'serviceaccount', 'api', '-n', ns, 'role=frontend', '--overwrite']);
+    await waitFor('ksa labels to follow', async () => {
+      const l = (await getCalico('profiles', `ksa.${ns}.api`))?.spec?.['labelsToApply'] as Record<string, string> | undefined;
+      return l?.['pcsa.role'] === 'frontend' ? true : undefined;
+    });
+    await core.deleteNamespacedServiceAccount({ name: 'api', namespace: ns });
+    await waitGone('ksa profile to go with its service account', 'profiles', `ksa.${ns}.api`);
+  });
+
+  it('Pod → WorkloadEndpoint once it has IPs; follows labels; removed when finished or deleted', async () => {
+    const pod = (name: string): object => ({
+      metadata: { name, namespace: ns, labels: { app: 'shop' } },
+      spec: {
+        nodeName: 'node-1',
+        serviceAccountName: 'web',
+        containers: [{ name: 'c', image: 'registry.invalid/shop:1', ports: [{ name: 'http', containerPort: 8080 }] }],
+      },
+    });
+    await core.createNamespacedPod({ namespace: ns, body: pod('shop-0') as never });
+    await core.createNamespacedPod({ namespace: ns, body: pod('shop-1') as never });
+    const wepName = (p: string): string => `node--1-k8s-${p.replace(/-/g, '--')}-eth0`;
+    // No IPs yet: no endpoint.
+    expect(await getCalico('workloadendpoints', wepName('shop-0'), ns)).toBeUndefined();
+
+    for (const [p, ip] of [['shop-0', '10.9.0.10'], ['shop-1', '10.9.0.11']] as const) {
+      await kubectlOk(['patch', 'pod', p, '-n', ns, '--subresource=status', '--type', 'merge', '-p',
+        JSON.stringify({ status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } })]);
+    }
+    const stored = (await core.readNamespacedPod({ name: 'shop-0', namespace: ns })) as unknown as K8sPod;
+    const want = podToWorkloadEndpoint(stored);
+    const wep = await waitFor('the endpoint of shop-0', () => getCalico('workloadendpoints', wepName('shop-0'), ns));
+    expect(wep.spec).toEqual(want?.spec);
+    expect(wep.metadata?.labels).toEqual(want?.metadata.labels);
+    expect(wep.spec?.['ipNetworks']).toEqual(['10.9.0.10/32']);
+    expect(wep.spec?.['profiles']).toEqual([`kns.${ns}`, `ksa.${ns}.web`]);
+
+    await kubectlOk(['label', 'pod', 'shop-0', '-n', ns, 'app=checkout', '--overwrite']);
+    await waitFor('endpoint labels to follow the pod', async () => {
+      const w = await getCalico('workloadendpoints', wepName('shop-0'), ns);
+      return w?.metadata?.labels?.['app'] === 'checkout' ? true : undefined;
+    });
+
+    await kubectlOk(['patch', 'pod', 'shop-0', '-n', ns, '--subresource=status', '--type', 'merge', '-p', JSON.stringify({ status: { phase: 'Succeeded' } })]);
+    await waitGone('the endpoint of a finished pod to be deleted', 'workloadendpoints', wepName('shop-0'), ns);
+
+    await waitFor('the endpoint of shop-1', () => getCalico('workloadendpoints', wepName('shop-1'), ns));
+    await core.deleteNamespacedPod({ name: 'shop-1', namespace: ns, gracePeriodSeconds: 0 });
+    await waitGone('the endpoint of a deleted pod to be deleted', 'workloadendpoints', wepName('shop-1'), ns);
+  });
+
+  describe('two replicas: a `tessera controllers` process and an in-process standby', () => {
+    let child: ChildProcess | undefined;
+    let killChild: () => void = () => undefined;
+    let standby: RunningControllers | undefined;
+    const stopStandby = new AbortController();
+    const standbyRegistry = newRegistry();
+
+    afterAll(async () => {
+      killChild();
+      stopStandby.abort();
+      await standby?.done;
+    });
+
+    it('only the leader writes; killing it hands over within the lease duration', async () => {
+      stopMain.abort();
+      expect(await main.done).toBe('stopped'); // releases the lease
+
+      let logs = '';
+      child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'controllers', '--kubeconfig', identity.kubeconfigPath, '--namespace', 'tessera-system',
+          '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--lease-duration', String(LEASE.leaseDurationMs / 1000)],
+        { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
+      );
+      const pid = child.pid;
+      killChild = registerExitCleanup(() => {
+        try {
+          if (pid !== undefined) process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      });
+      child.stdout?.setEncoding('utf8').on('data', (d: string) => (logs += d));
+      child.stderr?.setEncoding('utf8').on('data', (d: string) => (logs += d));
+
+      const leases = admin.makeApiClient(CoordinationV1Api);
+      const holder = async (): Promise<string> =>
+        (await leases.readNamespacedLease({ name: 'tessera-controllers', namespace: 'tessera-system' })).spec?.holderIdentity ?? '';
+      const childIdentity = await pollUntil(
+        async () => {
+          const m = /"identity":"([^"]+)".*"msg":"became leader"/.exec(logs);
+          return m?.[1];
+        },
+        { description: `the controllers process to lead; its output:\n${logs}`, timeoutMs: 30_000, intervalMs: 100 },
+      );
+      expect(await holder()).toBe(childIdentity);
+
+      standby = startControllers(
+        { kubeConfig: identity.kubeConfig, leaseNamespace: 'tessera-system', identity: 'in-process-standby', registry: standbyRegistry, ...LEASE },
+        stopStandby.signal,
+      );
+      const sb = standby;
+      await waitFor('the standby caches to sync', async () => (sb.ready() ? true : undefined));
+      expect(sb.isLeader()).toBe(false);
+
+      await net.createNamespacedNetworkPolicy({ namespace: ns, body: { metadata: { name: 'le-1' }, spec: { podSelector: {} } } });
+      await waitFor('the process leader to write knp.default.le-1', () => getCalico('networkpolicies', 'knp.default.le-1', ns));
+      const reconciles = async (): Promise<number> =>
+        ((await standbyRegistry.getSingleMetric('controller_runtime_reconcile_total')?.get())?.values ?? []).reduce((a, v) => a + v.value, 0);
+      expect(await reconciles()).toBe(0);
+      expect(sb.isLeader()).toBe(false);
+
+      const killedAt = Date.now();
+      child.kill('SIGKILL');
+      await waitFor('the standby to take over', async () => (sb.isLeader() ? true : undefined));
+      const handoverMs = Date.now() - killedAt;
+      console.log(`leader handover after SIGKILL: ${handoverMs} ms (lease ${LEASE.leaseDurationMs} ms, retry ${LEASE.retryPeriodMs} ms)`);
+      // The standby takes the lease once it has seen no renewal for a lease duration; it
+      // checks every retry period.
+      expect(handoverMs).toBeLessThanOrEqual(LEASE.leaseDurationMs + 2 * LEASE.retryPeriodMs + 500);
+      expect(await holder()).toBe('in-process-standby');
+
+      await net.createNamespacedNetworkPolicy({ namespace: ns, body: { metadata: { name: 'le-2' }, spec: { podSelector: {} } } });
+      await waitFor('the new leader to write knp.default.le-2', () => getCalico('networkpolicies', 'knp.default.le-2', ns));
+      expect(await reconciles()).toBeGreaterThan(0);
+    });
+  });
+});
