@@ -1,0 +1,110 @@
+/**
+ * `LabelInheritIndex` against a brute-force oracle: after any sequence of item, parent and
+ * selector changes, the match pairs reported by start/stop callbacks equal "evaluate every
+ * selector against every item's effective labels", and every pair starts and stops exactly
+ * once.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseSelector, type Selector } from '../selector/index.ts';
+import { LabelInheritIndex, type Labels } from './label-inherit-index.ts';
+
+function mulberry(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SELECTORS = [
+  "a == 'x'",
+  "a in {'x', 'y'}",
+  'has(b)',
+  '!has(b)',
+  "a != 'x'",
+  'all()',
+  "a == 'x' && b == 'y'",
+  "a == 'x' || b == 'x'",
+  "c starts with 'p'",
+  "a == 'x' && a == 'y'",
+  "(a == 'x' || a == 'y') && has(c)",
+];
+
+describe('LabelInheritIndex', () => {
+  it('own labels win over parents, earlier parents over later ones', () => {
+    const started: string[] = [];
+    const idx = new LabelInheritIndex({ onMatchStarted: (s, i) => started.push(`${s}:${i}`), onMatchStopped: () => {} });
+    idx.updateParent('p1', { a: 'p1', b: 'p1' });
+    idx.updateParent('p2', { a: 'p2', b: 'p2', c: 'p2' });
+    idx.updateItem('i', { a: 'own' }, ['p1', 'p2']);
+    idx.updateSelector('own', parseSelector("a == 'own' && b == 'p1' && c == 'p2'"));
+    expect(started).toEqual(['own:i']);
+  });
+
+  for (let seed = 1; seed <= 20; seed++) {
+    it(`matches a brute-force oracle under random churn (seed ${seed})`, () => {
+      const rand = mulberry(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+      const pairs = new Set<string>();
+      const idx = new LabelInheritIndex({
+        onMatchStarted: (s, i) => {
+          const k = `${s}|${i}`;
+          if (pairs.has(k)) throw new Error(`double start ${k}`);
+          pairs.add(k);
+        },
+        onMatchStopped: (s, i) => {
+          const k = `${s}|${i}`;
+          if (!pairs.delete(k)) throw new Error(`stop without start ${k}`);
+        },
+      });
+      const items = new Map<string, { labels: Labels; parents: string[] }>();
+      const parents = new Map<string, Labels>();
+      const selectors = new Map<string, Selector>();
+      const labels = (): Record<string, string> => {
+        const out: Record<string, string> = {};
+        for (const k of ['a', 'b', 'c']) if (rand() < 0.5) out[k] = pick(['x', 'y', 'pq']);
+        return out;
+      };
+      for (let step = 0; step < 300; step++) {
+        const r = rand();
+        if (r < 0.4) {
+          const id = `i${Math.floor(rand() * 8)}`;
+          if (rand() < 0.2) {
+            items.delete(id);
+            idx.deleteItem(id);
+          } else {
+            const v = { labels: labels(), parents: ['p0', 'p1', 'p2'].filter(() => rand() < 0.5) };
+            items.set(id, v);
+            idx.updateItem(id, v.labels, v.parents);
+          }
+        } else if (r < 0.6) {
+          const name = pick(['p0', 'p1', 'p2']);
+          const l = rand() < 0.3 ? undefined : labels();
+          if (l === undefined) parents.delete(name);
+          else parents.set(name, l);
+          idx.updateParent(name, l);
+        } else {
+          const id = `s${Math.floor(rand() * 6)}`;
+          if (rand() < 0.2) {
+            selectors.delete(id);
+            idx.deleteSelector(id);
+          } else {
+            const s = parseSelector(pick(SELECTORS));
+            selectors.set(id, s);
+            idx.updateSelector(id, s);
+          }
+        }
+        const expected = new Set<string>();
+        for (const [iid, it] of items) {
+          const eff: Record<string, string> = {};
+          for (const p of [...it.parents].reverse()) Object.assign(eff, parents.get(p) ?? {});
+          Object.assign(eff, it.labels);
+          for (const [sid, s] of selectors) if (s.evaluate(eff)) expected.add(`${sid}|${iid}`);
+        }
+        expect([...pairs].sort()).toEqual([...expected].sort());
+      }
+    });
+  }
+});

@@ -1,0 +1,155 @@
+/**
+ * The v1 view Felix indexes (calico-semantics §3.8), checked on the reference's worked
+ * example and on each rewriting rule; and the validation filter.
+ */
+import { describe, expect, it } from 'vitest';
+import type { GlobalNetworkPolicy, NetworkPolicy, V3Resource } from '../api/index.ts';
+import { parseSelector } from '../selector/index.ts';
+import type { ModelPolicy, ModelUpdate } from './model.ts';
+import { UpdateProcessor, type InvalidResource } from './update-processor.ts';
+
+const canon = (s: string): string => parseSelector(s).toString();
+
+function process(r: V3Resource): { out: ModelUpdate[]; invalid: InvalidResource[] } {
+  const invalid: InvalidResource[] = [];
+  const p = new UpdateProcessor({ onInvalid: (i) => invalid.push(i) });
+  const out = p.process({ op: 'upsert', resource: r });
+  expect(invalid).toEqual([]);
+  return { out, invalid };
+}
+
+function policyOf(r: V3Resource): ModelPolicy {
+  const { out, invalid } = process(r);
+  expect(invalid).toEqual([]);
+  const u = out.at(-1);
+  if (u?.kind !== 'policy' || u.value === null) throw new Error('no policy');
+  return u.value;
+}
+
+const knpWeb: NetworkPolicy = {
+  apiVersion: 'projectcalico.org/v3',
+  kind: 'NetworkPolicy',
+  metadata: { name: 'knp.default.web', namespace: 'prod' },
+  spec: {
+    order: 1000,
+    tier: 'default',
+    types: ['Ingress'],
+    selector: "projectcalico.org/orchestrator == 'k8s' && app == 'web'",
+    ingress: [
+      { action: 'Allow', protocol: 'TCP', source: { selector: "projectcalico.org/orchestrator == 'k8s' && role == 'fe'" }, destination: { ports: [8080, 'metrics'] } },
+      { action: 'Allow', protocol: 'TCP', source: { selector: "projectcalico.org/orchestrator == 'k8s'", namespaceSelector: "team == 'ops'" }, destination: { ports: [8080, 'metrics'] } },
+      { action: 'Allow', source: { selector: "projectcalico.org/orchestrator == 'k8s'", namespaceSelector: 'all()' } },
+    ],
+  },
+};
+
+describe('UpdateProcessor (v1 view)', () => {
+  it('reproduces the reference worked example (§3.7/§3.8)', () => {
+    const p = policyOf(knpWeb);
+    expect(p.id).toEqual({ tier: 'default', name: 'knp.default.web', namespace: 'prod', kind: 'NetworkPolicy' });
+    expect(p.selector).toBe(canon("(projectcalico.org/orchestrator == 'k8s' && app == 'web') && projectcalico.org/namespace == 'prod'"));
+    const [r1, r2, r3] = p.inboundRules;
+    expect(r1?.src.selector).toBe(canon("(projectcalico.org/namespace == 'prod') && (projectcalico.org/orchestrator == 'k8s' && role == 'fe')"));
+    expect(r2?.src.selector).toBe(canon("(pcns.team == \"ops\") && (projectcalico.org/orchestrator == 'k8s')"));
+    expect(r3?.src.selector).toBe(canon("(has(projectcalico.org/namespace)) && (projectcalico.org/orchestrator == 'k8s')"));
+    expect(r1?.dst).toMatchObject({ ports: [{ first: 8080, last: 8080 }], namedPorts: ['metrics'], selector: '' });
+    expect(r1).toMatchObject({ action: 'allow', protocol: 'tcp', namedPortProtocol: 'tcp' });
+    expect(p).toMatchObject({ governsIngress: true, governsEgress: false });
+  });
+
+  it('rewrites global() in a namespaceSelector to !has(projectcalico.org/namespace)', () => {
+    const p = policyOf({ ...knpWeb, spec: { ...knpWeb.spec, ingress: [{ action: 'Deny', source: { namespaceSelector: 'global()' } }] } });
+    expect(p.inboundRules[0]?.src.selector).toBe(canon('!has(projectcalico.org/namespace)'));
+  });
+
+  it('applies the namespace scope only to entities that select endpoints', () => {
+    const p = policyOf({
+      ...knpWeb,
+      spec: { ...knpWeb.spec, ingress: [{ action: 'Allow', protocol: 'UDP', source: { nets: ['10.0.0.0/8'] }, destination: { ports: [80] } }, { action: 'Allow', source: { notSelector: "a == 'b'" } }] },
+    });
+    expect(p.inboundRules[0]?.src.selector).toBe('');
+    expect(p.inboundRules[0]?.dst.selector).toBe('');
+    expect(p.inboundRules[1]?.src).toMatchObject({ selector: canon("projectcalico.org/namespace == 'prod'"), notSelector: canon("a == 'b'") });
+  });
+
+  it('turns serviceAccounts and serviceAccountSelector into pcsa. selectors', () => {
+    const p = policyOf({
+      ...knpWeb,
+      spec: {
+        ...knpWeb.spec,
+        selector: '',
+        serviceAccountSelector: "role == 'api'",
+        ingress: [{ action: 'Allow', source: { serviceAccounts: { names: ['a', 'b'], selector: "tier == 'x'" } } }],
+      },
+    });
+    expect(p.selector).toBe(canon("projectcalico.org/namespace == 'prod' && (pcsa.role == 'api')"));
+    expect(p.inboundRules[0]?.src.selector).toBe(
+      canon("(projectcalico.org/namespace == 'prod') && (pcsa.projectcalico.org/name in {'a', 'b'}) && (pcsa.tier == 'x')"),
+    );
+  });
+
+  it('leaves global policy selectors unscoped, prefixes its namespaceSelector, and maps its flags', () => {
+    const g: GlobalNetworkPolicy = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'GlobalNetworkPolicy',
+      metadata: { name: 'g' },
+      spec: {
+        selector: "app == 'x'",
+        namespaceSelector: "env == 'prod'",
+        preDNAT: true,
+        applyOnForward: true,
+        types: ['Ingress'],
+        ingress: [{ action: 'Pass', source: { selector: "b == 'c'" } }],
+      },
+    };
+    const p = policyOf(g);
+    expect(p.id).toEqual({ tier: 'default', name: 'g', kind: 'GlobalNetworkPolicy' });
+    expect(p.selector).toBe(canon("(app == 'x') && (pcns.env == 'prod')"));
+    expect(p.inboundRules[0]).toMatchObject({ action: 'next-tier', src: { selector: canon("b == 'c'") } });
+    expect(p).toMatchObject({ preDnat: true, applyOnForward: true, untracked: false });
+  });
+
+  it('defaults types from the rules (API defaulting) before Felix reads them', () => {
+    const p = policyOf({ ...knpWeb, spec: { selector: "app == 'a'", egress: [{ action: 'Allow' }] } });
+    expect(p).toMatchObject({ governsIngress: false, governsEgress: true, id: { tier: 'default' } });
+  });
+
+  it('adds the implicit namespace label to endpoints and splits v4/v6 addresses', () => {
+    const { out } = process({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'WorkloadEndpoint',
+      metadata: { name: 'w', namespace: 'ns', labels: { app: 'x', 'projectcalico.org/namespace': 'spoofed' } },
+      spec: { node: 'n', orchestrator: 'k8s', interfaceName: 'cali1', ipNetworks: ['10.0.0.1/32', 'fc00::1/128', '10.0.0.2/32'], ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
+    });
+    expect(out[0]?.value).toMatchObject({
+      key: 'ns/w',
+      labels: { app: 'x', 'projectcalico.org/namespace': 'ns', 'projectcalico.org/orchestrator': 'k8s' },
+      ipv4Nets: ['10.0.0.1/32', '10.0.0.2/32'],
+      ipv6Nets: ['fc00::1/128'],
+    });
+  });
+
+  it('turns an invalid object into a delete of the key it had, with a reason', () => {
+    const invalid: InvalidResource[] = [];
+    const p = new UpdateProcessor({ onInvalid: (i) => invalid.push(i) });
+    p.process({ op: 'upsert', resource: knpWeb });
+    const out = p.process({ op: 'upsert', resource: { ...knpWeb, spec: { ...knpWeb.spec, selector: 'a ==' } } });
+    expect(out).toEqual([{ kind: 'policy', key: 'NetworkPolicy/prod/default/knp.default.web', value: null }]);
+    expect(invalid).toEqual([expect.objectContaining({ kind: 'NetworkPolicy', namespace: 'prod', name: 'knp.default.web', reason: expect.stringContaining('spec.selector') })]);
+  });
+
+  it('moves a policy whose tier changed: delete under the old id, then upsert under the new', () => {
+    const p = new UpdateProcessor({ onInvalid: () => {} });
+    p.process({ op: 'upsert', resource: knpWeb });
+    const out = p.process({ op: 'upsert', resource: { ...knpWeb, metadata: { ...knpWeb.metadata, name: 'web2' } } });
+    expect(out.map((u) => [u.key, u.value === null])).toEqual([['NetworkPolicy/prod/default/web2', false]]);
+    const moved = p.process({ op: 'upsert', resource: { ...knpWeb, metadata: { ...knpWeb.metadata, name: 'web2' }, spec: { ...knpWeb.spec, tier: 'security' } } });
+    expect(moved.map((u) => [u.key, u.value === null])).toEqual([
+      ['NetworkPolicy/prod/default/web2', true],
+      ['NetworkPolicy/prod/security/web2', false],
+    ]);
+    expect(p.process({ op: 'delete', kind: 'NetworkPolicy', namespace: 'prod', name: 'web2' })).toEqual([
+      { kind: 'policy', key: 'NetworkPolicy/prod/security/web2', value: null },
+    ]);
+  });
+});
