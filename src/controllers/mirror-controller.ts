@@ -28,7 +28,7 @@ import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { Controller } from './controller.ts';
-import type { ObjectWriter, WrittenObject } from './object-writer.ts';
+import type { Writer, WrittenObject } from './object-writer.ts';
 
 /** Calico kube-controllers: ReconcilerPeriod default 5m. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 5 * 60_000;
@@ -45,7 +45,7 @@ export interface MirrorControllerOptions<S extends KubeObject, T extends KubeObj
   desired(source: S, key: string, log: Logger): WrittenObject[] | Promise<WrittenObject[]>;
   /** Called when the source is gone (to forget per-source state). */
   forgetSource?(key: string): void;
-  writer: ObjectWriter;
+  writer: Writer;
   workers?: number;
   sweepIntervalMs?: number;
   clock?: Clock;

@@ -57,7 +57,16 @@ export function httpStatus(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
-export class ObjectWriter {
+/** What the controllers need from a writer (ObjectWriter; fakes in tests and figures). */
+export interface Writer {
+  apply(obj: WrittenObject): Promise<unknown>;
+  createIfAbsent(obj: WrittenObject): Promise<boolean>;
+  delete(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): Promise<boolean>;
+  warningEvent(subject: EventSubject, reason: string, message: string): Promise<void>;
+  idle(): Promise<void>;
+}
+
+export class ObjectWriter implements Writer {
   private readonly objects: KubernetesObjectApi;
   private readonly core: CoreV1Api;
   private readonly throttle: PQueue;

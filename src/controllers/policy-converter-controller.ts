@@ -13,7 +13,7 @@ import type { Logger } from '../runtime/logger.ts';
 import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
 import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
-import type { ObjectWriter, WrittenObject } from './object-writer.ts';
+import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
 import { convertNetworkPolicy, type K8sNetworkPolicy } from './policy-converter.ts';
 
@@ -27,7 +27,7 @@ export type ConvertFunc = typeof convertNetworkPolicy;
 
 export function newPolicyConverterController(
   factory: InformerFactory,
-  writer: ObjectWriter,
+  writer: Writer,
   common: Common = {},
   convert: ConvertFunc = convertNetworkPolicy,
 ): MirrorController<KubeObject, KubeObject> {

@@ -7,7 +7,7 @@
 import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
 import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
-import type { ObjectWriter, WrittenObject } from './object-writer.ts';
+import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
 import { namespaceToProfile, profileSource, serviceAccountToProfile, type K8sMetaObject } from './profile-builder.ts';
 
@@ -16,7 +16,7 @@ type Common = Omit<MirrorControllerOptions<KubeObject, KubeObject>, 'name' | 'so
 const PROFILES = { group: 'projectcalico.org', version: 'v3', plural: 'profiles' };
 const PROFILE_TYPE = { apiVersion: 'projectcalico.org/v3', kind: 'Profile' };
 
-export function newNamespaceProfileController(factory: InformerFactory, writer: ObjectWriter, common: Common = {}): MirrorController<KubeObject, KubeObject> {
+export function newNamespaceProfileController(factory: InformerFactory, writer: Writer, common: Common = {}): MirrorController<KubeObject, KubeObject> {
   return new MirrorController<KubeObject, KubeObject>({
     ...common,
     name: 'namespace-profiles',
@@ -37,7 +37,7 @@ export function newNamespaceProfileController(factory: InformerFactory, writer: 
   });
 }
 
-export function newServiceAccountProfileController(factory: InformerFactory, writer: ObjectWriter, common: Common = {}): MirrorController<KubeObject, KubeObject> {
+export function newServiceAccountProfileController(factory: InformerFactory, writer: Writer, common: Common = {}): MirrorController<KubeObject, KubeObject> {
   return new MirrorController<KubeObject, KubeObject>({
     ...common,
     name: 'serviceaccount-profiles',

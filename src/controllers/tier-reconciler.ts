@@ -8,7 +8,7 @@ import type { Tier } from '../api/types.ts';
 import { API_VERSION } from '../api/types.ts';
 import { WELL_KNOWN_TIERS } from '../api/tiers.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { ObjectWriter } from './object-writer.ts';
+import type { Writer } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './ownership.ts';
 
 export function defaultTiers(): Tier[] {
@@ -21,7 +21,7 @@ export function defaultTiers(): Tier[] {
 }
 
 /** Creates each default tier that does not exist. */
-export async function ensureDefaultTiers(writer: ObjectWriter, log: Logger): Promise<void> {
+export async function ensureDefaultTiers(writer: Writer, log: Logger): Promise<void> {
   for (const tier of defaultTiers()) {
     if (await writer.createIfAbsent(tier)) log.info({ kind: 'Tier', name: tier.metadata.name }, 'created default tier');
   }

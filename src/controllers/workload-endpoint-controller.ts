@@ -8,13 +8,13 @@
 import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
 import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
-import type { ObjectWriter, WrittenObject } from './object-writer.ts';
+import type { Writer, WrittenObject } from './object-writer.ts';
 import { isManaged, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
 import { podToWorkloadEndpoint, type K8sPod } from './workload-endpoint-builder.ts';
 
 type Common = Omit<MirrorControllerOptions<KubeObject, KubeObject>, 'name' | 'source' | 'target' | 'targetType' | 'sourceKeyOf' | 'desired' | 'writer'>;
 
-export function newWorkloadEndpointController(factory: InformerFactory, writer: ObjectWriter, common: Common = {}): MirrorController<KubeObject, KubeObject> {
+export function newWorkloadEndpointController(factory: InformerFactory, writer: Writer, common: Common = {}): MirrorController<KubeObject, KubeObject> {
   return new MirrorController<KubeObject, KubeObject>({
     ...common,
     name: 'workload-endpoints',
