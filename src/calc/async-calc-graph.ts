@@ -11,7 +11,9 @@
  *   arrive while the bucket is empty coalesce in the event sequencer until the next tick;
  * - nothing is emitted before in-sync; the first batch that contains in-sync is flushed at
  *   once (a token or not), and its messages end with `InSync`;
- * - `onMessages` is called only with non-empty batches, synchronously from the flush;
+ * - `onMessages` is called only with non-empty batches, synchronously from the flush; an
+ *   exception it throws is not caught (like a Felix panic: the dataplane contract can no
+ *   longer be trusted, so the process should die and resync);
  * - `dispose()` cancels the ticker and drops queued input; no timer is left behind, and no
  *   timer runs while the bucket is full and nothing is pending.
  */

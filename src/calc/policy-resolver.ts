@@ -73,7 +73,9 @@ export class PolicyResolver implements PolicyMatchListener {
       policy === null ||
       old.order !== policy.order ||
       old.governsIngress !== policy.governsIngress ||
-      old.governsEgress !== policy.governsEgress
+      old.governsEgress !== policy.governsEgress ||
+      old.untracked !== policy.untracked ||
+      old.preDnat !== policy.preDnat
     ) {
       this.#dirtyPolicy(key);
     }

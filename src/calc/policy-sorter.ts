@@ -4,6 +4,9 @@
  * - Tiers: tiers with a Tier object first; then ascending `order`, absent = +∞; then name.
  * - Policies within a tier: ascending `order`, absent = +∞; ties broken by the string
  *   `"<name>/<namespace>/<kind>"` (Felix at HEAD).
+ * - Untracked (doNotTrack) and pre-DNAT policies stay active but are left out of workload
+ *   endpoint tiers: Felix's event sequencer files them under separate untracked / pre-DNAT
+ *   tiers, which only host endpoints use (`tierInfoToProtoTierInfo`).
  * - A tier appears only if at least one of its policies matches the endpoint; it carries
  *   separate ingress and egress lists (`GovernsIngress` / `GovernsEgress`), either of which
  *   may be empty.
@@ -44,6 +47,7 @@ export function compareTiers(a: { name: string; tier: ModelTier | undefined }, b
 export function sortEndpointTiers(policies: Iterable<ModelPolicy>, tiers: ReadonlyMap<string, ModelTier>): TierInfo[] {
   const byTier = new Map<string, ModelPolicy[]>();
   for (const p of policies) {
+    if (p.untracked || p.preDnat) continue;
     let list = byTier.get(p.id.tier);
     if (list === undefined) byTier.set(p.id.tier, (list = []));
     list.push(p);

@@ -287,7 +287,20 @@ export const tierOrderStates: readonly State[] = [
 const ingressOnly = gnp('pol-in', { order: 10, selector: 'all()', types: ['Ingress'], ingress: [{ action: 'Deny', source: { nets: ['10.9.0.0/16'] } }] });
 const egressOnly = gnp('pol-out', { order: 20, selector: "id == 'loc-ep-1'", types: ['Egress'], egress: [{ action: 'Pass', destination: { notSelector: "b == 'b'" } }] });
 
+const untrackedPol = { ...gnp('untracked', { order: 1, selector: 'all()', types: ['Ingress'], ingress: [{ action: 'Deny', source: { selector: "b == 'b'" } }] }) };
+untrackedPol.spec = { ...untrackedPol.spec, doNotTrack: true, applyOnForward: true };
+const preDnatPol = { ...gnp('pre-dnat', { order: 2, selector: 'all()', types: ['Ingress'], ingress: [{ action: 'Deny', source: { nets: ['10.8.0.0/16'] } }] }) };
+preDnatPol.spec = { ...preDnatPol.spec, preDNAT: true, applyOnForward: true };
+
 export const directionStates: readonly State[] = [
+  StateBuilder.from()
+    .withName('untracked and pre-DNAT policies are active but not in workload endpoint tiers')
+    .withKVUpdates(localWlEp1, untrackedPol, preDnatPol, ingressOnly)
+    .withIPSet(B_EQ_B, EP1_IPS)
+    .withActivePolicies(pk('untracked'), pk('pre-dnat'), pk('pol-in'))
+    .withActiveProfiles(...EP1_PROFILES)
+    .withEndpoint('default/ep1', [{ name: 'default', ingress: ['pol-in'], egress: [] }])
+    .build(),
   StateBuilder.from()
     .withName('ingress-only and egress-only policies')
     .withKVUpdates(localWlEp1, localWlEp2, ingressOnly, egressOnly)
