@@ -46,11 +46,17 @@ export const RULE_HASH_PREFIX = 'cali:';
  * writing. Empty fragments are omitted so spacing is canonical.
  */
 export function ruleBody(rule: IptablesRule, hashFragment: string): string {
-  const parts = [hashFragment];
-  for (const c of rule.comments ?? []) parts.push(commentFragment(c));
-  if (rule.match !== '') parts.push(rule.match);
-  if (rule.action !== '') parts.push(rule.action);
-  return parts.join(' ');
+  const rest = ruleTail(rule);
+  return rest === '' ? hashFragment : `${hashFragment} ${rest}`;
+}
+
+/** Everything after the hash comment: `[-m comment …]* <match> <action>` (computed once per rule). */
+export function ruleTail(rule: IptablesRule): string {
+  let out = '';
+  if (rule.comments !== undefined) for (const c of rule.comments) out = out === '' ? commentFragment(c) : `${out} ${commentFragment(c)}`;
+  if (rule.match !== '') out = out === '' ? rule.match : `${out} ${rule.match}`;
+  if (rule.action !== '') out = out === '' ? rule.action : `${out} ${rule.action}`;
+  return out;
 }
 
 /** `-m comment --comment "cali:<hash>"`. */

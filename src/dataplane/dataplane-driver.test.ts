@@ -40,7 +40,8 @@ describe('DataplaneDriver', () => {
     expect(runner.calls).toEqual([]);
     driver.send({ type: 'InSync' });
     await driver.flushed();
-    expect(runner.calls.map((c) => `${c.cmd} ${c.args[0]}`)).toEqual(['ipset list', 'ipset restore', 'iptables-nft-save -t', 'iptables-nft-restore --noflush']);
+    // Both reads start first (they overlap with rendering), then the writes in order.
+    expect(runner.calls.map((c) => `${c.cmd} ${c.args[0]}`)).toEqual(['iptables-nft-save -t', 'ipset list', 'ipset restore', 'iptables-nft-restore --noflush']);
     expect(kernel.chains.get('cali-tw-cali0a')!.some((r) => r.includes('-j cali-pi-np/shop/web'))).toBe(true);
     expect(kernel.chains.get('cali-to-wl-dispatch')![0]).toContain('-o cali0a');
     expect(kernel.sets.get('cali40s:clients')!.members.has('10.65.1.2')).toBe(true);

@@ -210,6 +210,11 @@ export class DataplaneDriver {
     signal?.addEventListener('abort', onAbort);
     try {
       while (signal?.aborted !== true) {
+        // Reads due in the coming apply (iptables-save, ipset list) run while we render.
+        if (this.inSyncSeen || this.queue.some((m) => m.type === 'InSync')) {
+          for (const t of this.tables) t.prefetch();
+          for (const s of this.ipsets) s.prefetch();
+        }
         this.drain();
         if (!this.hasWork()) {
           await this.waitForWork();

@@ -23,7 +23,7 @@ import type { IpSetType } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
-import type { CommandRunner } from './command-runner.ts';
+import type { CommandResult, CommandRunner } from './command-runner.ts';
 import type { DataplaneMetrics } from './dataplane-metrics.ts';
 import { canonicalMember } from './ip-members.ts';
 
@@ -232,8 +232,9 @@ export class IpSets {
 
   /** Reads every owned set of this family back and recomputes all deltas. */
   async resync(): Promise<void> {
-    this.metrics.ipsetCalls.inc();
-    const res = await this.runner.run('ipset', ['list', '-o', 'save']);
+    const pending = this.prefetched;
+    this.prefetched = undefined;
+    const res = await (pending ?? this.fetchList());
     if (res.code !== 0) {
       this.metrics.ipsetErrors.inc();
       throw new IpSetsApplyError(`ipset list failed (${res.code}): ${res.stderr.trim()}`);
@@ -244,6 +245,19 @@ export class IpSets {
     for (const name of this.desired.keys()) this.recompute(name);
     this.loaded = true;
     this.nextResyncAt = this.clock.now() + this.refreshIntervalMs;
+  }
+
+  /** Starts the resync read the next `applyUpdates()` will need (if due), to overlap it with rendering. */
+  prefetch(): void {
+    if (this.prefetched !== undefined) return;
+    if (this.loaded && this.clock.now() < this.nextResyncAt) return;
+    this.prefetched = this.fetchList();
+  }
+  private prefetched: Promise<CommandResult> | undefined;
+
+  private fetchList(): Promise<CommandResult> {
+    this.metrics.ipsetCalls.inc();
+    return this.runner.run('ipset', ['list', '-o', 'save']);
   }
 
   private owns(name: string): boolean {
@@ -277,6 +291,7 @@ export class IpSets {
       lastError = res.stderr.trim();
       this.log.warn({ attempt, code: res.code, stderr: lastError }, 'ipset restore failed; resyncing and retrying');
       this.loaded = false;
+      this.prefetched = undefined;
       if (attempt < this.maxAttempts) await sleep(this.clock, delay);
       delay *= 2;
     }

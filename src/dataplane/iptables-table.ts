@@ -25,10 +25,10 @@
 import type { Logger } from '../runtime/logger.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
 import { CHAIN_PREFIX } from './chain-names.ts';
-import { hashCommentFragment, ruleBody, type Chain, type IptablesRule } from './chain.ts';
-import type { CommandRunner } from './command-runner.ts';
+import { hashCommentFragment, ruleBody, ruleTail, type Chain, type IptablesRule } from './chain.ts';
+import type { CommandResult, CommandRunner } from './command-runner.ts';
 import type { DataplaneMetrics } from './dataplane-metrics.ts';
-import { ruleHashes } from './rule-hash.ts';
+import { hashRuleTails, ruleHashes } from './rule-hash.ts';
 import type { KernelHooks } from './rule-renderer.ts';
 
 /**
@@ -74,6 +74,8 @@ export interface TableApplyResult {
 
 interface DesiredChain {
   readonly rules: readonly IptablesRule[];
+  /** Each rule rendered once, without its hash comment. */
+  readonly tails: readonly string[];
   readonly hashes: readonly string[];
 }
 
@@ -160,11 +162,12 @@ export class IptablesTable {
   /** Sets (or replaces) an owned chain; a chain whose rules did not change stays clean. */
   updateChain(chain: Chain): void {
     if (!chain.name.startsWith(CHAIN_PREFIX)) throw new RangeError(`IptablesTable: chain '${chain.name}' is not owned (needs prefix '${CHAIN_PREFIX}')`);
-    const hashes = ruleHashes(chain.name, chain.rules);
+    const tails = chain.rules.map(ruleTail);
+    const hashes = hashRuleTails(chain.name, tails);
     const old = this.desired.get(chain.name);
     if (old !== undefined && sameList(old.hashes, hashes)) return;
     this.ruleCount += chain.rules.length - (old?.rules.length ?? 0);
-    this.desired.set(chain.name, { rules: chain.rules, hashes });
+    this.desired.set(chain.name, { rules: chain.rules, tails, hashes });
     this.dirty.add(chain.name);
     this.updateGauges();
   }
@@ -252,6 +255,7 @@ export class IptablesTable {
       lastError = res.stderr.trim();
       this.log.warn({ attempt, code: res.code, stderr: lastError }, 'iptables-restore failed; re-reading the table and retrying');
       this.loaded = false;
+      this.prefetched = undefined;
       if (attempt < this.maxAttempts) {
         await sleep(this.clock, delay);
         delay *= 2;
@@ -262,9 +266,26 @@ export class IptablesTable {
   }
 
   /** Reads the table back and marks every owned difference dirty. */
-  private async load(): Promise<void> {
+  /**
+   * Starts the read-back the next `apply()` will need (if one is due), so the driver can
+   * overlap it with rendering. The next `apply()` consumes it; no write happens in between.
+   */
+  prefetch(): void {
+    if (this.prefetched !== undefined) return;
+    if (this.loaded && this.clock.now() < this.nextCheckAt()) return;
+    this.prefetched = this.fetchSave();
+  }
+  private prefetched: Promise<CommandResult> | undefined;
+
+  private fetchSave(): Promise<CommandResult> {
     this.metrics.saveCalls.inc(this.labels);
-    const res = await this.runner.run(this.saveCmd, ['-t', this.table]);
+    return this.runner.run(this.saveCmd, ['-t', this.table]);
+  }
+
+  private async load(): Promise<void> {
+    const pending = this.prefetched;
+    this.prefetched = undefined;
+    const res = await (pending ?? this.fetchSave());
     if (res.code !== 0) throw new IptablesApplyError(`${this.saveCmd} -t ${this.table} failed (${res.code}): ${res.stderr.trim()}`);
     const { owned, kernel } = parseSave(res.stdout, new Set(this.hooks.keys()));
     this.actual = owned;
@@ -345,7 +366,9 @@ export class IptablesTable {
   }
 
   private renderRule(chain: DesiredChain, i: number): string {
-    return ruleBody(chain.rules[i]!, hashCommentFragment(chain.hashes[i]!));
+    const tail = chain.tails[i]!;
+    const hash = hashCommentFragment(chain.hashes[i]!);
+    return tail === '' ? hash : `${hash} ${tail}`;
   }
 
   private commitWritten(chains: readonly string[]): void {

@@ -20,7 +20,7 @@
  * - `cali-tw-`/`cali-fw-`: conntrack, clear marks, tiers, profiles, final DROP;
  * - `cali-pi-`/`cali-po-` and `cali-pri-`/`cali-pro-`: one rule set per Calico rule.
  */
-import type { PolicyId, Policy, Profile, Rule, TierInfo, WorkloadEndpoint } from '../proto/index.ts';
+import type { PolicyId, Policy, PortRange, Profile, Rule, TierInfo, WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
 import type { Chain, IptablesRule } from './chain.ts';
 import {
@@ -85,6 +85,7 @@ export function isValidInterfaceName(name: string): boolean {
 }
 
 const RETURN = '-j RETURN';
+const PORT_PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'udplite']);
 
 export class RuleRenderer {
   readonly ipVersion: 4 | 6;
@@ -248,63 +249,31 @@ export class RuleRenderer {
     if ((rule.icmp !== undefined || rule.notIcmp !== undefined) && rule.protocol === undefined) {
       throw new RuleRenderError('an ICMP type match needs protocol icmp or icmpv6');
     }
-
-    const side = (pos: readonly string[], neg: readonly string[]) => {
-      const p = pos.map(parseCidr).filter((c) => c.family === v).map((c) => c.text);
-      const n = neg.map(parseCidr).filter((c) => c.family === v).map((c) => c.text);
-      return { pos: p, neg: n, impossible: pos.length > 0 && p.length === 0 };
-    };
-    const src = side(rule.srcNets, rule.notSrcNets);
-    const dst = side(rule.dstNets, rule.notDstNets);
-    if (src.impossible || dst.impossible) return [];
+    const srcPos = this.familyNets(rule.srcNets);
+    const dstPos = this.familyNets(rule.dstNets);
+    // Positive CIDRs all of the other family: the rule cannot match in this table.
+    if ((rule.srcNets.length > 0 && srcPos.length === 0) || (rule.dstNets.length > 0 && dstPos.length === 0)) return [];
+    const srcNeg = this.familyNets(rule.notSrcNets);
+    const dstNeg = this.familyNets(rule.notDstNets);
 
     const proto = rule.protocol === undefined ? undefined : protocolToken(rule.protocol, v);
     const needsProto = rule.srcPorts.length + rule.dstPorts.length + rule.notSrcPorts.length + rule.notDstPorts.length > 0;
-    if (needsProto && (proto === undefined || !['tcp', 'udp', 'sctp', 'udplite'].includes(proto))) {
+    if (needsProto && (proto === undefined || !PORT_PROTOCOLS.has(proto))) {
       throw new RuleRenderError('numeric ports need protocol tcp, udp, sctp or udplite');
     }
-    const protoMatch = proto === undefined ? '' : `-p ${proto}`;
 
     const single: string[] = [];
-    if (proto !== undefined) single.push(protoMatch);
+    if (proto !== undefined) single.push(`-p ${proto}`);
     if (rule.notProtocol !== undefined) single.push(`! -p ${protocolToken(rule.notProtocol, v)}`);
 
+    // Criteria iptables can express once per rule become match blocks (OR of alternatives)
+    // or, for negated CIDRs, "clear the all-blocks mark if this matches".
     const blocks: string[][] = [];
     const negBlocks: string[] = [];
-    const nets = (s: 'src' | 'dst', n: { pos: string[]; neg: string[] }) => {
-      if (n.pos.length === 1) single.push(netMatch(s, n.pos[0]!));
-      else if (n.pos.length > 1) blocks.push(n.pos.map((c) => netMatch(s, c)));
-      if (n.neg.length === 1 && n.pos.length === 0) single.push(netMatch(s, n.neg[0]!, true));
-      else for (const c of n.neg) negBlocks.push(netMatch(s, c));
-    };
-    nets('src', src);
-    nets('dst', dst);
-
-    const setName = (id: string) => ipSetName(id, v);
-    const ports = (
-      s: 'src' | 'dst',
-      numeric: readonly Rule['srcPorts'][number][],
-      named: readonly string[],
-      notNumeric: readonly Rule['srcPorts'][number][],
-      notNamed: readonly string[],
-      sets: readonly string[],
-      notSets: readonly string[],
-    ) => {
-      for (const id of sets) single.push(setMatch(setName(id), s, false));
-      for (const id of notSets) single.push(setMatch(setName(id), s, false, true));
-      const alts = [
-        ...splitPortList(numeric).map((chunk) => `${protoMatch} ${multiportMatch(s, chunk)}`),
-        ...named.map((id) => setMatch(setName(id), s, true)),
-      ];
-      if (alts.length === 1) {
-        // The protocol is already in `single`; keep only the multiport part.
-        single.push(alts[0]!.startsWith(protoMatch + ' ') && protoMatch !== '' ? alts[0]!.slice(protoMatch.length + 1) : alts[0]!);
-      } else if (alts.length > 1) blocks.push(alts);
-      for (const chunk of splitPortList(notNumeric)) single.push(multiportMatch(s, chunk, true));
-      for (const id of notNamed) single.push(setMatch(setName(id), s, true, true));
-    };
-    ports('src', rule.srcPorts, rule.srcNamedPortIpSetIds, rule.notSrcPorts, rule.notSrcNamedPortIpSetIds, rule.srcIpSetIds, rule.notSrcIpSetIds);
-    ports('dst', rule.dstPorts, rule.dstNamedPortIpSetIds, rule.notDstPorts, rule.notDstNamedPortIpSetIds, rule.dstIpSetIds, rule.notDstIpSetIds);
+    this.netMatches('src', srcPos, srcNeg, single, blocks, negBlocks);
+    this.netMatches('dst', dstPos, dstNeg, single, blocks, negBlocks);
+    this.sideMatches('src', proto, rule.srcPorts, rule.srcNamedPortIpSetIds, rule.notSrcPorts, rule.notSrcNamedPortIpSetIds, rule.srcIpSetIds, rule.notSrcIpSetIds, single, blocks);
+    this.sideMatches('dst', proto, rule.dstPorts, rule.dstNamedPortIpSetIds, rule.notDstPorts, rule.notDstNamedPortIpSetIds, rule.dstIpSetIds, rule.notDstIpSetIds, single, blocks);
 
     if (rule.icmp !== undefined) single.push(icmpMatch(rule.icmp, v));
     if (rule.notIcmp !== undefined) single.push(icmpMatch(rule.notIcmp, v, true));
@@ -320,7 +289,7 @@ export class RuleRenderer {
       for (const neg of negBlocks) out.push({ match: neg, action: actionClearMark(MARK_SCRATCH0) });
       single.unshift(matchMarkSet(MARK_SCRATCH0));
     }
-    const match = single.filter((s) => s !== '').join(' ');
+    const match = single.join(' ');
     const comments = rule.ruleId === '' ? undefined : [`rule ${rule.ruleId}`];
     switch (rule.action) {
       case 'allow':
@@ -341,5 +310,52 @@ export class RuleRenderer {
         throw new RuleRenderError(`action '${String((rule as Rule).action)}' is not supported`);
     }
     return out;
+  }
+
+  private familyNets(nets: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const n of nets) {
+      const c = parseCidr(n);
+      if (c.family === this.ipVersion) out.push(c.text);
+    }
+    return out;
+  }
+
+  private netMatches(side: 'src' | 'dst', pos: readonly string[], neg: readonly string[], single: string[], blocks: string[][], negBlocks: string[]): void {
+    if (pos.length === 1) single.push(netMatch(side, pos[0]!));
+    else if (pos.length > 1) blocks.push(pos.map((c) => netMatch(side, c)));
+    if (neg.length === 1 && pos.length === 0) single.push(netMatch(side, neg[0]!, true));
+    else for (const c of neg) negBlocks.push(netMatch(side, c));
+  }
+
+  private sideMatches(
+    side: 'src' | 'dst',
+    proto: string | undefined,
+    numeric: readonly PortRange[],
+    named: readonly string[],
+    notNumeric: readonly PortRange[],
+    notNamed: readonly string[],
+    sets: readonly string[],
+    notSets: readonly string[],
+    single: string[],
+    blocks: string[][],
+  ): void {
+    const v = this.ipVersion;
+    for (const id of sets) single.push(setMatch(ipSetName(id, v), side, false));
+    for (const id of notSets) single.push(setMatch(ipSetName(id, v), side, false, true));
+    // Numeric ports and named-port sets of one side are alternatives (OR).
+    const chunks = numeric.length === 0 ? [] : splitPortList(numeric);
+    const nAlts = chunks.length + named.length;
+    if (nAlts === 1) {
+      // The protocol is already in `single`.
+      single.push(chunks.length === 1 ? multiportMatch(side, chunks[0]!) : setMatch(ipSetName(named[0]!, v), side, true));
+    } else if (nAlts > 1) {
+      const alts: string[] = [];
+      for (const chunk of chunks) alts.push(`-p ${proto} ${multiportMatch(side, chunk)}`);
+      for (const id of named) alts.push(setMatch(ipSetName(id, v), side, true));
+      blocks.push(alts);
+    }
+    if (notNumeric.length > 0) for (const chunk of splitPortList(notNumeric)) single.push(multiportMatch(side, chunk, true));
+    for (const id of notNamed) single.push(setMatch(ipSetName(id, v), side, true, true));
   }
 }
