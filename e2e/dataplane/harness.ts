@@ -11,6 +11,8 @@ import { Topology, type PodSpec } from './netns.ts';
 import { ProbeAgent, checkConnectivity, type Expectation } from './probes.ts';
 
 export const NODE = 'node-1';
+/** `TESSERA_E2E_IPTABLES_BACKEND=legacy` runs the suite against iptables-legacy. @default 'nft' */
+export const BACKEND: 'nft' | 'legacy' = process.env['TESSERA_E2E_IPTABLES_BACKEND'] === 'legacy' ? 'legacy' : 'nft';
 export const NAMESPACE = 'shop';
 
 export function defaultTier(): Tier {
@@ -91,7 +93,7 @@ export class Harness {
 
   startDriver(opts: Partial<DataplaneDriverOptions> = {}): DataplaneDriver {
     this.stop = new AbortController();
-    this.driver = new DataplaneDriver({ runner: new NetnsCommandRunner(this.topo.nodeNs), ...opts });
+    this.driver = new DataplaneDriver({ runner: new NetnsCommandRunner(this.topo.nodeNs), backend: BACKEND, ...opts });
     this.running = this.driver.run(this.stop.signal);
     return this.driver;
   }
@@ -116,7 +118,7 @@ export class Harness {
 
   saveNode(): string {
     return this.topo
-      .exec(this.topo.nodeNs, ['iptables-nft-save', '-t', 'filter'])
+      .exec(this.topo.nodeNs, [`iptables-${BACKEND}-save`, '-t', 'filter'])
       .split('\n')
       .filter((l) => !l.startsWith('#'))
       .join('\n');

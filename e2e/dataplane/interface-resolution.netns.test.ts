@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
 import { allowAllProfile, endpoint, npId, policy, rule, tier } from '../../src/dataplane/test-fixtures.ts';
+import { BACKEND } from './harness.ts';
 import { Topology } from './netns.ts';
 import { ProbeAgent, checkConnectivity } from './probes.ts';
 
@@ -30,7 +31,7 @@ describe('dataplane: interface resolution from routes', () => {
   });
 
   it('programs the endpoint on the interface its /32 route points at', async () => {
-    const driver = new DataplaneDriver({ runner: new NetnsCommandRunner(topo.nodeNs) });
+    const driver = new DataplaneDriver({ runner: new NetnsCommandRunner(topo.nodeNs), backend: BACKEND });
     running = driver.run(stop.signal);
     const denyAll = npId('ns', 'deny-all');
     driver.send([
@@ -42,7 +43,7 @@ describe('dataplane: interface resolution from routes', () => {
       { type: 'InSync' },
     ]);
     await driver.flushed();
-    expect(topo.exec(topo.nodeNs, ['iptables-nft-save'])).toContain(`-A cali-from-wl-dispatch -i ${topo.pod('a').iface} `);
+    expect(topo.exec(topo.nodeNs, [`iptables-${BACKEND}-save`])).toContain(`-A cali-from-wl-dispatch -i ${topo.pod('a').iface} `);
     expect(
       await checkConnectivity(agents, [
         { from: 'a', to: 'b', kind: 'tcp', allowed: true },

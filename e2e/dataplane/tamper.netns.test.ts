@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
 import type { ResourceUpdate } from '../../src/calc/index.ts';
-import { Harness, matrix, networkPolicy } from './harness.ts';
+import { BACKEND, Harness, matrix, networkPolicy } from './harness.ts';
 
 const REFRESH_MS = 1_000;
 const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
@@ -61,7 +61,7 @@ describe('dataplane: tamper repair', () => {
     const wantRules = owned(h.saveNode());
     const wantSets = ownedSets(h);
     const node = h.topo.nodeNs;
-    const ipt = (...args: string[]) => h.topo.exec(node, ['iptables-nft', ...args]);
+    const ipt = (...args: string[]) => h.topo.exec(node, [`iptables-${BACKEND}`, ...args]);
     const web = h.topo.pod('web').iface;
     const policyChain = 'cali-pi-np/shop/web-ingress';
     expect(wantRules).toContain(`:${policyChain} - `);

@@ -137,6 +137,21 @@ describe('DataplaneDriver', () => {
     expect(kernel.chains.has('cali-FORWARD')).toBe(false);
   });
 
+  it('programs both IP families when asked, splitting set members by family', async () => {
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner(kernel.handler);
+    const driver = new DataplaneDriver({ runner, clock: new FakeClock(), ipVersions: [4, 6] });
+    const stop = new AbortController();
+    stops.push(stop);
+    void driver.run(stop.signal);
+    driver.send([{ type: 'IPSetUpdate', id: 's:dual', ipsetType: 'hash:net', members: ['10.65.0.1/32', 'fd00::1/128'] }, ...state.slice(1), { type: 'InSync' }]);
+    await driver.flushed();
+    expect(runner.callsTo('iptables-nft-restore')).toHaveLength(1);
+    expect(runner.callsTo('ip6tables-nft-restore')).toHaveLength(1);
+    expect([...kernel.sets.get('cali40s:dual')!.members]).toEqual(['10.65.0.1']);
+    expect([...kernel.sets.get('cali60s:dual')!.members]).toEqual(['fd00::1']);
+  });
+
   it('records the apply time histogram', async () => {
     const { driver } = start();
     driver.send([...state, { type: 'InSync' }]);

@@ -118,6 +118,11 @@ export class EndpointManager {
     for (const [iface, ep] of wanted) {
       const prevKey = this.programmed.get(iface);
       if (prevKey === ep.key && !ep.dirty) continue;
+      if (ep.dirty && !this.families.every((f) => f.renderer.coversInterface(iface))) {
+        // Felix has the same rule: InterfacePrefix must match the CNI's naming, or the
+        // endpoint's traffic never reaches the dispatch chains.
+        this.log.error({ namespace: ep.namespace, name: ep.name, iface }, 'interface does not match any configured interface prefix: its traffic bypasses policy');
+      }
       for (const f of this.families) {
         try {
           f.filter.updateChains(f.renderer.endpointChains(iface, ep.endpoint));

@@ -108,6 +108,11 @@ export class RuleRenderer {
     this.toHostAction = `-j ${endpointToHostAction}`;
   }
 
+  /** Whether `iface` is reached by the hooks (`-i <prefix>+`); other interfaces bypass policy. */
+  coversInterface(iface: string): boolean {
+    return this.prefixes.some((p) => iface.startsWith(p));
+  }
+
   // ---- static chains ------------------------------------------------------------------------
 
   /** The hooks from the kernel's filter chains into ours. */
