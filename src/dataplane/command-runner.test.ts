@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { NetnsCommandRunner, RealCommandRunner, RecordingCommandRunner } from './command-runner.ts';
+
+describe('RealCommandRunner', () => {
+  const runner = new RealCommandRunner();
+
+  it('feeds stdin and collects stdout', async () => {
+    expect(await runner.run('cat', [], { stdin: '*filter\nCOMMIT\n' })).toEqual({ code: 0, stdout: '*filter\nCOMMIT\n', stderr: '' });
+  });
+
+  it('passes arguments as a vector: shell syntax in a value stays literal', async () => {
+    const hostile = '$(touch /tmp/tessera-pwned); `id` && echo x';
+    const r = await runner.run('printf', ['%s', hostile]);
+    expect(r.stdout).toBe(hostile);
+  });
+
+  it('reports the exit code instead of throwing', async () => {
+    const r = await runner.run('sh', ['-c', 'echo oops >&2; exit 3']);
+    expect(r).toEqual({ code: 3, stdout: '', stderr: 'oops\n' });
+  });
+
+  it('reports a missing program as code 127', async () => {
+    const r = await runner.run('/nonexistent/tessera-binary', []);
+    expect(r.code).toBe(127);
+    expect(r.stderr).toContain('ENOENT');
+  });
+
+  it('kills a command that outlives its timeout and reports code 124', async () => {
+    const r = await runner.run('sleep', ['5'], { timeoutMs: 50 });
+    expect(r.code).toBe(124);
+  });
+});
+
+describe('NetnsCommandRunner', () => {
+  it('runs the command through `ip netns exec <ns>` with the same argument vector and stdin', async () => {
+    const inner = new RecordingCommandRunner();
+    await new NetnsCommandRunner('tsr-node', inner).run('iptables-nft-restore', ['--noflush'], { stdin: 'x' });
+    expect(inner.calls).toEqual([{ cmd: 'ip', args: ['netns', 'exec', 'tsr-node', 'iptables-nft-restore', '--noflush'], stdin: 'x' }]);
+  });
+
+  it('rejects namespace names that are not plain names', () => {
+    expect(() => new NetnsCommandRunner('../etc')).toThrow(TypeError);
+    expect(() => new NetnsCommandRunner('a b')).toThrow(TypeError);
+  });
+});

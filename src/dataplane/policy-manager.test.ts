@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../runtime/clock.ts';
+import { silentLogger } from '../runtime/logger.ts';
+import { newRegistry } from '../runtime/metrics.ts';
+import { ruleBody } from './chain.ts';
+import { RecordingCommandRunner } from './command-runner.ts';
+import { DataplaneMetrics } from './dataplane-metrics.ts';
+import { EndpointManager } from './endpoint-manager.ts';
+import { IptablesTable } from './iptables-table.ts';
+import { PolicyManager } from './policy-manager.ts';
+import { RuleRenderer } from './rule-renderer.ts';
+import { endpoint, npId, policy, port, rule } from './test-fixtures.ts';
+
+function setup() {
+  const filter = new IptablesTable({ ipVersion: 4, runner: new RecordingCommandRunner(), clock: new FakeClock(), logger: silentLogger, metrics: new DataplaneMetrics(newRegistry()) });
+  const families = [{ renderer: new RuleRenderer({ ipVersion: 4 }), filter }];
+  return { filter, policies: new PolicyManager(families, silentLogger), endpoints: new EndpointManager(families, new RecordingCommandRunner(), silentLogger) };
+}
+const rulesOf = (t: IptablesTable, name: string) => t.desiredChain(name)?.rules.map((r) => ruleBody(r, '').trim());
+
+describe('PolicyManager', () => {
+  it('programs cali-pi-/cali-po- chains for a policy and removes them with it', () => {
+    const { filter, policies } = setup();
+    policies.onMessage({ type: 'ActivePolicyUpdate', id: npId('shop', 'web'), policy: policy([rule({ action: 'deny' })]) });
+    expect(rulesOf(filter, 'cali-pi-np/shop/web')).toEqual(['-j DROP']);
+    expect(rulesOf(filter, 'cali-po-np/shop/web')).toEqual([]);
+    policies.onMessage({ type: 'ActivePolicyRemove', id: npId('shop', 'web') });
+    expect(filter.hasChain('cali-pi-np/shop/web')).toBe(false);
+  });
+
+  it('fails closed when a rule cannot be rendered: the policy chains drop everything', () => {
+    const { filter, policies } = setup();
+    policies.onMessage({ type: 'ActivePolicyUpdate', id: npId('shop', 'bad'), policy: policy([rule({ dstPorts: [port(80)] })]) });
+    expect(rulesOf(filter, 'cali-pi-np/shop/bad')).toEqual(['-m comment --comment "Tessera: rules could not be rendered" -j DROP']);
+  });
+
+  it('skips untracked and pre-DNAT policies (raw/mangle tables are not programmed)', () => {
+    const { filter, policies } = setup();
+    policies.onMessage({ type: 'ActivePolicyUpdate', id: npId('shop', 'raw'), policy: { ...policy([rule()]), untracked: true } });
+    expect(filter.hasChain('cali-pi-np/shop/raw')).toBe(false);
+  });
+
+  it('programs profile chains', () => {
+    const { filter, policies } = setup();
+    policies.onMessage({ type: 'ActiveProfileUpdate', id: { name: 'kns.shop' }, profile: { inboundRules: [rule()], outboundRules: [] } });
+    expect(rulesOf(filter, 'cali-pri-kns.shop')).toEqual(['-j MARK --set-xmark 0x10000/0x10000']);
+    policies.onMessage({ type: 'ActiveProfileRemove', id: { name: 'kns.shop' } });
+    expect(filter.hasChain('cali-pri-kns.shop')).toBe(false);
+  });
+});
+
+describe('EndpointManager', () => {
+  it('adds endpoint chains and dispatch entries, and removes both with the endpoint', () => {
+    const { filter, endpoints } = setup();
+    endpoints.onMessage({ type: 'WorkloadEndpointUpdate', id: { namespace: 'a', name: 'x' }, endpoint: endpoint({ interfaceName: 'calix' }) });
+    endpoints.render();
+    expect(filter.hasChain('cali-tw-calix')).toBe(true);
+    expect(rulesOf(filter, 'cali-to-wl-dispatch')![0]).toBe('-o calix -g cali-tw-calix');
+    endpoints.onMessage({ type: 'WorkloadEndpointRemove', id: { namespace: 'a', name: 'x' } });
+    endpoints.render();
+    expect(filter.hasChain('cali-tw-calix')).toBe(false);
+    expect(rulesOf(filter, 'cali-to-wl-dispatch')).toEqual(['-m comment --comment "Unknown interface" -j DROP']);
+  });
+
+  it('never programs an endpoint whose interface name could inject restore syntax', () => {
+    const { filter, endpoints } = setup();
+    endpoints.onMessage({ type: 'WorkloadEndpointUpdate', id: { namespace: 'a', name: 'x' }, endpoint: endpoint({ interfaceName: 'cali1\n-A INPUT -j ACCEPT' }) });
+    endpoints.render();
+    expect([...filter.desiredChainNames].some((n) => n.includes('\n'))).toBe(false);
+    expect(rulesOf(filter, 'cali-to-wl-dispatch')).toEqual(['-m comment --comment "Unknown interface" -j DROP']);
+  });
+
+  it('keeps one endpoint per interface when two claim it (the first by key)', () => {
+    const { filter, endpoints } = setup();
+    endpoints.onMessage({ type: 'WorkloadEndpointUpdate', id: { namespace: 'b', name: 'y' }, endpoint: endpoint({ interfaceName: 'calix', profileIds: ['pb'] }) });
+    endpoints.onMessage({ type: 'WorkloadEndpointUpdate', id: { namespace: 'a', name: 'x' }, endpoint: endpoint({ interfaceName: 'calix', profileIds: ['pa'] }) });
+    endpoints.render();
+    expect(rulesOf(filter, 'cali-tw-calix')).toContain('-j cali-pri-pa');
+  });
+});
