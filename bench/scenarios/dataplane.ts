@@ -31,8 +31,23 @@ class TapRunner implements CommandRunner {
   readonly restores: string[] = [];
   constructor(private readonly inner: CommandRunner) {}
   async run(cmd: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult> {
-    if (cmd.includes('iptables') && cmd.endsWith('-restore') && opts?.stdin !== undefined) this.restores.push(opts.stdin);
-    return this.inner.run(cmd, args, opts);
+    const stdin = opts?.stdin;
+    if (!(cmd.includes('iptables') && cmd.endsWith('-restore')) || stdin === undefined) return this.inner.run(cmd, args, opts);
+    // Tee the (possibly streamed) input without changing how it is fed.
+    const chunks: string[] = [];
+    const tee = function* (): Generator<string> {
+      if (typeof stdin === 'string') yield stdin;
+      else for (const c of stdin) yield c;
+    };
+    const recording = (function* () {
+      for (const c of tee()) {
+        chunks.push(c);
+        yield c;
+      }
+    })();
+    const r = await this.inner.run(cmd, args, { ...opts, stdin: typeof stdin === 'string' ? stdin : recording });
+    this.restores.push(typeof stdin === 'string' ? stdin : chunks.join(''));
+    return r;
   }
 }
 

@@ -20,8 +20,12 @@ export interface CommandResult {
 }
 
 export interface RunOptions {
-  /** Written to the child's stdin, which is then closed. */
-  readonly stdin?: string;
+  /**
+   * Written to the child's stdin, which is then closed. An iterable is pulled chunk by chunk
+   * while the child runs, yielding to the event loop between chunks, so producing the input
+   * overlaps with the child consuming it (large restore transactions).
+   */
+  readonly stdin?: string | Iterable<string>;
   /** Kills the child (SIGKILL) after this long and reports code 124. @default 60_000 */
   readonly timeoutMs?: number;
 }
@@ -63,9 +67,38 @@ export class RealCommandRunner implements CommandRunner {
       );
       // A child that exits before reading all of stdin raises EPIPE; its exit code tells the story.
       child.stdin.on('error', () => undefined);
-      child.stdin.end(stdin ?? '');
+      if (stdin === undefined || typeof stdin === 'string') {
+        child.stdin.end(stdin ?? '');
+        return;
+      }
+      void pump(child.stdin, stdin, () => settled);
     });
   }
+}
+
+/** Writes `chunks` to `stream` ~64 KiB at a time, honouring back-pressure, then ends it. */
+async function pump(stream: NodeJS.WritableStream, chunks: Iterable<string>, done: () => boolean): Promise<void> {
+  let buf = '';
+  try {
+    for (const chunk of chunks) {
+      buf += chunk;
+      if (buf.length < 65_536) continue;
+      const more = stream.write(buf);
+      buf = '';
+      if (done()) return;
+      // Let libuv hand the data to the child (and the child parse it) before producing more.
+      await (more ? new Promise<void>((r) => setImmediate(r)) : new Promise<void>((r) => stream.once('drain', () => r())));
+      if (done()) return;
+    }
+    stream.end(buf);
+  } catch {
+    stream.end();
+  }
+}
+
+/** Materialises `stdin` as one string (for recording and logging). */
+export function stdinText(stdin: RunOptions['stdin']): string | undefined {
+  return stdin === undefined || typeof stdin === 'string' ? stdin : [...stdin].join('');
 }
 
 /** Network namespace names we accept: the `ip netns` directory entry, nothing path-like. */
@@ -104,7 +137,7 @@ export class RecordingCommandRunner implements CommandRunner {
   constructor(public handler: CommandHandler = () => undefined) {}
 
   async run(cmd: string, args: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
-    const call: RecordedCommand = { cmd, args: [...args], stdin: opts.stdin };
+    const call: RecordedCommand = { cmd, args: [...args], stdin: stdinText(opts.stdin) };
     this.calls.push(call);
     return (await this.handler(call)) ?? { code: 0, stdout: '', stderr: '' };
   }

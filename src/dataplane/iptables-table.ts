@@ -76,7 +76,12 @@ interface DesiredChain {
   readonly rules: readonly IptablesRule[];
   /** Each rule rendered once, without its hash comment. */
   readonly tails: readonly string[];
-  readonly hashes: readonly string[];
+  /**
+   * Computed on first use (read-back comparison or write), not when the chain is set: a write
+   * computes them while the transaction streams into iptables-restore, so hashing overlaps with
+   * the kernel's parsing.
+   */
+  hashes: readonly string[] | undefined;
 }
 
 interface KernelChainState {
@@ -163,11 +168,11 @@ export class IptablesTable {
   updateChain(chain: Chain): void {
     if (!chain.name.startsWith(CHAIN_PREFIX)) throw new RangeError(`IptablesTable: chain '${chain.name}' is not owned (needs prefix '${CHAIN_PREFIX}')`);
     const tails = chain.rules.map(ruleTail);
-    const hashes = hashRuleTails(chain.name, tails);
     const old = this.desired.get(chain.name);
-    if (old !== undefined && sameList(old.hashes, hashes)) return;
+    // Same name and same rule texts ⇔ same hashes.
+    if (old !== undefined && sameList(old.tails, tails)) return;
     this.ruleCount += chain.rules.length - (old?.rules.length ?? 0);
-    this.desired.set(chain.name, { rules: chain.rules, tails, hashes });
+    this.desired.set(chain.name, { rules: chain.rules, tails, hashes: undefined });
     this.dirty.add(chain.name);
     this.updateGauges();
   }
@@ -244,12 +249,13 @@ export class IptablesTable {
         }
       }
       if (!this.isDirty) return { wrote: false, bytes: 0, chainsWritten: 0 };
-      const { input, chains } = this.buildRestore();
+      const chains: string[] = [];
+      const counter = { bytes: 0 };
       this.metrics.restoreCalls.inc(this.labels);
-      const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: input });
+      const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: this.restoreInput(chains, counter) });
       if (res.code === 0) {
         this.commitWritten(chains);
-        return { wrote: true, bytes: Buffer.byteLength(input), chainsWritten: chains.length };
+        return { wrote: true, bytes: counter.bytes, chainsWritten: chains.length };
       }
       this.metrics.restoreErrors.inc(this.labels);
       lastError = res.stderr.trim();
@@ -295,7 +301,7 @@ export class IptablesTable {
     this.hooksDirty = false;
     for (const [name, d] of this.desired) {
       const a = owned.get(name);
-      if (a === undefined || !sameList(a, d.hashes)) this.dirty.add(name);
+      if (a === undefined || !sameList(a, hashesOf(name, d))) this.dirty.add(name);
     }
     for (const name of owned.keys()) if (!this.desired.has(name)) this.dirty.add(name);
     for (const [chain, h] of this.hooks) {
@@ -320,35 +326,49 @@ export class IptablesTable {
     if (this.isDirty) this.log.info({ dirtyChains: this.dirty.size, hooksDirty: this.hooksDirty }, 'read back iptables state: repairing differences');
   }
 
-  /** The restore transaction for everything dirty, and the owned chains it writes. */
-  private buildRestore(): { input: string; chains: string[] } {
-    const lines: string[] = [`*${this.table}`];
-    const ops: string[] = [];
+  /**
+   * The restore transaction for everything dirty, as chunks of lines, generated as the runner
+   * pulls them (so hashing and rendering overlap with the kernel parsing what came before).
+   * Chain declarations come first so every jump target exists; `-X` comes last. Fills
+   * `written` with the owned chains it writes and `counter.bytes` with the size.
+   */
+  private *restoreInput(written: string[], counter: { bytes: number }): Generator<string> {
+    const dirty = [...this.dirty].sort();
+    const head: string[] = [`*${this.table}`];
     const deletes: string[] = [];
-    const written: string[] = [];
-    for (const name of [...this.dirty].sort()) {
+    for (const name of dirty) {
       const want = this.desired.get(name);
       const have = this.actual.get(name);
-      if (want === undefined) {
-        if (have === undefined) continue;
-        // Flush by forward reference now, delete once nothing refers to it (end of transaction).
-        lines.push(`:${name} - [0:0]`);
-        deletes.push(`-X ${name}`);
-        written.push(name);
-        continue;
-      }
+      if (want === undefined && have === undefined) continue;
       written.push(name);
-      if (have === undefined) {
-        lines.push(`:${name} - [0:0]`);
-        for (let i = 0; i < want.rules.length; i++) ops.push(`-A ${name} ${this.renderRule(want, i)}`);
-        continue;
-      }
-      const common = Math.min(have.length, want.hashes.length);
+      // A new chain is declared; a doomed one is flushed by its declaration and deleted at the end.
+      if (have === undefined || want === undefined) head.push(`:${name} - [0:0]`);
+      if (want === undefined) deletes.push(`-X ${name}`);
+    }
+    const emit = (text: string): string => {
+      counter.bytes += Buffer.byteLength(text);
+      return text;
+    };
+    yield emit(head.join('\n') + '\n');
+    let ops: string[] = [];
+    const CHUNK_LINES = 512;
+    for (const name of dirty) {
+      const want = this.desired.get(name);
+      if (want === undefined) continue;
+      const have = this.actual.get(name) ?? [];
+      const hashes = hashesOf(name, want);
+      const common = Math.min(have.length, hashes.length);
       for (let i = 0; i < common; i++) {
-        if (have[i] !== want.hashes[i]) ops.push(`-R ${name} ${i + 1} ${this.renderRule(want, i)}`);
+        if (have[i] !== hashes[i]) ops.push(`-R ${name} ${i + 1} ${ruleLine(want, hashes, i)}`);
       }
-      for (let i = common; i < want.hashes.length; i++) ops.push(`-A ${name} ${this.renderRule(want, i)}`);
-      for (let i = have.length; i > want.hashes.length; i--) ops.push(`-D ${name} ${i}`);
+      for (let i = common; i < hashes.length; i++) {
+        ops.push(`-A ${name} ${ruleLine(want, hashes, i)}`);
+        if (ops.length >= CHUNK_LINES) {
+          yield emit(ops.join('\n') + '\n');
+          ops = [];
+        }
+      }
+      for (let i = have.length; i > hashes.length; i--) ops.push(`-D ${name} ${i}`);
     }
     if (this.hooksDirty) {
       for (const k of this.actualKernel.values()) {
@@ -361,21 +381,16 @@ export class IptablesTable {
         for (let i = nInserts; i < h.inserts.length; i++) ops.push(`-A ${chain} ${ruleBody(h.inserts[i]!, hashCommentFragment(h.hashes[i]!))}`);
       }
     }
-    lines.push(...ops, ...deletes, 'COMMIT', '');
-    return { input: lines.join('\n'), chains: written };
+    ops.push(...deletes, 'COMMIT', '');
+    yield emit(ops.join('\n'));
   }
 
-  private renderRule(chain: DesiredChain, i: number): string {
-    const tail = chain.tails[i]!;
-    const hash = hashCommentFragment(chain.hashes[i]!);
-    return tail === '' ? hash : `${hash} ${tail}`;
-  }
 
   private commitWritten(chains: readonly string[]): void {
     for (const name of chains) {
       const want = this.desired.get(name);
       if (want === undefined) this.actual.delete(name);
-      else this.actual.set(name, [...want.hashes]);
+      else this.actual.set(name, [...hashesOf(name, want)]);
     }
     if (this.hooksDirty) {
       const kernel = new Map<string, KernelChainState>();
@@ -398,6 +413,18 @@ export class IptablesTable {
     this.metrics.chains.set(this.labels, this.desired.size);
     this.metrics.rules.set(this.labels, this.ruleCount);
   }
+}
+
+/** The chain's rule hashes, computed once. */
+function hashesOf(name: string, chain: DesiredChain): readonly string[] {
+  if (chain.hashes === undefined) chain.hashes = hashRuleTails(name, chain.tails);
+  return chain.hashes;
+}
+
+function ruleLine(chain: DesiredChain, hashes: readonly string[], i: number): string {
+  const tail = chain.tails[i]!;
+  const hash = hashCommentFragment(hashes[i]!);
+  return tail === '' ? hash : `${hash} ${tail}`;
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
