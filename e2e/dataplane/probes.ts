@@ -69,11 +69,24 @@ export interface Expectation {
   readonly allowed: boolean;
 }
 
-/** Runs every probe in parallel and returns the ones whose verdict differs from expected. */
-export async function checkConnectivity(agents: ReadonlyMap<string, ProbeAgent>, expectations: readonly Expectation[], timeoutMs = 500): Promise<string[]> {
+/**
+ * Runs every probe in parallel and returns the ones whose verdict differs from expected. A
+ * probe expected to pass that timed out is retried once with a long timeout, so a loaded CI
+ * machine cannot turn a slow answer into a false "blocked"; an unexpected "allowed" is never
+ * retried (that is always a real failure).
+ */
+export async function checkConnectivity(
+  agents: ReadonlyMap<string, ProbeAgent>,
+  expectations: readonly Expectation[],
+  timeoutMs = 500,
+  { retrySlow = true }: { retrySlow?: boolean } = {},
+): Promise<string[]> {
   const results = await Promise.all(
     expectations.map(async (e) => {
-      const ok = await agents.get(e.from)!.probe(e.kind, agents.get(e.to)!.pod, timeoutMs);
+      const agent = agents.get(e.from)!;
+      const to = agents.get(e.to)!.pod;
+      let ok = await agent.probe(e.kind, to, timeoutMs);
+      if (!ok && e.allowed && retrySlow) ok = await agent.probe(e.kind, to, 3_000);
       return ok === e.allowed ? undefined : `${e.from} → ${e.to} ${e.kind}: expected ${e.allowed ? 'allowed' : 'blocked'}, got ${ok ? 'allowed' : 'blocked'}`;
     }),
   );

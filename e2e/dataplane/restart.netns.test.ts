@@ -34,7 +34,8 @@ describe('dataplane: restart keeps the last good policy', () => {
     const mismatches: string[] = [];
     let probing = true;
     const prober = (async () => {
-      while (probing) mismatches.push(...(await checkConnectivity(h.agents, EXPECTED, 400)));
+      // No retries here: a transient block during the restart must show up.
+      while (probing) mismatches.push(...(await checkConnectivity(h.agents, EXPECTED, 1_000, { retrySlow: false })));
     })();
 
     try {

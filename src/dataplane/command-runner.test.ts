@@ -8,6 +8,15 @@ describe('RealCommandRunner', () => {
     expect(await runner.run('cat', [], { stdin: '*filter\nCOMMIT\n' })).toEqual({ code: 0, stdout: '*filter\nCOMMIT\n', stderr: '' });
   });
 
+  it('streams an iterable stdin chunk by chunk, with back-pressure, to the end', async () => {
+    function* chunks(): Generator<string> {
+      for (let i = 0; i < 2_000; i++) yield `-A cali-x -m comment --comment "cali:${String(i).padStart(16, '0')}" -j DROP\n`;
+    }
+    const r = await runner.run('cat', [], { stdin: chunks() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe([...chunks()].join(''));
+  });
+
   it('passes arguments as a vector: shell syntax in a value stays literal', async () => {
     const hostile = '$(touch /tmp/tessera-pwned); `id` && echo x';
     const r = await runner.run('printf', ['%s', hostile]);
