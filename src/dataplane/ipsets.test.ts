@@ -82,6 +82,25 @@ describe('IpSets', () => {
     expect(kernel.sets.has('KUBE-FOREIGN')).toBe(true);
   });
 
+  it('backs off 10 s after a failed destroy (a foreign rule still uses the set) instead of retrying every apply', async () => {
+    const { kernel, sets, clock, runner } = setup();
+    sets.replaceMembers('s:a', 'hash:net', []);
+    await sets.applyUpdates();
+    sets.removeSet('s:a');
+    kernel.chains.set('FOREIGN', ['-m set --match-set cali40s:a src -j DROP']);
+    expect(await sets.applyDeletions()).toBe(false);
+    expect(sets.hasPendingDeletions).toBe(false);
+    const destroys = () => runner.calls.filter((c) => c.stdin?.startsWith('destroy')).length;
+    expect(destroys()).toBe(1);
+    expect(sets.nextCheckAt()).toBe(10_000);
+    kernel.chains.delete('FOREIGN');
+    await clock.advance(10_000);
+    await sets.applyUpdates();
+    expect(await sets.applyDeletions()).toBe(false);
+    expect(destroys()).toBe(2);
+    expect(kernel.sets.has('cali40s:a')).toBe(false);
+  });
+
   it('repairs a destroyed or changed set at the next resync', async () => {
     const { kernel, sets, clock } = setup({ refreshIntervalMs: 1_000 });
     sets.replaceMembers('s:a', 'hash:net', ['10.65.0.1']);

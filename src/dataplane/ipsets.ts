@@ -94,6 +94,9 @@ export class IpSets {
   private loaded = false;
   private nextResyncAt = 0;
   private tempCounter = 0;
+  private nextDeletionAt = 0;
+  /** Felix: the dataplane retry ticker after failures, 10 s. */
+  private readonly deletionRetryMs = 10_000;
 
   constructor(opts: IpSetsOptions) {
     const { ipVersion, runner, clock, logger, metrics, maxElem = 1_048_576, refreshIntervalMs = 90_000, maxDeletionsPerApply = 1, maxAttempts = 10, initialRetryMs = 1 } = opts;
@@ -177,8 +180,9 @@ export class IpSets {
     return this.desired.get(this.nameOf(setId))?.members;
   }
 
+  /** Whether `applyDeletions()` has work now (failed deletions wait `deletionRetryMs`). */
   get hasPendingDeletions(): boolean {
-    return this.toDelete.size > 0;
+    return this.toDelete.size > 0 && this.clock.now() >= this.nextDeletionAt;
   }
 
   get isDirty(): boolean {
@@ -186,7 +190,7 @@ export class IpSets {
   }
 
   nextCheckAt(): number {
-    return this.nextResyncAt;
+    return this.toDelete.size > 0 ? Math.min(this.nextResyncAt, this.nextDeletionAt) : this.nextResyncAt;
   }
 
   invalidate(): void {
@@ -346,6 +350,7 @@ export class IpSets {
    * iptables apply that stopped referencing them. Returns whether deletions remain.
    */
   async applyDeletions(): Promise<boolean> {
+    if (!this.hasPendingDeletions) return false;
     const batch = [...this.toDelete].sort().slice(0, this.maxDeletionsPerApply);
     if (batch.length === 0) return false;
     this.metrics.ipsetCalls.inc();
@@ -355,7 +360,8 @@ export class IpSets {
       this.metrics.ipsetErrors.inc();
       this.log.warn({ sets: batch, stderr: res.stderr.trim() }, 'ipset destroy failed; will retry after a resync');
       this.loaded = false;
-      return this.toDelete.size > 0;
+      this.nextDeletionAt = this.clock.now() + this.deletionRetryMs;
+      return false;
     }
     for (const n of batch) {
       this.toDelete.delete(n);
