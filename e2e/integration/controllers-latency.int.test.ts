@@ -11,10 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { NetworkingV1Api, Watch } from '@kubernetes/client-node';
+import { CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { InformerFactory } from '../../src/informers/informer-factory.ts';
+import type { KubeObject } from '../../src/informers/object.ts';
 import { startControllers, type RunningControllers } from '../../src/controllers/controllers-process.ts';
+import { createRootLogger } from '../../src/runtime/logger.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
 import { issueServiceAccountToken } from '../controlplane/service-account-token.ts';
@@ -36,7 +39,7 @@ describe('figure: NetworkPolicy change → knp.default.* write latency', () => {
   let running: RunningControllers;
   let dir: string;
   let unregister: () => void;
-  let watchAbort: AbortController | undefined;
+  let observer: InformerFactory | undefined;
   // selector value → arrival time of the knp carrying it
   const arrivals = new Map<string, number>();
 
@@ -55,21 +58,38 @@ describe('figure: NetworkPolicy change → knp.default.* write latency', () => {
       ...(caPem === null ? {} : { caPem }),
       kubeconfigPath: join(dir, 'kubeconfig'),
     });
-    running = startControllers({ kubeConfig: identity.kubeConfig, leaseNamespace: 'tessera-system', identity: 'latency', retryPeriodMs: 500 }, stop.signal);
-    await pollUntil(async () => (running.isLeader() && running.ready() ? true : undefined), { description: 'controllers to lead', timeoutMs: 30_000 });
-    watchAbort = await new Watch(admin).watch(
-      `/apis/projectcalico.org/v3/namespaces/${ns}/networkpolicies`,
-      {},
-      (_type, obj: { spec?: { selector?: string } }) => {
-        const m = /v == '([^']+)'/.exec(obj.spec?.selector ?? '');
-        if (m?.[1] !== undefined && !arrivals.has(m[1])) arrivals.set(m[1], performance.now());
+    running = startControllers(
+      {
+        kubeConfig: identity.kubeConfig,
+        leaseNamespace: 'tessera-system',
+        identity: 'latency',
+        retryPeriodMs: 500,
+        logger: createRootLogger({ level: process.env['TESSERA_TEST_LOG_LEVEL'] ?? 'silent' }),
       },
-      () => undefined,
+      stop.signal,
     );
+    await pollUntil(async () => (running.isLeader() && running.ready() ? true : undefined), { description: 'controllers to lead', timeoutMs: 30_000 });
+    // Observed through Tessera's own informer (reconnects, relists), not a bare watch: an
+    // earlier file may have re-created the CRDs, which ends open watches on them.
+    observer = new InformerFactory({ kubeConfig: admin });
+    const informer = observer.informerFor<KubeObject & { spec?: { selector?: string } }>({ group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies', namespace: ns });
+    const record = (obj: { spec?: { selector?: string } }): void => {
+      const m = /v == '([^']+)'/.exec(obj.spec?.selector ?? '');
+      if (m?.[1] !== undefined && !arrivals.has(m[1])) arrivals.set(m[1], performance.now());
+    };
+    informer.addEventHandler({ onAdd: record, onUpdate: (_old, obj) => record(obj) });
+    observer.start();
+    await observer.waitForCacheSync();
+    // Steady state: the controllers are running once the namespace's profile is written.
+    const custom = admin.makeApiClient(CustomObjectsApi);
+    await pollUntil(() => custom.getClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural: 'profiles', name: `kns.${ns}` }), {
+      description: `kns.${ns}`,
+      timeoutMs: 30_000,
+    });
   });
 
   afterAll(async () => {
-    watchAbort?.abort();
+    await observer?.stop();
     stop.abort();
     await running?.done;
     await kubectl(['delete', 'profiles.projectcalico.org,tiers.projectcalico.org', '-l=app.kubernetes.io/managed-by=tessera-controllers', '--ignore-not-found']);

@@ -210,6 +210,13 @@ describe('tessera controllers on the real API server', () => {
       return canonicalJson(p?.spec) === canonicalJson(want2.spec) ? true : undefined;
     });
 
+    // Deleting the generated policy by hand only makes the converter write it again.
+    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'networkpolicies', name: 'knp.default.web' });
+    await waitFor('a deleted knp.default.web to be recreated', async () => {
+      const p = await getCalico('networkpolicies', 'knp.default.web', ns);
+      return canonicalJson(p?.spec) === canonicalJson(want2.spec) ? true : undefined;
+    });
+
     await net.deleteNamespacedNetworkPolicy({ name: 'web', namespace: ns });
     await waitGone('knp.default.web to be deleted with its source', 'networkpolicies', 'knp.default.web', ns);
   });
@@ -358,6 +365,25 @@ describe('tessera controllers on the real API server', () => {
         { description: `the controllers process to lead; its output:\n${logs}`, timeoutMs: 30_000, intervalMs: 100 },
       );
       expect(await holder()).toBe(childIdentity);
+
+      // The process serves /livez, /readyz and /metrics (workqueue_* and reconcile metrics).
+      const port = Number(/"port":(\d+)/.exec(logs)?.[1]);
+      const get = async (path: string): Promise<{ status: number; text: string }> => {
+        const r = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { status: r.status, text: await r.text() };
+      };
+      expect((await get('/livez')).status).toBe(200);
+      await pollUntil(async () => ((await get('/readyz')).status === 200 ? true : undefined), { description: '/readyz', ...WAIT });
+      const metrics = await pollUntil(
+        async () => {
+          const m = (await get('/metrics')).text;
+          return m.includes('controller_runtime_reconcile_total{controller="policy-converter"') ? m : undefined;
+        },
+        { description: 'reconcile metrics on /metrics', ...WAIT },
+      );
+      for (const name of ['workqueue_depth{name="policy-converter"}', 'workqueue_adds_total', 'workqueue_queue_duration_seconds_bucket', 'controller_runtime_reconcile_time_seconds_bucket', 'process_resident_memory_bytes']) {
+        expect(metrics).toContain(name);
+      }
 
       standby = startControllers(
         { kubeConfig: identity.kubeConfig, leaseNamespace: 'tessera-system', identity: 'in-process-standby', registry: standbyRegistry, ...LEASE },
