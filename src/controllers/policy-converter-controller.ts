@@ -55,6 +55,8 @@ export function newPolicyConverterController(
         for (const e of errors) {
           const message = `spec.${e.direction}[${e.index}] dropped: ${e.reason}`;
           log.warn({ kind: 'NetworkPolicy', namespace: meta.namespace, name: meta.name, rule: `${e.direction}[${e.index}]`, reason: e.reason }, 'rule not converted; the rest of the policy is enforced');
+          // The Event is a report, not a precondition: failing to write it must not keep the
+          // rest of the policy from being enforced.
           await writer.warningEvent(
             {
               apiVersion: 'networking.k8s.io/v1',
@@ -66,7 +68,7 @@ export function newPolicyConverterController(
             },
             CONVERSION_FAILED_REASON,
             message,
-          );
+          ).catch((err: unknown) => log.warn({ err, kind: 'NetworkPolicy', namespace: meta.namespace, name: meta.name }, 'could not record the Event'));
         }
       }
       if (errors.length > 0) reported.set(key, signature);

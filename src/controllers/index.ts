@@ -1,0 +1,31 @@
+/**
+ * The cluster-side controllers: a client-go work queue, a controller runner, the
+ * Kubernetes NetworkPolicy → knp.default.* converter, Namespace/ServiceAccount → Profile,
+ * Pod → WorkloadEndpoint, default tiers, leader election, and `startControllers` which
+ * wires them for `tessera controllers`. Re-exports only.
+ */
+export { WorkQueue } from './work-queue.ts';
+export type { WorkQueueOptions } from './work-queue.ts';
+export {
+  BucketRateLimiter,
+  defaultControllerRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  MaxOfRateLimiter,
+} from './rate-limiter.ts';
+export type { RateLimiter } from './rate-limiter.ts';
+export { Controller, TerminalError } from './controller.ts';
+export type { ControllerOptions, ReconcileResult, Reconciler } from './controller.ts';
+export { convertNetworkPolicy, convertedPolicyName, KNP_ORDER, simplifyPorts } from './policy-converter.ts';
+export type { ConversionResult, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sPeer, K8sPort, RuleConversionError } from './policy-converter.ts';
+export { namespaceToProfile, profileSource, serviceAccountToProfile } from './profile-builder.ts';
+export { podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName } from './workload-endpoint-builder.ts';
+export { defaultTiers, ensureDefaultTiers } from './tier-reconciler.ts';
+export { MirrorController, DEFAULT_SWEEP_INTERVAL_MS } from './mirror-controller.ts';
+export { ObjectWriter } from './object-writer.ts';
+export type { Writer, WrittenObject } from './object-writer.ts';
+export { LeaderElector } from './leader-election.ts';
+export type { LeaderElectorOptions } from './leader-election.ts';
+export { HealthServer } from './health-server.ts';
+export { startControllers } from './controllers-process.ts';
+export type { ControllersOptions, RunningControllers } from './controllers-process.ts';
+export { FIELD_MANAGER, MANAGED_BY_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './ownership.ts';
