@@ -79,20 +79,29 @@ export class Controller {
     this.metrics = registry === undefined ? undefined : new ReconcileMetrics(registry, name, workers);
   }
 
-  /** Starts the workers; resolves once `signal` aborts and in-flight reconciles finish. */
+  /**
+   * Starts the workers; resolves once `signal` aborts and in-flight reconciles finish.
+   * Keys still queued at that point are dropped.
+   */
   async run(signal: AbortSignal): Promise<void> {
     const stop = (): void => void this.queue.shutDown();
     if (signal.aborted) stop();
     else signal.addEventListener('abort', stop, { once: true });
-    this.running = Array.from({ length: this.workers }, () => this.worker());
+    this.running = Array.from({ length: this.workers }, () => this.worker(signal));
     await Promise.all(this.running);
     await this.queue.shutDownWithDrain();
   }
 
-  private async worker(): Promise<void> {
+  private async worker(signal: AbortSignal): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      // Once stopped (shutdown, or leadership lost) queued keys are dropped, not reconciled:
+      // a replica that is no longer the leader must not write.
+      if (signal.aborted) {
+        this.queue.done(key);
+        continue;
+      }
       await this.processOne(key);
     }
   }

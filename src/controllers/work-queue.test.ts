@@ -257,6 +257,28 @@ describe('Controller', () => {
     expect(count).toBeGreaterThanOrEqual(3);
   });
 
+  it('after abort, keys still queued are dropped, not reconciled', async () => {
+    const seen: string[] = [];
+    let release!: () => void;
+    const c = new Controller({
+      name: 'drop',
+      reconcile: async (key) => {
+        seen.push(key);
+        if (key === 'a') await new Promise<void>((r) => (release = r));
+      },
+    });
+    const ac = new AbortController();
+    const run = c.run(ac.signal);
+    c.queue.add('a');
+    await flushMicrotasks();
+    c.queue.add('b');
+    c.queue.add('c');
+    ac.abort();
+    release();
+    await run;
+    expect(seen).toEqual(['a']);
+  });
+
   it('run() returns after abort once in-flight reconciles finish', async () => {
     let release!: () => void;
     const c = new Controller({
