@@ -1,5 +1,5 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane test unit integration e2e lint bench demo cluster-up cluster-down ci
+.PHONY: setup deps controlplane test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces.
@@ -24,6 +24,10 @@ unit:
 
 integration:
 	npx vitest run --project integration
+
+# Real iptables/ipset in network namespaces with TCP/UDP probes (root).
+dataplane:
+	npx vitest run --project dataplane
 
 # End-to-end tests against the real control plane (the scenario runner joins them later).
 e2e: integration
