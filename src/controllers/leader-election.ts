@@ -2,9 +2,10 @@
  * Leader election on a `coordination.k8s.io/v1` Lease, with client-go's
  * `tools/leaderelection` semantics, so two replicas never write at once:
  *
- * - A candidate takes the lease when it is free (no holder) or when the holder's record
- *   has not changed for `leaseDurationMs` *as observed locally* (client-go compares the
- *   local time it last saw the record change, never the holder's clock: no skew issues).
+ * - A candidate takes the lease when it is free (no holder) or when the lease has not
+ *   changed (same resourceVersion) for `leaseDurationMs` *as observed locally* (client-go
+ *   likewise times from when it last saw the record change, never from the holder's
+ *   clock: no skew issues).
  * - Every write is an optimistic-concurrency update on the lease's resourceVersion; a 409
  *   means someone else won this round.
  * - The leader renews every `retryPeriodMs`; when it has failed to renew for
@@ -22,8 +23,14 @@ import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 
+/** The Lease calls the elector makes (CoordinationV1Api's; a fake in unit tests). */
+export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>;
+
 export interface LeaderElectorOptions {
-  kubeConfig: KubeConfig;
+  /** Required unless `api` is given. */
+  kubeConfig?: KubeConfig;
+  /** @default CoordinationV1Api on `kubeConfig` */
+  api?: LeaseApi;
   namespace: string;
   /** Lease name. @default 'tessera-controllers' */
   name?: string;
@@ -50,7 +57,7 @@ function status(err: unknown): number | undefined {
 
 export class LeaderElector {
   readonly identity: string;
-  private readonly api: CoordinationV1Api;
+  private readonly api: LeaseApi;
   private readonly namespace: string;
   private readonly name: string;
   private readonly leaseDurationMs: number;
@@ -77,7 +84,9 @@ export class LeaderElector {
     if (!(leaseDurationMs > renewDeadlineMs)) throw new RangeError('LeaderElector: leaseDurationMs must be greater than renewDeadlineMs');
     if (!(renewDeadlineMs > retryPeriodMs)) throw new RangeError('LeaderElector: renewDeadlineMs must be greater than retryPeriodMs');
     if (identity === '') throw new TypeError('LeaderElector: identity must not be empty');
-    this.api = kubeConfig.makeApiClient(CoordinationV1Api);
+    if (opts.api !== undefined) this.api = opts.api;
+    else if (kubeConfig !== undefined) this.api = kubeConfig.makeApiClient(CoordinationV1Api);
+    else throw new TypeError('LeaderElector: pass kubeConfig or api');
     this.namespace = namespace;
     this.name = name;
     this.identity = identity;
@@ -161,7 +170,6 @@ export class LeaderElector {
             },
           },
         });
-        this.observe(`${this.identity}@${microTime(now)}`);
         return true;
       } catch (createErr) {
         if (status(createErr) !== 409) this.log.warn({ err: createErr }, 'creating the lease failed');
@@ -171,8 +179,10 @@ export class LeaderElector {
 
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
-    const renewRaw = spec.renewTime as unknown;
-    const record = `${holder}@${renewRaw instanceof Date ? renewRaw.toISOString() : String(renewRaw)}`;
+    // Any write to the lease (a renewal included) changes its resourceVersion, so it marks
+    // "the record changed" even if two renewals carry the same timestamp (client-go compares
+    // the raw record instead).
+    const record = `${holder}@${lease.metadata?.resourceVersion ?? ''}`;
     if (record !== this.observedRecord) this.observe(record);
     const heldByOther = holder !== '' && holder !== this.identity;
     const holderDurationMs = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
@@ -180,8 +190,9 @@ export class LeaderElector {
 
     const acquiring = holder !== this.identity;
     const acquireRaw = spec.acquireTime as unknown;
+    let stored: V1Lease;
     try {
-      await this.api.replaceNamespacedLease({
+      stored = await this.api.replaceNamespacedLease({
         name: this.name,
         namespace: this.namespace,
         body: {
@@ -199,7 +210,7 @@ export class LeaderElector {
       if (status(err) !== 409) this.log.warn({ err }, 'updating the lease failed');
       return false;
     }
-    this.observe(`${this.identity}@${microTime(now)}`);
+    this.observe(`${this.identity}@${stored.metadata?.resourceVersion ?? ''}`);
     if (acquiring) this.log.info({ previous: holder }, 'acquired the lease');
     return true;
   }
