@@ -19,7 +19,7 @@ import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 import { LeaderElector } from './leader-election.ts';
 import type { MirrorController } from './mirror-controller.ts';
-import { ObjectWriter } from './object-writer.ts';
+import { ObjectWriter, type Writer } from './object-writer.ts';
 import { newPolicyConverterController, type ConvertFunc } from './policy-converter-controller.ts';
 import { newNamespaceProfileController, newServiceAccountProfileController } from './profile-controllers.ts';
 import { ensureDefaultTiers } from './tier-reconciler.ts';
@@ -61,6 +61,26 @@ export interface RunningControllers {
   readonly registry: Registry;
 }
 
+type Common = Parameters<typeof newNamespaceProfileController>[2];
+
+/**
+ * The mirror controllers `tessera controllers` runs: the policy converter, namespace and
+ * service-account profiles, and (unless turned off) pod → WorkloadEndpoint.
+ */
+export function buildControllers(
+  factory: InformerFactory,
+  writer: Writer,
+  opts: Common & { workloadEndpoints?: boolean; convert?: ConvertFunc } = {},
+): MirrorController<KubeObject, KubeObject>[] {
+  const { workloadEndpoints = true, convert, ...common } = opts;
+  return [
+    newPolicyConverterController(factory, writer, common, convert),
+    newNamespaceProfileController(factory, writer, common),
+    newServiceAccountProfileController(factory, writer, common),
+    ...(workloadEndpoints ? [newWorkloadEndpointController(factory, writer, common)] : []),
+  ];
+}
+
 export function startControllers(opts: ControllersOptions, signal: AbortSignal): RunningControllers {
   const {
     kubeConfig,
@@ -84,12 +104,7 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
     clock,
     ...(opts.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: opts.sweepIntervalMs }),
   };
-  const controllers: MirrorController<KubeObject, KubeObject>[] = [
-    newPolicyConverterController(factory, writer, common, opts.convert),
-    newNamespaceProfileController(factory, writer, common),
-    newServiceAccountProfileController(factory, writer, common),
-    ...(workloadEndpoints ? [newWorkloadEndpointController(factory, writer, common)] : []),
-  ];
+  const controllers = buildControllers(factory, writer, { ...common, workloadEndpoints, ...(opts.convert ? { convert: opts.convert } : {}) });
   let synced = false;
   factory.start();
   void factory.waitForCacheSync(signal).then((ok) => {
