@@ -25,6 +25,7 @@ const USAGE = `usage: tessera controllers [options]
   --no-workload-endpoints      do not write WorkloadEndpoints for pods (Calico CNI clusters)
   --lease-duration <seconds>   default 15 (renew deadline 2/3 of it, retry period 2/15)
   --sweep-interval <seconds>   orphan sweep period (default 300)
+  --api-writes-per-second <n>  global throttle on API writes (default 50)
 `;
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -39,6 +40,7 @@ interface Options {
   workloadEndpoints: boolean;
   leaseDurationSeconds: number;
   sweepIntervalSeconds: number;
+  writesPerSecond: number;
 }
 
 function parseArgs(argv: readonly string[]): Options | 'help' {
@@ -50,6 +52,7 @@ function parseArgs(argv: readonly string[]): Options | 'help' {
     workloadEndpoints: true,
     leaseDurationSeconds: 15,
     sweepIntervalSeconds: 300,
+    writesPerSecond: 50,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -89,6 +92,9 @@ function parseArgs(argv: readonly string[]): Options | 'help' {
         break;
       case '--sweep-interval':
         o.sweepIntervalSeconds = num(1);
+        break;
+      case '--api-writes-per-second':
+        o.writesPerSecond = num(1);
         break;
       default:
         throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
@@ -144,6 +150,7 @@ export async function runControllers(argv: readonly string[]): Promise<number> {
       renewDeadlineMs: Math.round((leaseMs * 2) / 3),
       retryPeriodMs: Math.round((leaseMs * 2) / 15),
       sweepIntervalMs: opts.sweepIntervalSeconds * 1000,
+      writesPerSecond: opts.writesPerSecond,
       registry,
       logger: log,
     },

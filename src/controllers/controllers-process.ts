@@ -42,6 +42,8 @@ export interface ControllersOptions {
   retryPeriodMs?: number;
   /** Orphan sweep period. @default 300_000 */
   sweepIntervalMs?: number;
+  /** The global API write throttle (ObjectWriter). @default 50 */
+  writesPerSecond?: number;
   /** Workers per controller. @default 2 */
   workers?: number;
   registry?: Registry;
@@ -96,7 +98,7 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
   const log = logger.child({ component: 'controllers', identity });
   setMaxListeners(0, signal);
   const factory = new InformerFactory({ kubeConfig, registry, logger, clock });
-  const writer = new ObjectWriter({ kubeConfig });
+  const writer = new ObjectWriter({ kubeConfig, ...(opts.writesPerSecond === undefined ? {} : { writesPerSecond: opts.writesPerSecond }) });
   const common = {
     workers,
     registry,
