@@ -4,6 +4,9 @@
  * full (sources and the generated knp.default.* policies, profiles and endpoints), every
  * key reconciled once, nothing left to write.
  *
+ * Pods carry a typical Deployment pod's spec and status (~2.5 KB of JSON each), not just
+ * the fields the controllers read.
+ *
  * No API server: each resource is served by an in-memory ListerWatcher whose list builds
  * fresh objects (so the input is not counted twice) and whose watch stays idle, and the
  * writer only counts calls. The generated objects in the target lists are exactly what the
@@ -73,8 +76,63 @@ function policies(): K8sNetworkPolicy[] {
   }));
 }
 
+// What a Deployment's pod carries besides what the controllers read (about 2.5 KB of JSON
+// once the reflector has stripped managedFields), so the figure is not flattered by
+// skeletal pods. Fresh copies per pod: the API server's objects share nothing.
+const TYPICAL_CONTAINER = {
+  image: 'registry.example.com/shop/app:1.42.0',
+  imagePullPolicy: 'IfNotPresent',
+  env: [
+    { name: 'LOG_LEVEL', value: 'info' },
+    { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+  ],
+  resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+  readinessProbe: { httpGet: { path: '/ready', port: 8080, scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
+  volumeMounts: [{ name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }],
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'File',
+};
+const TYPICAL_POD_SPEC = {
+  restartPolicy: 'Always',
+  terminationGracePeriodSeconds: 30,
+  dnsPolicy: 'ClusterFirst',
+  schedulerName: 'default-scheduler',
+  securityContext: {},
+  enableServiceLinks: true,
+  preemptionPolicy: 'PreemptLowerPriority',
+  priority: 0,
+  tolerations: [
+    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+  ],
+  volumes: [{ name: 'kube-api-access', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }] } }],
+};
+const TYPICAL_POD_STATUS = {
+  qosClass: 'Burstable',
+  startTime: '2026-11-21T10:00:00Z',
+  conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
+    type,
+    status: 'True',
+    lastProbeTime: null,
+    lastTransitionTime: '2026-11-21T10:00:05Z',
+  })),
+  containerStatuses: [
+    {
+      name: 'app',
+      ready: true,
+      started: true,
+      restartCount: 0,
+      image: 'registry.example.com/shop/app:1.42.0',
+      imageID: 'registry.example.com/shop/app@sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945',
+      containerID: 'containerd://8a1e2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8',
+      state: { running: { startedAt: '2026-11-21T10:00:04Z' } },
+      lastState: {},
+    },
+  ],
+};
+
 function pods(): K8sPod[] {
-  return Array.from({ length: PODS }, (_, i) => ({
+  return Array.from({ length: PODS }, (_, i) => structuredClone({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
@@ -87,10 +145,17 @@ function pods(): K8sPod[] {
     spec: {
       nodeName: `node-${i % 100}`,
       serviceAccountName: `sa-${i % SAS_PER_NS}`,
-      containers: [{ ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }] }],
+      ...TYPICAL_POD_SPEC,
+      containers: [{ ...TYPICAL_CONTAINER, name: `app-${i % 200}`, ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }] }],
     },
-    status: { phase: 'Running', podIP: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, podIPs: [{ ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }] },
-  }));
+    status: {
+      ...TYPICAL_POD_STATUS,
+      phase: 'Running',
+      hostIP: `192.168.0.${i % 100}`,
+      podIP: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      podIPs: [{ ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }],
+    },
+  }) as K8sPod);
 }
 
 // The converged targets, exactly as the controllers write them.
