@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { namespaceToProfile, profileSource, serviceAccountProfileName, serviceAccountToProfile } from './profile-builder.ts';
 import { podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName, type K8sPod } from './workload-endpoint-builder.ts';
 import { defaultTiers } from './tier-reconciler.ts';
+import { projectPod } from './pod-projection.ts';
 
 describe('profiles (calico-semantics §2.2)', () => {
   it('Namespace → kns.<ns>: allow-all rules, pcns.* labels plus pcns.projectcalico.org/name', () => {
@@ -92,6 +93,23 @@ describe('Pod → WorkloadEndpoint (calico-semantics §2.1)', () => {
         ],
       },
     });
+  });
+
+  it('the projected pod the controllers cache builds the same endpoint, and keeps nothing else', () => {
+    const full = {
+      ...POD,
+      metadata: { ...POD.metadata, annotations: { big: 'x'.repeat(1000) }, managedFields: [] },
+      spec: { ...POD.spec, volumes: [{ name: 'v' }], containers: [{ ...POD.spec?.containers?.[0], image: 'img', env: [{ name: 'A', value: 'b' }] }] },
+      status: { ...POD.status, conditions: [{ type: 'Ready', status: 'True' }], hostIP: '192.168.0.1' },
+    } as unknown as K8sPod;
+    const projected = projectPod(full as never);
+    expect(podToWorkloadEndpoint(projected)).toEqual(podToWorkloadEndpoint(full));
+    expect(JSON.stringify(projected)).not.toMatch(/big|volumes|image|env|conditions|hostIP/);
+    for (const phase of ['Succeeded', 'Failed']) {
+      expect(podToWorkloadEndpoint(projectPod({ ...full, status: { ...full.status, phase } } as never))).toBeUndefined();
+    }
+    expect(podToWorkloadEndpoint(projectPod({ ...full, metadata: { ...full.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } as never))).toBeUndefined();
+    expect(podToWorkloadEndpoint(projectPod({ ...full, spec: { ...full.spec, hostNetwork: true } } as never))).toBeUndefined();
   });
 
   it('names: dashes inside a part are doubled', () => {

@@ -14,6 +14,9 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 
 import { InformerFactory } from '../informers/informer-factory.ts';
+import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
+import type { ListerWatcher } from '../informers/lister-watcher.ts';
+import { projectPod, ProjectingListerWatcher } from './pod-projection.ts';
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
@@ -63,6 +66,12 @@ export interface RunningControllers {
   readonly registry: Registry;
 }
 
+/** The source of each resource: pods are projected to the fields the controllers read. */
+export function controllersListerWatcher(kubeConfig: KubeConfig, resource: KubeResource): ListerWatcher<KubeObject> {
+  const lw = new KubeListerWatcher<KubeObject>({ kubeConfig, resource });
+  return resource.group === '' && resource.plural === 'pods' ? new ProjectingListerWatcher(lw, projectPod) : lw;
+}
+
 type Common = Parameters<typeof newNamespaceProfileController>[2];
 
 /**
@@ -97,7 +106,7 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
   } = opts;
   const log = logger.child({ component: 'controllers', identity });
   setMaxListeners(0, signal);
-  const factory = new InformerFactory({ kubeConfig, registry, logger, clock });
+  const factory = new InformerFactory({ listerWatcherFor: (resource) => controllersListerWatcher(kubeConfig, resource), registry, logger, clock });
   const writer = new ObjectWriter({ kubeConfig, ...(opts.writesPerSecond === undefined ? {} : { writesPerSecond: opts.writesPerSecond }) });
   const common = {
     workers,

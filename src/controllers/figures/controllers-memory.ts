@@ -23,6 +23,7 @@ import type { KubeObject } from '../../informers/object.ts';
 import { MANAGED_BY_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from '../ownership.ts';
 import type { MirrorController } from '../mirror-controller.ts';
 import type { Writer } from '../object-writer.ts';
+import { projectPod, ProjectingListerWatcher } from '../pod-projection.ts';
 import { convertNetworkPolicy, type K8sNetworkPolicy } from '../policy-converter.ts';
 import { newPolicyConverterController } from '../policy-converter-controller.ts';
 import { namespaceToProfile, serviceAccountToProfile } from '../profile-builder.ts';
@@ -234,7 +235,9 @@ const factory = new InformerFactory({
   listerWatcherFor: (r: KubeResource) => {
     const make = sources[`${r.group}/${r.plural}`];
     if (make === undefined) throw new Error(`no fixture for ${r.group}/${r.plural}`);
-    return new StaticListerWatcher(r.plural, make);
+    const lw = new StaticListerWatcher(r.plural, make);
+    // As startControllers does: pods are cached in their projected form.
+    return r.group === '' && r.plural === 'pods' ? new ProjectingListerWatcher(lw, projectPod) : lw;
   },
 });
 const controllers: MirrorController<KubeObject, KubeObject>[] = [

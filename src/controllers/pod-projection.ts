@@ -1,0 +1,75 @@
+/**
+ * The controllers cache 20,000+ pods but read a handful of fields (workload-endpoint-
+ * builder.ts). `projectPod` keeps only those, and `ProjectingListerWatcher` applies a
+ * projection to every listed and watched object before it reaches the informer, so the
+ * cache holds the small form (client-go's informer TransformFunc, done at the source
+ * because the shared factory takes no per-resource transform).
+ *
+ * Keep `projectPod` in step with what `podToWorkloadEndpoint` reads; its unit test checks
+ * that the endpoint built from a projected pod equals the one built from the full pod.
+ */
+import type { ListerWatcher, ListOptions, ListResult, WatchEvent, WatchOptions } from '../informers/lister-watcher.ts';
+import type { KubeObject } from '../informers/object.ts';
+import type { K8sContainerPort, K8sPod } from './workload-endpoint-builder.ts';
+
+type PodLike = K8sPod & KubeObject;
+
+function ports(containers: Array<{ ports?: K8sContainerPort[] }> | undefined): Array<{ ports?: K8sContainerPort[] }> | undefined {
+  if (containers === undefined) return undefined;
+  return containers.map((c) => (c.ports === undefined ? {} : { ports: c.ports }));
+}
+
+export function projectPod(pod: PodLike): PodLike {
+  const m = pod.metadata ?? {};
+  const spec = pod.spec ?? {};
+  const status = pod.status ?? {};
+  const out: PodLike = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      ...(m.name === undefined ? {} : { name: m.name }),
+      ...(m.namespace === undefined ? {} : { namespace: m.namespace }),
+      ...(m.uid === undefined ? {} : { uid: m.uid }),
+      ...((m as { resourceVersion?: string }).resourceVersion === undefined ? {} : { resourceVersion: (m as { resourceVersion?: string }).resourceVersion }),
+      ...(m.labels === undefined ? {} : { labels: m.labels }),
+      ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }),
+    } as PodLike['metadata'],
+    spec: {
+      ...(spec.nodeName === undefined ? {} : { nodeName: spec.nodeName }),
+      ...(spec.hostNetwork === undefined ? {} : { hostNetwork: spec.hostNetwork }),
+      ...(spec.serviceAccountName === undefined ? {} : { serviceAccountName: spec.serviceAccountName }),
+      ...(spec.containers === undefined ? {} : { containers: ports(spec.containers) }),
+      ...(spec.initContainers === undefined ? {} : { initContainers: ports(spec.initContainers) }),
+    },
+    status: {
+      ...(status.phase === undefined ? {} : { phase: status.phase }),
+      ...(status.podIP === undefined ? {} : { podIP: status.podIP }),
+      ...(status.podIPs === undefined ? {} : { podIPs: status.podIPs.map((p) => ({ ip: p.ip })) }),
+    },
+  };
+  return out;
+}
+
+/** Wraps a ListerWatcher, projecting every object it yields. */
+export class ProjectingListerWatcher<T extends KubeObject> implements ListerWatcher<T> {
+  readonly resource: string;
+
+  constructor(
+    private readonly inner: ListerWatcher<T>,
+    private readonly project: (obj: T) => T,
+  ) {
+    this.resource = inner.resource;
+  }
+
+  async list(opts: ListOptions): Promise<ListResult<T>> {
+    const r = await this.inner.list(opts);
+    return { ...r, items: r.items.map(this.project) };
+  }
+
+  async *watch(opts: WatchOptions): AsyncIterable<WatchEvent<T>> {
+    for await (const e of this.inner.watch(opts)) {
+      if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') yield { ...e, object: this.project(e.object) };
+      else yield e;
+    }
+  }
+}
