@@ -414,5 +414,34 @@ describe('tessera controllers on the real API server', () => {
       await waitFor('the new leader to write knp.default.le-2', () => getCalico('networkpolicies', 'knp.default.le-2', ns));
       expect(await reconciles()).toBeGreaterThan(0);
     });
+
+    it('SIGTERM: the process releases the lease and exits 0', async () => {
+      stopStandby.abort();
+      expect(await standby?.done).toBe('stopped');
+      let logs = '';
+      const proc = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'controllers', '--kubeconfig', identity.kubeconfigPath, '--namespace', 'tessera-system',
+          '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--lease-duration', String(LEASE.leaseDurationMs / 1000)],
+        { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '' } },
+      );
+      const unregisterProc = registerExitCleanup(() => proc.kill('SIGKILL'));
+      proc.stdout.setEncoding('utf8').on('data', (d: string) => (logs += d));
+      proc.stderr.setEncoding('utf8').on('data', (d: string) => (logs += d));
+      const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+      try {
+        await pollUntil(async () => (logs.includes('"msg":"starting controllers"') ? true : undefined), {
+          description: `the process to lead; its output:\n${logs}`,
+          timeoutMs: 30_000,
+        });
+        proc.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        expect(logs).toContain('"msg":"released the lease"');
+        const lease = await admin.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'tessera-controllers', namespace: 'tessera-system' });
+        expect(lease.spec?.holderIdentity ?? '').toBe('');
+      } finally {
+        unregisterProc();
+      }
+    });
   });
 });
