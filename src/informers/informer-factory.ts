@@ -6,6 +6,7 @@
  * Informers requested after `start()` start immediately. `stop()` aborts them all and
  * resolves once each has returned.
  */
+import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.ts';
@@ -72,6 +73,8 @@ export class InformerFactory {
   start(): void {
     if (this.controller !== undefined) return;
     this.controller = new AbortController();
+    // Every informer's reflector and watch listen on this one signal.
+    setMaxListeners(0, this.controller.signal);
     for (const informer of this.informers.values()) this.runs.push(informer.run(this.controller.signal));
   }
 
