@@ -1,8 +1,11 @@
 /** The sub-command table of the `tessera` CLI. */
 import { VERSION } from '../runtime/version.ts';
+import { runAgent } from './agent.ts';
 import { runControllers } from './controllers.ts';
 import { runConvert } from './convert.ts';
 import { runDemo } from './demo.ts';
+import { runExplain } from './explain.ts';
+import { runSimulate } from './simulate.ts';
 import { runValidate } from './validate.ts';
 
 export interface Command {
@@ -27,9 +30,21 @@ export const commands: Record<string, Command> = {
     summary: 'run the cluster controllers (policy converter, profiles, workload endpoints, tiers)',
     run: (argv) => runControllers(argv),
   },
+  agent: {
+    summary: 'run the per-node agent (informers → calc graph → iptables/ipsets): tessera agent --node <name> [--netns <ns>]',
+    run: (argv) => runAgent(argv),
+  },
   convert: {
     summary: 'print the Calico policy for each Kubernetes NetworkPolicy: tessera convert -f <file> [--output yaml|json]',
     run: (argv) => runConvert(argv),
+  },
+  simulate: {
+    summary: 'connectivity verdicts from the agent\'s engine: tessera simulate -f <files> | --scenarios <file> [--output table|json|html]',
+    run: (argv) => runSimulate(argv),
+  },
+  explain: {
+    summary: 'why a connection is allowed or dropped: tessera explain --from ns/pod --to ns/pod --port 80 -f <files>',
+    run: (argv) => runExplain(argv),
   },
   demo: {
     summary: 'run the engine on the bundled examples without a cluster',

@@ -1,0 +1,106 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runExplain } from './explain.ts';
+import { runSimulate } from './simulate.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TESTDATA = fileURLToPath(new URL('./testdata/', import.meta.url));
+const SHARED_EXAMPLES = path.resolve(ROOT, '../shared/scenarios/examples.json');
+
+/** Runs a command with cwd-relative paths; returns its exit code, stdout and stderr. */
+export async function capture(run: (argv: readonly string[], out: { stdout(t: string): void; stderr(t: string): void }) => Promise<number>, argv: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+/** Compares with testdata/<name>; `UPDATE_GOLDEN=1` rewrites it. */
+export function expectGolden(name: string, actual: string): void {
+  const file = path.join(TESTDATA, name);
+  if (process.env['UPDATE_GOLDEN'] === '1' || !existsSync(file)) writeFileSync(file, actual);
+  expect(actual).toBe(readFileSync(file, 'utf8'));
+}
+
+const examples = path.join(ROOT, 'examples');
+
+describe('tessera simulate', () => {
+  it('prints the shop matrix for one port (golden)', async () => {
+    const r = await capture(runSimulate, ['-f', examples, '--port', '8080']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expectGolden('simulate-examples-8080.txt', r.stdout);
+  });
+
+  it('prints the matrix as JSON (golden)', async () => {
+    const r = await capture(runSimulate, ['-f', examples, '--port', '9090', '--output', 'json']);
+    expect(r.code).toBe(0);
+    expectGolden('simulate-examples-9090.json', r.stdout);
+  });
+
+  it('passes ../shared/scenarios/examples.json with 0 mismatches; the last line is the JSON summary', async () => {
+    const r = await capture(runSimulate, ['--scenarios', SHARED_EXAMPLES]);
+    const last = r.stdout.trimEnd().split('\n').at(-1) ?? '';
+    expect(JSON.parse(last)).toEqual({ scenarios: 2, probes: 72, passed: 72, failed: 0 });
+    expect(r.code).toBe(0);
+    expectGolden('simulate-shared-examples.txt', r.stdout);
+  });
+
+  it("passes the project's own e2e/scenarios files with 0 mismatches", async () => {
+    const dir = path.join(ROOT, 'e2e/scenarios');
+    const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+    for (const f of files) {
+      const r = await capture(runSimulate, ['--scenarios', path.join(dir, f)]);
+      const summary = JSON.parse(r.stdout.trimEnd().split('\n').at(-1) ?? '{}') as { failed?: number };
+      expect({ file: f, failed: summary.failed, mismatches: r.stdout.split('\n').filter((l) => l.startsWith('MISMATCH')) }).toEqual({ file: f, failed: 0, mismatches: [] });
+      expect(r.code).toBe(0);
+    }
+  });
+
+  it('reports a mismatch with its explanation and exits 1', async () => {
+    const text = readFileSync(SHARED_EXAMPLES, 'utf8');
+    const doc = JSON.parse(text) as { scenarios: Array<{ probes: Array<{ expected: boolean }> }> };
+    const probe = doc.scenarios[0]?.probes[0];
+    if (probe === undefined) throw new Error('examples.json has no probe');
+    probe.expected = !probe.expected;
+    const dir = mkdtempSync(path.join(tmpdir(), 'tessera-simulate-'));
+    const file = path.join(dir, 'flipped.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const r = await capture(runSimulate, ['--scenarios', file]);
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^MISMATCH k8s-named-port-from-namespace: expected/m);
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('{"scenarios":2,"probes":72,"passed":71,"failed":1}');
+  });
+
+  it('usage errors exit 2', async () => {
+    expect((await capture(runSimulate, [])).code).toBe(2);
+    expect((await capture(runSimulate, ['-f', examples, '--protocol', 'ICMP'])).code).toBe(2);
+    expect((await capture(runSimulate, ['--scenarios', SHARED_EXAMPLES, '--output', 'html'])).code).toBe(2);
+  });
+});
+
+describe('tessera explain', () => {
+  it('explains a denied flow: end of tier default on the destination (golden)', async () => {
+    const r = await capture(runExplain, ['-f', examples, '--from', 'shop/frontend', '--to', 'data/db', '--port', '5432']);
+    expect(r.code).toBe(0);
+    expectGolden('explain-frontend-db-5432.txt', r.stdout);
+    expect(r.stdout).toContain('end of tier default: defaultAction Deny → DROP');
+  });
+
+  it('explains an allowed flow decided in the security tier (golden)', async () => {
+    const r = await capture(runExplain, ['-f', examples, '--from', 'monitoring/prometheus', '--to', 'shop/api', '--port', '9090']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('allowed by GlobalNetworkPolicy security.allow-monitoring ingress[0] (Allow) in tier security');
+    expectGolden('explain-prometheus-api-9090.txt', r.stdout);
+  });
+
+  it('an unknown pod exits 1 and lists the known ones', async () => {
+    const r = await capture(runExplain, ['-f', examples, '--from', 'shop/nope', '--to', 'data/db', '--port', '5432']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no workload endpoint for shop/nope');
+  });
+});

@@ -1,0 +1,284 @@
+/**
+ * `tessera simulate`: connectivity verdicts from the agent's own engine, without a cluster.
+ *
+ *   tessera simulate -f <file|dir>... [--port 80] [--protocol TCP] [--output table|json|html]
+ *   tessera simulate --scenarios <file|dir>... [--output table|json]
+ *
+ * With `-f` (or `--kubeconfig`) it prints the pod × pod matrix for one port. With
+ * `--scenarios` it checks every probe (and every step's probes) against `expected`, prints
+ * each mismatch with its explanation, and ends with one JSON line
+ * `{"scenarios":N,"probes":N,"passed":N,"failed":N}`; the exit status is 1 on any mismatch.
+ * Notes (skipped pods, dropped rules, unknown kinds) go to stderr. Exit 2 on a usage error.
+ */
+import { readFile } from 'node:fs/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+
+import { listManifestFiles } from '../runtime/manifest-files.ts';
+import {
+  applyStep,
+  describeVerdict,
+  initialState,
+  IpSetNames,
+  loadFromCluster,
+  loadFromFiles,
+  parseScenarioFile,
+  Simulation,
+  stateObjects,
+  translateCluster,
+  type ClusterObjects,
+  type ProbeProtocol,
+  type ScenarioProbe,
+} from '../simulate/index.ts';
+import { renderReport } from './report.ts';
+
+export interface CliOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export const processOutput: CliOutput = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+export class UsageError extends Error {}
+
+/** The options the simulator commands share. */
+export interface SimulatorArgs {
+  files: string[];
+  scenarios: string[];
+  kubeconfig?: string;
+  output: string;
+  port: number;
+  protocol: ProbeProtocol;
+  from?: string;
+  to?: string;
+  node?: string;
+}
+
+export function parseSimulatorArgs(argv: readonly string[], allowed: ReadonlySet<string>): SimulatorArgs | 'help' {
+  const a: SimulatorArgs = { files: [], scenarios: [], output: 'table', port: 80, protocol: 'TCP' };
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i] as string;
+    let inline: string | undefined;
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--') && eq > 0) {
+      inline = arg.slice(eq + 1);
+      arg = arg.slice(0, eq);
+    }
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`${arg} needs a value`);
+      return v;
+    };
+    if (arg === '-h' || arg === '--help') return 'help';
+    const flag = arg === '-f' ? '--filename' : arg === '-o' ? '--output' : arg;
+    if (!allowed.has(flag)) throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+    switch (flag) {
+      case '--filename':
+        a.files.push(value());
+        break;
+      case '--scenarios':
+        a.scenarios.push(value());
+        break;
+      case '--kubeconfig':
+        a.kubeconfig = value();
+        break;
+      case '--output':
+        a.output = value();
+        break;
+      case '--port': {
+        const v = value();
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`--port must be a number 1–65535, not ${JSON.stringify(v)}`);
+        a.port = n;
+        break;
+      }
+      case '--protocol': {
+        const v = value().toUpperCase();
+        if (v !== 'TCP' && v !== 'UDP' && v !== 'SCTP') throw new UsageError(`--protocol must be TCP, UDP or SCTP, not ${JSON.stringify(v)}`);
+        a.protocol = v;
+        break;
+      }
+      case '--from':
+        a.from = value();
+        break;
+      case '--to':
+        a.to = value();
+        break;
+      case '--node':
+        a.node = value();
+        break;
+    }
+  }
+  return a;
+}
+
+/** Loads `-f` files or the `--kubeconfig` cluster; notes go to `notes`. */
+export async function loadCluster(a: SimulatorArgs, notes: string[]): Promise<ClusterObjects> {
+  if (a.kubeconfig !== undefined) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(a.kubeconfig);
+    return loadFromCluster(kc, notes);
+  }
+  if (a.files.length === 0) throw new UsageError('no input: give -f <file|dir> (or --kubeconfig, or --scenarios)');
+  return loadFromFiles(a.files, notes);
+}
+
+const USAGE = `usage: tessera simulate -f <file|dir>... [--port 80] [--protocol TCP|UDP|SCTP] [--output table|json|html]
+       tessera simulate --kubeconfig <file> [--port 80] [--protocol TCP] [--output table|json|html]
+       tessera simulate --scenarios <file|dir>... [--output table|json]
+
+Decides connectivity with the node agent's own engine (controllers' builders → calc graph
+per node → the dataplane's rule semantics). With -f or --kubeconfig: the pod × pod matrix
+for one port. With --scenarios: every probe against its expected verdict; mismatches are
+explained, the last line is {"scenarios":N,"probes":N,"passed":N,"failed":N}, exit 1 on any.
+`;
+
+const FLAGS = new Set(['--filename', '--scenarios', '--kubeconfig', '--output', '--port', '--protocol']);
+
+export async function runSimulate(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
+  let a;
+  try {
+    a = parseSimulatorArgs(argv, FLAGS);
+    if (a === 'help') {
+      out.stdout(USAGE);
+      return 0;
+    }
+    if (a.scenarios.length > 0 && (a.files.length > 0 || a.kubeconfig !== undefined)) throw new UsageError('give either --scenarios or -f/--kubeconfig, not both');
+    const outputs = a.scenarios.length > 0 ? ['table', 'json'] : ['table', 'json', 'html'];
+    if (!outputs.includes(a.output)) throw new UsageError(`--output must be ${outputs.join(', ')}, not ${JSON.stringify(a.output)}`);
+    if (a.scenarios.length > 0) return await runScenarios(a, out);
+    const notes: string[] = [];
+    const objs = await loadCluster(a, notes);
+    const translated = translateCluster(objs);
+    notes.push(...translated.notes);
+    for (const n of notes) out.stderr(`note: ${n}\n`);
+    const sim = new Simulation(translated.resources);
+    if (a.output === 'html') {
+      out.stdout(renderReport(sim, translated.resources, a.protocol, a.port));
+      return 0;
+    }
+    const allowed = sim.matrix(a.protocol, a.port);
+    if (a.output === 'json') out.stdout(`${JSON.stringify(matrixJson(sim, allowed, a.protocol, a.port, notes), null, 1)}\n`);
+    else out.stdout(formatMatrix(sim, allowed, a.protocol, a.port));
+    return 0;
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    out.stderr(`tessera simulate: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+}
+
+export function matrixJson(sim: Simulation, allowed: readonly (readonly boolean[])[], protocol: string, port: number, notes: readonly string[]): unknown {
+  const pods = sim.endpoints.map((e) => e.id);
+  let n = 0;
+  for (const row of allowed) for (const c of row) if (c) n++;
+  return { protocol, port, pods, allowed, summary: { pairs: pods.length * (pods.length - 1), allowed: n, denied: pods.length * (pods.length - 1) - n }, notes };
+}
+
+/** The matrix as text: rows are sources, columns destinations (numbered), `·` the diagonal. */
+export function formatMatrix(sim: Simulation, allowed: readonly (readonly boolean[])[], protocol: string, port: number): string {
+  const eps = sim.endpoints;
+  const lines: string[] = [];
+  const nodes = new Set(eps.map((e) => e.node));
+  lines.push(`${protocol}/${port}: ${eps.length} pods on ${nodes.size} node${nodes.size === 1 ? '' : 's'}. Row = from, column = to; ✓ allowed, ✗ denied, · self (not probed).`);
+  const w = Math.max(4, ...eps.map((e, i) => `${i + 1} ${e.id}`.length));
+  const cw = String(eps.length).length + 1;
+  lines.push(`${'from \\ to'.padEnd(w)} ${eps.map((_, j) => String(j + 1).padStart(cw)).join('')}`);
+  let n = 0;
+  eps.forEach((e, i) => {
+    const row = allowed[i] ?? [];
+    const cells = eps.map((_, j) => (i === j ? '·' : row[j] === true ? '✓' : '✗').padStart(cw)).join('');
+    for (const c of row) if (c) n++;
+    lines.push(`${`${String(i + 1).padStart(String(eps.length).length)} ${e.id}`.padEnd(w)} ${cells}`);
+  });
+  const pairs = eps.length * (eps.length - 1);
+  lines.push(`${n} of ${pairs} pairs allowed, ${pairs - n} denied.`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function scenarioFiles(inputs: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const input of inputs) {
+    let listed: string[];
+    try {
+      listed = await listManifestFiles(input);
+    } catch (err) {
+      throw new UsageError(`--scenarios ${input}: ${(err as Error).message}`);
+    }
+    files.push(...listed.filter((f) => f === input || f.endsWith('.json')));
+  }
+  return files;
+}
+
+interface ProbeResult {
+  readonly scenario: string;
+  readonly step: number;
+  readonly probe: ScenarioProbe;
+  readonly allowed: boolean | undefined;
+  readonly passed: boolean;
+  readonly reason?: string;
+}
+
+async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
+  const results: ProbeResult[] = [];
+  let scenarioCount = 0;
+  const mismatchText: string[] = [];
+  for (const file of await scenarioFiles(a.scenarios)) {
+    const parsed = parseScenarioFile(await readFile(file, 'utf8'), file);
+    for (const s of parsed.scenarios) {
+      scenarioCount++;
+      const state = initialState(s);
+      let sim: Simulation | undefined;
+      const steps = [{ probes: s.probes }, ...(s.steps ?? [])];
+      for (const [k, step] of steps.entries()) {
+        if (k > 0) applyStep(state, step);
+        const notes: string[] = [];
+        const translated = translateCluster(stateObjects(state, notes));
+        for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${s.name}${k > 0 ? ` step ${k}` : ''}: ${n}\n`);
+        if (sim === undefined) sim = new Simulation(translated.resources);
+        else sim.update(translated.resources);
+        let names: IpSetNames | undefined;
+        for (const probe of step.probes ?? []) {
+          const from = sim.endpointFor(probe.from);
+          const to = sim.endpointFor(probe.to);
+          const where = `${s.name}${k > 0 ? ` step ${k}` : ''}`;
+          if (from === undefined || to === undefined) {
+            const missing = from === undefined ? probe.from : probe.to;
+            results.push({ scenario: s.name, step: k, probe, allowed: undefined, passed: false, reason: `no workload endpoint for ${missing}` });
+            mismatchText.push(`MISMATCH ${where}: ${probe.from} → ${probe.to} ${probe.protocol}/${probe.port}: no workload endpoint for ${missing}`);
+            continue;
+          }
+          const v = sim.verdict(from, to, probe.protocol, probe.port, true);
+          const passed = v.allowed === probe.expected;
+          results.push({ scenario: s.name, step: k, probe, allowed: v.allowed, passed });
+          if (!passed) {
+            names ??= new IpSetNames(translated.resources.values());
+            mismatchText.push(
+              `MISMATCH ${where}: expected ${probe.expected ? 'allowed' : 'denied'}, got ${v.allowed ? 'allowed' : 'denied'}`,
+              ...describeVerdict(from, to, probe.protocol, probe.port, v, names).map((l) => `  ${l}`),
+            );
+          }
+        }
+      }
+    }
+  }
+  const passed = results.filter((r) => r.passed).length;
+  const summary = { scenarios: scenarioCount, probes: results.length, passed, failed: results.length - passed };
+  if (a.output === 'json') {
+    out.stdout(`${JSON.stringify({ results: results.map((r) => ({ scenario: r.scenario, step: r.step, ...r.probe, allowed: r.allowed ?? null, passed: r.passed, ...(r.reason ? { reason: r.reason } : {}) })) })}\n`);
+  } else {
+    for (const l of mismatchText) out.stdout(`${l}\n`);
+    const byScenario = new Map<string, { p: number; f: number }>();
+    for (const r of results) {
+      const c = byScenario.get(r.scenario) ?? { p: 0, f: 0 };
+      if (r.passed) c.p++;
+      else c.f++;
+      byScenario.set(r.scenario, c);
+    }
+    for (const [name, c] of byScenario) out.stdout(`${c.f === 0 ? 'ok  ' : 'FAIL'} ${name}: ${c.p}/${c.p + c.f} probes\n`);
+  }
+  out.stdout(`${JSON.stringify(summary)}\n`);
+  return summary.failed === 0 ? 0 : 1;
+}

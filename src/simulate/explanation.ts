@@ -1,0 +1,100 @@
+/**
+ * Human-readable explanations of verdicts (`tessera explain`, simulate's mismatches, the
+ * HTML report): the decision in one line, and the walk tier by tier, policy by policy,
+ * rule by rule, with the first failed criterion of every rule that did not match.
+ *
+ * Rules are named as in the object: `ingress[0]` is the first rule of `spec.ingress` (for
+ * a converted Kubernetes policy, of the knp.default.* policy). IP sets are shown by the
+ * selector they stand for (`IpSetNames`).
+ */
+import type { PolicyId } from '../proto/index.ts';
+import type { IpSetNames } from './ipset-names.ts';
+import type { SimEndpoint, Verdict } from './simulation.ts';
+import type { Decision, Direction, DirectionVerdict, RuleTrace } from './verdict-engine.ts';
+
+export function policyName(id: PolicyId): string {
+  return id.kind === 'NetworkPolicy' ? `NetworkPolicy ${id.namespace ?? ''}/${id.name}` : `GlobalNetworkPolicy ${id.name}`;
+}
+
+const ACTION_NAMES: Readonly<Record<string, string>> = { allow: 'Allow', deny: 'Deny', 'next-tier': 'Pass', log: 'Log' };
+
+/** One line: what decided this direction. */
+export function describeDecision(decision: Decision, direction: Direction): string {
+  switch (decision.kind) {
+    case 'rule':
+      return `${decision.action === 'allow' ? 'allowed' : 'denied'} by ${policyName(decision.policy)} ${direction}[${decision.ruleIndex}] (${ACTION_NAMES[decision.action]}) in tier ${decision.tier}`;
+    case 'end-of-tier':
+      return `denied at the end of tier ${decision.tier}: no policy in it allowed or passed the packet (defaultAction Deny)`;
+    case 'profile':
+      return `${decision.action === 'allow' ? 'allowed' : 'denied'} by profile ${decision.profile} ${direction}[${decision.ruleIndex}] (${ACTION_NAMES[decision.action]})`;
+    case 'no-profile-matched':
+      return 'denied: no tier decided and no profile allowed it (the endpoint chain\'s final DROP)';
+  }
+}
+
+function nameSets(text: string, names: IpSetNames | undefined): string {
+  if (names === undefined) return text;
+  return text.replace(/(IP set|named-port set) ([^\s,]+)/g, (m, _what: string, id: string) => {
+    const d = names.describe(id);
+    return d === id ? m : `{${d}}`;
+  });
+}
+
+function ruleLine(r: RuleTrace, direction: Direction, names: IpSetNames | undefined): string {
+  const head = `${direction}[${r.index}] ${ACTION_NAMES[r.action] ?? r.action}`;
+  return r.mismatch === undefined ? `${head}: matched` : `${head}: no match — ${nameSets(r.mismatch, names)}`;
+}
+
+/** The walk of one direction, indented by `indent`. */
+export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined, indent = '  '): string[] {
+  const lines: string[] = [];
+  const dir = v.direction;
+  const tiers = v.tiers ?? [];
+  if (tiers.length === 0) lines.push(`${indent}no tier has ${dir} policies for this endpoint: straight to its profiles`);
+  for (const t of tiers) {
+    lines.push(`${indent}tier ${t.tier} (defaultAction ${t.defaultAction})`);
+    for (const p of t.policies) {
+      lines.push(`${indent}  ${policyName(p.policy)}`);
+      if (p.outcome === 'missing') lines.push(`${indent}    (not programmed on this node)`);
+      else if (p.rules.length === 0) lines.push(`${indent}    (no ${dir} rules)`);
+      for (const r of p.rules) lines.push(`${indent}    ${ruleLine(r, dir, names)}`);
+      if (p.outcome === 'pass') lines.push(`${indent}    → Pass: skip the rest of tier ${t.tier}`);
+      else if (p.outcome === 'no-match') lines.push(`${indent}    → no rule decided: next policy`);
+    }
+    if (t.outcome === 'end-of-tier') {
+      lines.push(t.defaultAction === 'Deny' ? `${indent}  end of tier ${t.tier}: defaultAction Deny → DROP` : `${indent}  end of tier ${t.tier}: defaultAction Pass → next tier`);
+    }
+  }
+  if (v.decision.kind === 'profile' || v.decision.kind === 'no-profile-matched') {
+    for (const p of v.profiles ?? []) {
+      lines.push(`${indent}profile ${p.profile}`);
+      if (p.outcome === 'missing') lines.push(`${indent}  (not programmed on this node)`);
+      else if (p.rules.length === 0) lines.push(`${indent}  (no ${dir} rules)`);
+      for (const r of p.rules) lines.push(`${indent}  ${ruleLine(r, dir, names)}`);
+    }
+    if (v.decision.kind === 'no-profile-matched') lines.push(`${indent}no profile matched → DROP`);
+  }
+  return lines;
+}
+
+function endpointLabel(e: SimEndpoint): string {
+  return `${e.id} (${e.ip} on ${e.node})`;
+}
+
+/** The full explanation of a verdict, as `tessera explain` prints it. */
+export function describeVerdict(
+  from: SimEndpoint,
+  to: SimEndpoint,
+  protocol: string,
+  port: number,
+  v: Verdict,
+  names: IpSetNames | undefined,
+): string[] {
+  const lines = [`${from.id} → ${to.id} ${protocol}/${port}: ${v.allowed ? 'ALLOWED' : 'DENIED'}`];
+  lines.push(`egress of ${endpointLabel(from)}: ${describeDecision(v.egress.decision, 'egress')}`);
+  lines.push(...describeWalk(v.egress, names));
+  if (!v.egress.allowed) lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')} (not reached: egress already dropped the packet)`);
+  else lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')}`);
+  lines.push(...describeWalk(v.ingress, names));
+  return lines;
+}

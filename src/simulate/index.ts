@@ -1,0 +1,17 @@
+/**
+ * The simulator: cluster objects → the controllers' builders → one calc graph per node →
+ * node states → verdicts with a trace (`tessera simulate`, `explain`, the HTML report).
+ * Re-exports only.
+ */
+export { NodeState } from './node-state.ts';
+export { evaluateDirection, makePacket, ruleMismatch } from './verdict-engine.ts';
+export type { Decision, Direction, DirectionVerdict, Packet, PolicyTrace, ProbeProtocol, ProfileTrace, RuleTrace, TierTrace } from './verdict-engine.ts';
+export { classifyObjects, defaultNetworkPolicyTypes, resourceKey, translateCluster } from './cluster-objects.ts';
+export type { ClusterObjects, K8sNamespace, K8sServiceAccount, TranslatedCluster } from './cluster-objects.ts';
+export { Simulation } from './simulation.ts';
+export type { SimEndpoint, Verdict } from './simulation.ts';
+export { IpSetNames } from './ipset-names.ts';
+export { describeDecision, describeVerdict, describeWalk, policyName } from './explanation.ts';
+export { loadFromCluster, loadFromFiles, SIMULATED_KINDS } from './load-objects.ts';
+export { applyStep, initialState, parseScenarioFile, ScenarioFormatError, stateObjects } from './scenario-file.ts';
+export type { Scenario, ScenarioFile, ScenarioProbe, ScenarioState, ScenarioStep } from './scenario-file.ts';

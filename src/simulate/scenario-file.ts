@@ -1,0 +1,179 @@
+/**
+ * Scenario files (`netpol-truth-tables/v1`, `calico-truth-tables/v1`; see
+ * ../shared/scenarios/README.md) → `ClusterObjects` and probes.
+ *
+ * Pods are built as the cluster would hold them (Pod with `spec.nodeName`,
+ * `spec.serviceAccountName`, containers' ports, `status.podIP`), so they go through the same
+ * Pod → WorkloadEndpoint builder as `-f` input. A pod without `node` runs on `node-1`.
+ *
+ * `steps` (optional, per scenario; the extension defined in e2e/scenarios/README.md): applied
+ * in order on top of step 0 (the top-level policies and probes). Inside one step:
+ * `namespaceLabels`, `podLabels` (full replacement maps), `policies` (upsert by
+ * apiVersion/kind/namespace/name), `deletePolicies`, then its `probes`.
+ */
+import type { V3Resource } from '../api/index.ts';
+import type { K8sNetworkPolicy } from '../controllers/index.ts';
+import type { K8sPod } from '../controllers/workload-endpoint-builder.ts';
+import { classifyObjects, type ClusterObjects, type K8sNamespace, type K8sServiceAccount } from './cluster-objects.ts';
+import type { ProbeProtocol } from './verdict-engine.ts';
+
+export interface ScenarioProbe {
+  readonly from: string;
+  readonly to: string;
+  readonly port: number;
+  readonly protocol: ProbeProtocol;
+  readonly expected: boolean;
+}
+
+export interface ScenarioPod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels?: Record<string, string>;
+  readonly ip?: string;
+  readonly node?: string;
+  readonly serviceAccount?: string;
+  readonly containerPorts?: ReadonlyArray<{ name?: string; containerPort: number; protocol?: string }>;
+}
+
+export interface ScenarioStep {
+  readonly description?: string;
+  readonly namespaceLabels?: ReadonlyArray<{ name: string; labels: Record<string, string> }>;
+  readonly podLabels?: ReadonlyArray<{ namespace: string; name: string; labels: Record<string, string> }>;
+  readonly policies?: readonly unknown[];
+  readonly deletePolicies?: ReadonlyArray<{ apiVersion?: string; kind: string; namespace?: string; name: string }>;
+  readonly probes?: readonly ScenarioProbe[];
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly description?: string;
+  readonly namespaces: ReadonlyArray<{ name: string; labels?: Record<string, string> }>;
+  readonly pods: readonly ScenarioPod[];
+  readonly policies: readonly unknown[];
+  readonly probes: readonly ScenarioProbe[];
+  readonly steps?: readonly ScenarioStep[];
+}
+
+export interface ScenarioFile {
+  readonly schema: string;
+  readonly scenarios: readonly Scenario[];
+}
+
+export class ScenarioFormatError extends Error {
+  override readonly name = 'ScenarioFormatError';
+}
+
+const SCHEMAS = new Set(['netpol-truth-tables/v1', 'calico-truth-tables/v1']);
+
+export function parseScenarioFile(text: string, file: string): ScenarioFile {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ScenarioFormatError(`${file}: not JSON: ${(err as Error).message}`);
+  }
+  const v = value as Partial<ScenarioFile> | null;
+  if (typeof v !== 'object' || v === null || typeof v.schema !== 'string' || !SCHEMAS.has(v.schema)) {
+    throw new ScenarioFormatError(`${file}: schema must be one of ${[...SCHEMAS].join(', ')}`);
+  }
+  if (!Array.isArray(v.scenarios)) throw new ScenarioFormatError(`${file}: scenarios must be a list`);
+  v.scenarios.forEach((s: Partial<Scenario>, i) => {
+    const where = `${file}: scenarios[${i}]${typeof s.name === 'string' ? ` (${s.name})` : ''}`;
+    if (typeof s.name !== 'string') throw new ScenarioFormatError(`${where}: name must be a string`);
+    for (const f of ['namespaces', 'pods', 'policies', 'probes'] as const) {
+      if (s[f] !== undefined && !Array.isArray(s[f])) throw new ScenarioFormatError(`${where}: ${f} must be a list`);
+    }
+    for (const [j, p] of (s.probes ?? []).entries()) checkProbe(p, `${where}: probes[${j}]`);
+    for (const [k, step] of (s.steps ?? []).entries()) {
+      for (const [j, p] of (step.probes ?? []).entries()) checkProbe(p, `${where}: steps[${k}].probes[${j}]`);
+    }
+  });
+  return {
+    schema: v.schema,
+    scenarios: v.scenarios.map((s) => ({ namespaces: [], pods: [], policies: [], probes: [], ...s })),
+  };
+}
+
+function checkProbe(p: Partial<ScenarioProbe>, where: string): void {
+  if (typeof p.from !== 'string' || typeof p.to !== 'string') throw new ScenarioFormatError(`${where}: from and to must be "ns/pod"`);
+  if (typeof p.port !== 'number' || !Number.isInteger(p.port) || p.port < 1 || p.port > 65535) throw new ScenarioFormatError(`${where}: port must be 1–65535`);
+  if (p.protocol !== 'TCP' && p.protocol !== 'UDP' && p.protocol !== 'SCTP') throw new ScenarioFormatError(`${where}: protocol must be TCP, UDP or SCTP`);
+  if (typeof p.expected !== 'boolean') throw new ScenarioFormatError(`${where}: expected must be true or false`);
+}
+
+function podObject(p: ScenarioPod): K8sPod {
+  return {
+    metadata: { name: p.name, namespace: p.namespace, labels: { ...(p.labels ?? {}) } },
+    spec: {
+      nodeName: p.node ?? 'node-1',
+      serviceAccountName: p.serviceAccount ?? 'default',
+      containers: [{ ports: (p.containerPorts ?? []).map((c) => ({ ...c })) }],
+    },
+    status: { phase: 'Running', ...(p.ip !== undefined ? { podIP: p.ip } : {}) },
+  };
+}
+
+/** The state of a scenario before any step. */
+export interface ScenarioState {
+  namespaces: Map<string, Record<string, string>>;
+  pods: Map<string, ScenarioPod>;
+  /** Policies by `<apiVersion>/<kind>/<namespace>/<name>`, in apply order. */
+  policies: Map<string, unknown>;
+}
+
+function policyKey(o: unknown): string {
+  const v = o as { apiVersion?: string; kind?: string; metadata?: { namespace?: string; name?: string } };
+  return `${v.apiVersion ?? ''}/${v.kind ?? ''}/${v.metadata?.namespace ?? ''}/${v.metadata?.name ?? ''}`;
+}
+
+export function initialState(s: Scenario): ScenarioState {
+  return {
+    namespaces: new Map(s.namespaces.map((n) => [n.name, { ...(n.labels ?? {}) }])),
+    pods: new Map(s.pods.map((p) => [`${p.namespace}/${p.name}`, p])),
+    policies: new Map(s.policies.map((p) => [policyKey(p), p])),
+  };
+}
+
+/** Applies one step to `state` in place, in the README's order. */
+export function applyStep(state: ScenarioState, step: ScenarioStep): void {
+  for (const l of step.namespaceLabels ?? []) state.namespaces.set(l.name, { ...l.labels });
+  for (const l of step.podLabels ?? []) {
+    const key = `${l.namespace}/${l.name}`;
+    const pod = state.pods.get(key);
+    if (pod !== undefined) state.pods.set(key, { ...pod, labels: { ...l.labels } });
+  }
+  for (const o of step.policies ?? []) state.policies.set(policyKey(o), o);
+  for (const d of step.deletePolicies ?? []) {
+    for (const key of [...state.policies.keys()]) {
+      const [api = '', kind = '', ns = '', name = ''] = splitPolicyKey(key);
+      if (kind === d.kind && name === d.name && ns === (d.namespace ?? '') && (d.apiVersion === undefined || d.apiVersion === api)) state.policies.delete(key);
+    }
+  }
+}
+
+function splitPolicyKey(key: string): string[] {
+  // apiVersion may itself contain a slash (networking.k8s.io/v1): split from the right.
+  const parts = key.split('/');
+  const name = parts.pop() ?? '';
+  const ns = parts.pop() ?? '';
+  const kind = parts.pop() ?? '';
+  return [parts.join('/'), kind, ns, name];
+}
+
+export function stateObjects(state: ScenarioState, notes: string[]): ClusterObjects {
+  const namespaces: K8sNamespace[] = [...state.namespaces].map(([name, labels]) => ({ metadata: { name, labels } }));
+  const pods = [...state.pods.values()];
+  const sas = new Set(pods.map((p) => `${p.namespace}/${p.serviceAccount ?? 'default'}`));
+  const serviceAccounts: K8sServiceAccount[] = [...sas].sort().map((k) => {
+    const [namespace = '', name = ''] = k.split('/');
+    return { metadata: { namespace, name } };
+  });
+  const policies = classifyObjects([...state.policies.values()], notes);
+  return {
+    namespaces,
+    serviceAccounts,
+    pods: pods.map(podObject),
+    networkPolicies: policies.networkPolicies as K8sNetworkPolicy[],
+    calico: policies.calico as V3Resource[],
+  };
+}

@@ -1,0 +1,293 @@
+/**
+ * The verdict engine: decides one direction of a packet on one endpoint by walking what the
+ * dataplane was given (a `NodeState`), with exactly the semantics of the chains Felix
+ * renders (calico-semantics §4.5–4.6):
+ *
+ * - tiers in the endpoint's order; a tier with no policy for this direction is skipped;
+ * - within a tier, policies in order; within a policy, rules in order. A matching rule's
+ *   action decides: `allow` accepts, `deny` drops, `next-tier` (Pass) leaves the tier,
+ *   `log` continues with the next rule. A policy where no rule matched falls through;
+ * - the end of a tier applies its defaultAction (`Deny` drops, `Pass` goes on);
+ * - then the profiles in order (`allow` accepts, `deny` drops, anything else goes on), and
+ *   finally "no profile matched" drops.
+ *
+ * A rule matches when every criterion does (protocol, IP version, nets, selector IP sets,
+ * ports and named-port IP sets); the trace records, for each rule that did not match, the
+ * first criterion that failed, so `explain` can say why.
+ *
+ * Probes carry no source port (the kernel picks an ephemeral one): a rule that requires
+ * source ports is treated as not matching, a rule that excludes source ports as matching.
+ */
+import { cidrContains, parseCidr, type ParsedCidr } from '../api/index.ts';
+import { policyIdKey, type PolicyId, type PortRange, type Rule, type RuleAction, type WorkloadEndpoint } from '../proto/index.ts';
+import type { NodeState } from './node-state.ts';
+
+export type Direction = 'ingress' | 'egress';
+export type ProbeProtocol = 'TCP' | 'UDP' | 'SCTP';
+
+/** One probe packet (the first packet of a connection). */
+export interface Packet {
+  /** Source and destination as host networks (`10.0.0.1/32`), the form IP sets hold. */
+  readonly srcNet: string;
+  readonly dstNet: string;
+  readonly protocol: ProbeProtocol;
+  readonly dstPort: number;
+  readonly ipVersion: 4 | 6;
+  /** `<dst ip>,<proto>:<port>`: the destination's key in a named-port IP set. */
+  readonly dstIpPort: string;
+}
+
+export function makePacket(srcNet: string, dstNet: string, protocol: ProbeProtocol, dstPort: number): Packet {
+  const dstIp = dstNet.split('/')[0] ?? dstNet;
+  return {
+    srcNet,
+    dstNet,
+    protocol,
+    dstPort,
+    ipVersion: dstIp.includes(':') ? 6 : 4,
+    dstIpPort: `${dstIp},${protocol.toLowerCase()}:${dstPort}`,
+  };
+}
+
+export interface RuleTrace {
+  readonly index: number;
+  readonly action: RuleAction;
+  /** Undefined when the rule matched; else the first criterion that failed. */
+  readonly mismatch?: string;
+}
+
+export type PolicyOutcome = 'allow' | 'deny' | 'pass' | 'no-match' | 'missing';
+
+export interface PolicyTrace {
+  readonly policy: PolicyId;
+  readonly rules: readonly RuleTrace[];
+  readonly outcome: PolicyOutcome;
+}
+
+export interface TierTrace {
+  readonly tier: string;
+  readonly defaultAction: 'Deny' | 'Pass';
+  readonly policies: readonly PolicyTrace[];
+  /** `end-of-tier` when no policy decided and the defaultAction applied. */
+  readonly outcome: 'allow' | 'deny' | 'pass' | 'end-of-tier';
+}
+
+export interface ProfileTrace {
+  readonly profile: string;
+  readonly rules: readonly RuleTrace[];
+  readonly outcome: PolicyOutcome;
+}
+
+/** What decided a direction. */
+export type Decision =
+  | { readonly kind: 'rule'; readonly action: 'allow' | 'deny'; readonly tier: string; readonly policy: PolicyId; readonly ruleIndex: number }
+  | { readonly kind: 'end-of-tier'; readonly action: 'deny'; readonly tier: string }
+  | { readonly kind: 'profile'; readonly action: 'allow' | 'deny'; readonly profile: string; readonly ruleIndex: number }
+  | { readonly kind: 'no-profile-matched'; readonly action: 'deny' };
+
+export interface DirectionVerdict {
+  readonly direction: Direction;
+  readonly allowed: boolean;
+  readonly decision: Decision;
+  /** Present when tracing was asked for. */
+  readonly tiers?: readonly TierTrace[];
+  readonly profiles?: readonly ProfileTrace[];
+}
+
+const PROTOCOL_NUMBERS: Readonly<Record<string, number>> = { tcp: 6, udp: 17, sctp: 132, icmp: 1, icmpv6: 58, udplite: 136 };
+const PROBE_PROTOCOL_NUMBER: Readonly<Record<ProbeProtocol, number>> = { TCP: 6, UDP: 17, SCTP: 132 };
+
+function protocolNumber(p: string | number): number {
+  if (typeof p === 'number') return p;
+  const n = PROTOCOL_NUMBERS[p.toLowerCase()];
+  return n ?? Number(p);
+}
+
+const cidrCache = new Map<string, ParsedCidr | null>();
+function netContains(net: string, hostNet: string): boolean {
+  let parsed = cidrCache.get(net);
+  if (parsed === undefined) {
+    const r = parseCidr(net);
+    parsed = r.ok ? r.value : null;
+    cidrCache.set(net, parsed);
+  }
+  return parsed !== null && cidrContains(parsed, hostNet);
+}
+
+function inRanges(port: number, ranges: readonly PortRange[]): boolean {
+  for (const r of ranges) if (port >= r.first && port <= r.last) return true;
+  return false;
+}
+
+function fmtRanges(ranges: readonly PortRange[]): string {
+  return ranges.map((r) => (r.first === r.last ? String(r.first) : `${r.first}:${r.last}`)).join(',');
+}
+
+const host = (net: string): string => net.split('/')[0] ?? net;
+
+/**
+ * Undefined when `rule` matches `pkt`; otherwise the first failed criterion, described
+ * when `describe` is set (else a constant, to keep the matrix path allocation-free).
+ */
+export function ruleMismatch(rule: Rule, pkt: Packet, state: NodeState, describe: boolean): string | undefined {
+  const d = (f: () => string): string => (describe ? f() : 'x');
+  const proto = PROBE_PROTOCOL_NUMBER[pkt.protocol];
+  if (rule.protocol !== undefined && protocolNumber(rule.protocol) !== proto) {
+    return d(() => `protocol: rule wants ${String(rule.protocol).toUpperCase()}, packet is ${pkt.protocol}`);
+  }
+  if (rule.notProtocol !== undefined && protocolNumber(rule.notProtocol) === proto) {
+    return d(() => `notProtocol: rule excludes ${pkt.protocol}`);
+  }
+  if (rule.ipVersion !== undefined && rule.ipVersion !== pkt.ipVersion) {
+    return d(() => `ipVersion: rule is IPv${rule.ipVersion}, packet is IPv${pkt.ipVersion}`);
+  }
+  if (rule.icmp !== undefined) return d(() => `icmp: rule matches ICMP type ${rule.icmp?.type}, packet is ${pkt.protocol}`);
+
+  if (rule.srcNets.length > 0 && !rule.srcNets.some((n) => netContains(n, pkt.srcNet))) {
+    return d(() => `source nets: ${host(pkt.srcNet)} is not in ${rule.srcNets.join(', ')}`);
+  }
+  for (const n of rule.notSrcNets) if (netContains(n, pkt.srcNet)) return d(() => `source notNets: ${host(pkt.srcNet)} is in ${n}`);
+  for (const id of rule.srcIpSetIds) {
+    if (state.hasNet(id, pkt.srcNet) !== true) return d(() => `source selector: ${host(pkt.srcNet)} is not in IP set ${id}`);
+  }
+  for (const id of rule.notSrcIpSetIds) {
+    if (state.hasNet(id, pkt.srcNet) === true) return d(() => `source notSelector: ${host(pkt.srcNet)} is in IP set ${id}`);
+  }
+  if (rule.srcPorts.length > 0 || rule.srcNamedPortIpSetIds.length > 0) {
+    return d(() => 'source ports: the probe\'s ephemeral source port is unknown; rules requiring source ports do not match');
+  }
+
+  if (rule.dstNets.length > 0 && !rule.dstNets.some((n) => netContains(n, pkt.dstNet))) {
+    return d(() => `destination nets: ${host(pkt.dstNet)} is not in ${rule.dstNets.join(', ')}`);
+  }
+  for (const n of rule.notDstNets) if (netContains(n, pkt.dstNet)) return d(() => `destination notNets: ${host(pkt.dstNet)} is in ${n}`);
+  for (const id of rule.dstIpSetIds) {
+    if (state.hasNet(id, pkt.dstNet) !== true) return d(() => `destination selector: ${host(pkt.dstNet)} is not in IP set ${id}`);
+  }
+  for (const id of rule.notDstIpSetIds) {
+    if (state.hasNet(id, pkt.dstNet) === true) return d(() => `destination notSelector: ${host(pkt.dstNet)} is in IP set ${id}`);
+  }
+  if (rule.dstPorts.length > 0 || rule.dstNamedPortIpSetIds.length > 0) {
+    const numeric = inRanges(pkt.dstPort, rule.dstPorts);
+    const named = !numeric && rule.dstNamedPortIpSetIds.some((id) => state.hasIpPort(id, pkt.dstIpPort) === true);
+    if (!numeric && !named) {
+      return d(() => {
+        const parts = [];
+        if (rule.dstPorts.length > 0) parts.push(`not in ${fmtRanges(rule.dstPorts)}`);
+        if (rule.dstNamedPortIpSetIds.length > 0) parts.push(`${pkt.dstIpPort} not in named-port set ${rule.dstNamedPortIpSetIds.join(', ')}`);
+        return `destination ports: ${pkt.protocol}/${pkt.dstPort} ${parts.join(' and ')}`;
+      });
+    }
+  }
+  if (inRanges(pkt.dstPort, rule.notDstPorts)) return d(() => `destination notPorts: ${pkt.dstPort} is in ${fmtRanges(rule.notDstPorts)}`);
+  for (const id of rule.notDstNamedPortIpSetIds) {
+    if (state.hasIpPort(id, pkt.dstIpPort) === true) return d(() => `destination notPorts: ${pkt.dstIpPort} is in named-port set ${id}`);
+  }
+  return undefined;
+}
+
+/** Walks a rule list; returns the index of the first deciding rule (allow/deny/next-tier) or -1. */
+function walkRules(rules: readonly Rule[], pkt: Packet, state: NodeState, trace: RuleTrace[] | undefined): number {
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i] as Rule;
+    const mismatch = ruleMismatch(rule, pkt, state, trace !== undefined);
+    if (trace !== undefined) trace.push(mismatch === undefined ? { index: i, action: rule.action } : { index: i, action: rule.action, mismatch });
+    if (mismatch === undefined && rule.action !== 'log') return i;
+  }
+  return -1;
+}
+
+function outcomeOf(action: RuleAction): 'allow' | 'deny' | 'pass' {
+  return action === 'allow' ? 'allow' : action === 'deny' ? 'deny' : 'pass';
+}
+
+/**
+ * Decides `direction` for `endpoint` (programmed on `state`'s node). `trace` adds the
+ * per-tier, per-policy, per-rule walk to the result.
+ */
+export function evaluateDirection(
+  state: NodeState,
+  endpoint: WorkloadEndpoint,
+  direction: Direction,
+  pkt: Packet,
+  trace = false,
+): DirectionVerdict {
+  const tierTraces: TierTrace[] | undefined = trace ? [] : undefined;
+  const profileTraces: ProfileTrace[] | undefined = trace ? [] : undefined;
+  const done = (decision: Decision): DirectionVerdict => ({
+    direction,
+    allowed: decision.action === 'allow',
+    decision,
+    ...(tierTraces !== undefined ? { tiers: tierTraces, profiles: profileTraces ?? [] } : {}),
+  });
+
+  for (const tier of endpoint.tiers) {
+    const ids = direction === 'ingress' ? tier.ingressPolicies : tier.egressPolicies;
+    if (ids.length === 0) continue;
+    const policyTraces: PolicyTrace[] | undefined = trace ? [] : undefined;
+    let tierOutcome: TierTrace['outcome'] | undefined;
+    let decision: Decision | undefined;
+    for (const id of ids) {
+      const active = state.policies.get(policyIdKey(id));
+      if (active === undefined) {
+        policyTraces?.push({ policy: id, rules: [], outcome: 'missing' });
+        continue;
+      }
+      const rules = direction === 'ingress' ? active.policy.inboundRules : active.policy.outboundRules;
+      const ruleTraces: RuleTrace[] | undefined = trace ? [] : undefined;
+      const i = walkRules(rules, pkt, state, ruleTraces);
+      if (i < 0) {
+        policyTraces?.push({ policy: id, rules: ruleTraces ?? [], outcome: 'no-match' });
+        continue;
+      }
+      const outcome = outcomeOf((rules[i] as Rule).action);
+      policyTraces?.push({ policy: id, rules: ruleTraces ?? [], outcome });
+      tierOutcome = outcome;
+      if (outcome !== 'pass') decision = { kind: 'rule', action: outcome, tier: tier.name, policy: id, ruleIndex: i };
+      break;
+    }
+    if (tierOutcome === undefined) {
+      tierOutcome = 'end-of-tier';
+      if (tier.defaultAction === 'Deny') decision = { kind: 'end-of-tier', action: 'deny', tier: tier.name };
+    }
+    tierTraces?.push({ tier: tier.name, defaultAction: tier.defaultAction, policies: policyTraces ?? [], outcome: tierOutcome });
+    if (decision !== undefined) return done(decision);
+  }
+
+  for (const name of endpoint.profileIds) {
+    const profile = state.profiles.get(name);
+    if (profile === undefined) {
+      profileTraces?.push({ profile: name, rules: [], outcome: 'missing' });
+      continue;
+    }
+    const rules = direction === 'ingress' ? profile.inboundRules : profile.outboundRules;
+    const ruleTraces: RuleTrace[] | undefined = trace ? [] : undefined;
+    // A profile chain only returns on accept; Pass and Log go on to the next profile.
+    let decided = -1;
+    for (let from = 0; from < rules.length; ) {
+      const i = walkRules(rules.slice(from), pkt, state, undefined);
+      if (i < 0) break;
+      if ((rules[from + i] as Rule).action !== 'next-tier') {
+        decided = from + i;
+        break;
+      }
+      from += i + 1;
+    }
+    if (ruleTraces !== undefined) {
+      const last = decided < 0 ? rules.length : decided + 1;
+      for (let i = 0; i < last; i++) {
+        const rule = rules[i] as Rule;
+        const mismatch = ruleMismatch(rule, pkt, state, true);
+        ruleTraces.push(mismatch === undefined ? { index: i, action: rule.action } : { index: i, action: rule.action, mismatch });
+      }
+    }
+    if (decided < 0) {
+      profileTraces?.push({ profile: name, rules: ruleTraces ?? [], outcome: 'no-match' });
+      continue;
+    }
+    const action = (rules[decided] as Rule).action === 'allow' ? 'allow' : 'deny';
+    profileTraces?.push({ profile: name, rules: ruleTraces ?? [], outcome: action });
+    return done({ kind: 'profile', action, profile: name, ruleIndex: decided });
+  }
+  return done({ kind: 'no-profile-matched', action: 'deny' });
+}
