@@ -5,6 +5,7 @@ import { runControllers } from './controllers.ts';
 import { runConvert } from './convert.ts';
 import { runDemo } from './demo.ts';
 import { runExplain } from './explain.ts';
+import { runRender } from './render.ts';
 import { runSimulate } from './simulate.ts';
 import { runValidate } from './validate.ts';
 
@@ -45,6 +46,10 @@ export const commands: Record<string, Command> = {
   explain: {
     summary: 'why a connection is allowed or dropped: tessera explain --from ns/pod --to ns/pod --port 80 -f <files>',
     run: (argv) => runExplain(argv),
+  },
+  render: {
+    summary: 'the ipset and iptables-restore input the agent would apply on a node: tessera render --node <name> -f <files>',
+    run: (argv) => runRender(argv),
   },
   demo: {
     summary: 'run the engine on the bundled examples without a cluster',

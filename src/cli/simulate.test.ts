@@ -5,25 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runExplain } from './explain.ts';
 import { runSimulate } from './simulate.ts';
+import { capture, expectGolden } from './testdata/capture.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TESTDATA = fileURLToPath(new URL('./testdata/', import.meta.url));
 const SHARED_EXAMPLES = path.resolve(ROOT, '../shared/scenarios/examples.json');
-
-/** Runs a command with cwd-relative paths; returns its exit code, stdout and stderr. */
-export async function capture(run: (argv: readonly string[], out: { stdout(t: string): void; stderr(t: string): void }) => Promise<number>, argv: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
-
-/** Compares with testdata/<name>; `UPDATE_GOLDEN=1` rewrites it. */
-export function expectGolden(name: string, actual: string): void {
-  const file = path.join(TESTDATA, name);
-  if (process.env['UPDATE_GOLDEN'] === '1' || !existsSync(file)) writeFileSync(file, actual);
-  expect(actual).toBe(readFileSync(file, 'utf8'));
-}
 
 const examples = path.join(ROOT, 'examples');
 

@@ -1,0 +1,84 @@
+/**
+ * `tessera render --node <name> -f <file|dir>...`: the exact `ipset restore` and
+ * `iptables-restore` input the agent would apply on that node, on a fresh host.
+ *
+ * Nothing is re-rendered here: the node's calc graph output is sent to the real
+ * `DataplaneDriver`, whose command runner records the restore transactions (and answers the
+ * read-backs as an empty kernel would), and those inputs are printed: first the ipset input,
+ * then the iptables input (the driver's backend: `iptables-nft-restore --noflush`), each
+ * preceded by a `# <command line>` comment. Exit 1 when the node has no endpoints (the base
+ * chains are still printed), 2 on a usage error.
+ */
+import { CalcGraph } from '../calc/index.ts';
+import { DataplaneDriver, RecordingCommandRunner } from '../dataplane/index.ts';
+import { FakeKernel } from '../dataplane/fake-kernel.ts';
+import type { V3Resource } from '../api/index.ts';
+import { translateCluster } from '../simulate/index.ts';
+import { loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
+
+const USAGE = `usage: tessera render --node <name> (-f <file|dir>... | --kubeconfig <file>)
+
+Prints the ipset restore input and the iptables-restore input the node agent would apply
+on <name> (a fresh host), produced by the agent's own calc graph and dataplane driver.
+`;
+
+const FLAGS = new Set(['--filename', '--kubeconfig', '--node']);
+
+export interface RenderedNode {
+  /** `[command line, stdin]` of each `ipset restore`, in order. */
+  readonly ipset: ReadonlyArray<readonly [string, string]>;
+  /** `[command line, stdin]` of each iptables restore, in order. */
+  readonly iptables: ReadonlyArray<readonly [string, string]>;
+  readonly endpoints: number;
+}
+
+/** Runs the node's calc graph and the real dataplane driver against a recording, empty kernel. */
+export async function renderNode(resources: Iterable<V3Resource>, node: string): Promise<RenderedNode> {
+  const graph = new CalcGraph({ nodeName: node });
+  graph.onUpdates([...resources].map((resource) => ({ op: 'upsert', resource }) as const));
+  graph.onStatusUpdated('in-sync');
+  const messages = graph.flush();
+  const runner = new RecordingCommandRunner(new FakeKernel().handler);
+  const driver = new DataplaneDriver({ runner });
+  const stop = new AbortController();
+  const running = driver.run(stop.signal);
+  try {
+    driver.send(messages);
+    await driver.flushed();
+  } finally {
+    stop.abort();
+    await running;
+  }
+  const line = (c: { cmd: string; args: readonly string[] }): string => [c.cmd, ...c.args].join(' ');
+  return {
+    ipset: runner.calls.filter((c) => c.cmd === 'ipset' && c.args[0] === 'restore').map((c) => [line(c), c.stdin ?? ''] as const),
+    iptables: runner.calls.filter((c) => /^ip6?tables-(nft|legacy)-restore$/.test(c.cmd)).map((c) => [line(c), c.stdin ?? ''] as const),
+    endpoints: messages.filter((m) => m.type === 'WorkloadEndpointUpdate').length,
+  };
+}
+
+export async function runRender(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
+  try {
+    const a = parseSimulatorArgs(argv, FLAGS);
+    if (a === 'help') {
+      out.stdout(USAGE);
+      return 0;
+    }
+    if (a.node === undefined || a.node === '') throw new UsageError('--node is required');
+    const notes: string[] = [];
+    const translated = translateCluster(await loadCluster(a, notes));
+    for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${n}\n`);
+    const r = await renderNode(translated.resources.values(), a.node);
+    for (const [cmd, stdin] of r.ipset) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
+    for (const [cmd, stdin] of r.iptables) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
+    if (r.endpoints === 0) {
+      out.stderr(`tessera render: node ${a.node} has no workload endpoints in the input; printed the base chains only\n`);
+      return 1;
+    }
+    return 0;
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    out.stderr(`tessera render: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+}
