@@ -52,7 +52,7 @@ export const commands: Record<string, Command> = {
     run: (argv) => runRender(argv),
   },
   demo: {
-    summary: 'run the engine on the bundled examples without a cluster',
-    run: runDemo,
+    summary: 'the example shop through the agent\'s engine: its connectivity matrix and one explained denied flow',
+    run: (argv) => runDemo(argv),
   },
 };

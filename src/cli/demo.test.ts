@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest';
+import { runDemo } from './demo.ts';
+import { capture, expectGolden } from './testdata/capture.ts';
+
+describe('tessera demo', () => {
+  it('prints the shop matrices and one explained denied flow (golden), quickly', async () => {
+    const started = performance.now();
+    const r = await capture((argv, out) => runDemo(argv, out), []);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('shop/frontend → data/db TCP/5432: DENIED');
+    expectGolden('demo.txt', r.stdout);
+  });
+});
