@@ -1,0 +1,155 @@
+/**
+ * The runner's cluster: a real control plane (started here, or an existing one reused via
+ * its admin kubeconfig), manifests/ applied (CRDs, RBAC, admission), `tessera controllers` and
+ * one `tessera agent` per node as processes with the ServiceAccounts manifests/ define, and
+ * the node namespaces. Created once per run and shared by every scenario; `close()` (also on
+ * failure) stops the processes, removes the namespaces and, when it started the control plane,
+ * stops it.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
+
+import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil } from '../controlplane/index.ts';
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+import { ClusterNetwork } from './network.ts';
+import { REPO_ROOT, TesseraProcess } from './processes.ts';
+
+const run = promisify(execFile);
+
+export interface ClusterOptions {
+  /** Reuse the control plane this admin kubeconfig points at. @default start one */
+  readonly kubeconfig?: string;
+  /** Agents' full iptables/ipset read-back period (the tamper test's repair bound). @default 5 */
+  readonly refreshSeconds?: number;
+  readonly log?: (line: string) => void;
+}
+
+export class E2eCluster {
+  readonly network = new ClusterNetwork();
+  readonly agents = new Map<string, TesseraProcess>();
+  controllers: TesseraProcess | undefined;
+  controlPlane: ControlPlane | undefined;
+  admin!: KubeConfig;
+  adminKubeconfigPath!: string;
+  readonly dir = mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
+  private agentKubeconfig = '';
+  private readonly unregister: () => void;
+  private readonly refreshSeconds: number;
+  private readonly log: (line: string) => void;
+
+  private constructor(opts: ClusterOptions) {
+    this.refreshSeconds = opts.refreshSeconds ?? 5;
+    this.log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.unregister = registerExitCleanup(() => rmSync(this.dir, { recursive: true, force: true }));
+  }
+
+  static async start(opts: ClusterOptions = {}): Promise<E2eCluster> {
+    const c = new E2eCluster(opts);
+    try {
+      await c.setUp(opts);
+    } catch (e) {
+      await c.close();
+      throw e;
+    }
+    return c;
+  }
+
+  private async setUp(opts: ClusterOptions): Promise<void> {
+    let server: string;
+    let caPem: string | undefined;
+    if (opts.kubeconfig !== undefined) {
+      this.admin = new KubeConfig();
+      this.admin.loadFromFile(opts.kubeconfig);
+      this.adminKubeconfigPath = opts.kubeconfig;
+      const cluster = this.admin.getCurrentCluster();
+      if (cluster === null) throw new Error(`${opts.kubeconfig}: no current cluster`);
+      server = cluster.server;
+      caPem = cluster.caData === undefined ? undefined : Buffer.from(cluster.caData, 'base64').toString('utf8');
+      this.log(`reusing the control plane at ${server}`);
+    } else {
+      const t0 = Date.now();
+      this.controlPlane = await ControlPlane.start({ binaries: locateBinaries() });
+      const conn = this.controlPlane.connection;
+      this.admin = conn.kubeConfig;
+      this.adminKubeconfigPath = conn.kubeconfigPath;
+      server = conn.server;
+      caPem = conn.caPem;
+      this.log(`started a control plane at ${server} in ${Date.now() - t0} ms`);
+    }
+    await this.kubectl(['apply', '-f', join(REPO_ROOT, 'manifests')]);
+    await this.waitForCrds();
+    const identity = (sa: string, file: string) =>
+      issueServiceAccountToken(this.admin, {
+        namespace: 'tessera-system',
+        serviceAccount: sa,
+        create: false,
+        server,
+        ...(caPem === undefined ? {} : { caPem }),
+        kubeconfigPath: join(this.dir, file),
+        expirationSeconds: 86_400,
+      });
+    const controllersId = await identity('tessera-controllers', 'controllers.kubeconfig');
+    this.agentKubeconfig = (await identity('tessera-agent', 'agent.kubeconfig')).kubeconfigPath;
+    this.controllers = await TesseraProcess.start(
+      'controllers',
+      ['controllers', '--kubeconfig', controllersId.kubeconfigPath, '--namespace', 'tessera-system', '--lease-duration', '6', '--api-writes-per-second', '1000'],
+      join(this.dir, 'controllers.log'),
+    );
+    await pollUntil(async () => ((await this.controllers?.ready()) === true ? true : undefined), { description: 'the controllers to be ready', timeoutMs: 60_000 });
+  }
+
+  /** Runs kubectl with the admin kubeconfig. */
+  async kubectl(args: readonly string[]): Promise<string> {
+    const { kubectl } = locateBinaries();
+    const { stdout } = await run(kubectl, ['--kubeconfig', this.adminKubeconfigPath, ...args], { maxBuffer: 64 << 20 });
+    return stdout;
+  }
+
+  private async waitForCrds(): Promise<void> {
+    const api = this.admin.makeApiClient(ApiextensionsV1Api);
+    await pollUntil(
+      async () => {
+        const crds = (await api.listCustomResourceDefinition()).items.filter((c) => c.spec.group === 'projectcalico.org');
+        const ok = crds.length > 0 && crds.every((c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
+        return ok ? true : undefined;
+      },
+      { description: 'the projectcalico.org CRDs to be Established', timeoutMs: 60_000 },
+    );
+  }
+
+  /** Node namespaces and one agent per node (idempotent per node). */
+  async ensureNodes(nodes: readonly string[]): Promise<void> {
+    const fresh = nodes.filter((n) => !this.agents.has(n));
+    if (fresh.length === 0) return;
+    this.network.addNodes(fresh);
+    await Promise.all(fresh.map((n) => this.startAgent(n)));
+  }
+
+  /** Starts (or restarts) the agent of `node` and waits for its first in-sync apply. */
+  async startAgent(node: string): Promise<TesseraProcess> {
+    const agent = await TesseraProcess.start(
+      `agent ${node}`,
+      ['agent', '--node', node, '--netns', this.network.nodeNs(node), '--kubeconfig', this.agentKubeconfig, '--iptables-refresh', String(this.refreshSeconds), '--ipsets-refresh', String(this.refreshSeconds)],
+      join(this.dir, `agent-${node}.log`),
+    );
+    this.agents.set(node, agent);
+    await pollUntil(async () => ((await agent.ready()) ? true : undefined), { description: `agent ${node} to be ready`, timeoutMs: 60_000 });
+    return agent;
+  }
+
+  /** Stops every process, removes every namespace, stops a control plane started here. */
+  async close(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((a) => a.stop()));
+    this.agents.clear();
+    await this.controllers?.stop();
+    this.network.destroy();
+    await this.controlPlane?.stop();
+    if (process.env['TESSERA_E2E_KEEP_LOGS'] === undefined) rmSync(this.dir, { recursive: true, force: true });
+    this.unregister();
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The scenario runner: `npm run e2e -- --scenarios <file|dir> [--scenarios …]`.
+ *
+ * Starts a real control plane (or reuses one: `--kubeconfig <admin kubeconfig>`), applies
+ * manifests/, runs `tessera controllers` and one `tessera agent` per node named in the files,
+ * then runs every scenario (run-scenario.ts) and prints, per scenario, its verdict and a table
+ * of mismatches (from, to, port/proto, expected, got). The LAST line of stdout is JSON:
+ * {"scenarios":N,"probes":N,"passed":N,"failed":N,"skipped":N}. Exit status 1 on any failed
+ * probe or scenario error, 2 on bad arguments or files. Everything it created is removed,
+ * also after a failure or an interrupt (SIGINT/SIGTERM).
+ *
+ * Options: --only <name> (repeatable) runs only those scenarios; --kubeconfig <file>;
+ * --probe-timeout <ms> (default 400); --settle <ms> (default 15000).
+ */
+import { E2eCluster } from './cluster.ts';
+import { cleanupNamespaces, ScenarioRun, type ProbeResult } from './run-scenario.ts';
+import { loadScenarioFiles, ScenarioFileError, type Scenario } from './scenario.ts';
+
+interface Args {
+  scenarios: string[];
+  only: string[];
+  kubeconfig: string | undefined;
+  probeTimeoutMs: number;
+  settleMs: number;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const a: Args = { scenarios: [], only: [], kubeconfig: undefined, probeTimeoutMs: 400, settleMs: 15_000 };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new ScenarioFileError(`${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case '--':
+        break;
+      case '--scenarios':
+        a.scenarios.push(value());
+        break;
+      case '--only':
+        a.only.push(value());
+        break;
+      case '--kubeconfig':
+        a.kubeconfig = value();
+        break;
+      case '--probe-timeout':
+        a.probeTimeoutMs = Number(value());
+        break;
+      case '--settle':
+        a.settleMs = Number(value());
+        break;
+      default:
+        throw new ScenarioFileError(`unknown argument ${JSON.stringify(flag)}`);
+    }
+  }
+  if (a.scenarios.length === 0) throw new ScenarioFileError('--scenarios <file|dir> is required');
+  return a;
+}
+
+const err = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** The mismatch table: from, to, port/proto, expected, got. */
+export function mismatchTable(rows: readonly ProbeResult[]): string {
+  const header = ['step', 'from', 'to', 'port/proto', 'expected', 'got'];
+  const cells = rows.map((r) => [String(r.step), r.probe.from, r.probe.to, `${r.probe.port}/${r.probe.protocol ?? 'TCP'}`, r.probe.expected ? 'allow' : 'deny', r.got === true ? 'allow' : 'deny']);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
+  const line = (c: readonly string[]): string => `    ${c.map((x, i) => x.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();
+  return [line(header), ...cells.map(line)].join('\n');
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let args: Args;
+  let scenarios: Scenario[];
+  try {
+    args = parseArgs(argv);
+    scenarios = loadScenarioFiles(args.scenarios).flatMap((f) => [...f.scenarios]);
+  } catch (e) {
+    if (!(e instanceof ScenarioFileError)) throw e;
+    err(`e2e: ${e.message}`);
+    return 2;
+  }
+  if (args.only.length > 0) scenarios = scenarios.filter((s) => args.only.includes(s.name));
+  const t0 = Date.now();
+  const totals = { scenarios: 0, probes: 0, passed: 0, failed: 0, skipped: 0 };
+  let errors = 0;
+  const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), log: err });
+  const namespaces = new Set<string>();
+  try {
+    await cluster.ensureNodes([...new Set(scenarios.flatMap((s) => s.pods.map((p) => p.node)))]);
+    err(`cluster ready in ${Date.now() - t0} ms (${cluster.agents.size} agents)`);
+    for (const s of scenarios) {
+      const ts = Date.now();
+      totals.scenarios++;
+      for (const ns of s.namespaces) namespaces.add(ns.name);
+      let results: ProbeResult[] = [];
+      let failure: unknown;
+      try {
+        results = await new ScenarioRun(cluster, s, { probeTimeoutMs: args.probeTimeoutMs, settleMs: args.settleMs }).run();
+      } catch (e) {
+        failure = e;
+        errors++;
+      }
+      const skipped = results.filter((r) => r.got === undefined);
+      const bad = results.filter((r) => r.got !== undefined && r.got !== r.probe.expected);
+      totals.probes += results.length;
+      totals.skipped += skipped.length;
+      totals.failed += bad.length;
+      totals.passed += results.length - skipped.length - bad.length;
+      const verdict = failure !== undefined ? 'ERROR' : bad.length > 0 ? 'FAIL' : 'ok';
+      console.log(`${verdict.padEnd(5)} ${s.name} (${results.length} probes, ${skipped.length} skipped, ${Date.now() - ts} ms)`);
+      if (bad.length > 0) console.log(mismatchTable(bad));
+      if (failure !== undefined) console.log(`    ${String((failure as Error).stack ?? failure).split('\n').slice(0, 4).join('\n    ')}`);
+    }
+  } finally {
+    await cleanupNamespaces(cluster, namespaces).catch((e: unknown) => err(`e2e: namespace clean-up failed: ${String(e)}`));
+    await cluster.close();
+  }
+  err(`e2e wall time ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(JSON.stringify(totals));
+  return totals.failed > 0 || errors > 0 ? 1 : 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

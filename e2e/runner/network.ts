@@ -1,0 +1,183 @@
+/**
+ * The runner's network: one namespace per node, joined pairwise by veth links, and one
+ * namespace per pod wired like Calico's CNI plugin wires it (the layout of
+ * e2e/dataplane/netns.ts, extended to several nodes):
+ *
+ * - pod: `eth0` with the pod's /32, a link route to 169.254.1.1 and a default route via it;
+ * - its node: host-side veth named exactly like the WorkloadEndpoint's interfaceName
+ *   (`cali` + 11 hex of sha1("<ns>.<pod>")), proxy ARP, and a `/32 dev cali… scope link` route;
+ * - every other node: a `/32` route onto the link towards the pod's node (proxy ARP on both ends
+ *   of each link answers for the far side's pods), so cross-node traffic is forwarded by both
+ *   nodes: the source node runs the sender's egress policy, the destination node the ingress.
+ *
+ * Names are `tse-<run id>-…`; everything is recorded and deleted by `destroy()`, and by an exit
+ * hook (normal exit, SIGINT/SIGTERM/SIGHUP) for anything an interrupted run left behind.
+ * Deleting a namespace removes its veth ends, routes, iptables rules and IP sets with it.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+
+function sh(args: readonly string[]): string {
+  return execFileSync(args[0]!, args.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function tryDel(ns: string): void {
+  try {
+    execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Calico's host-side interface name for a pod: `cali` + 11 hex of sha1("<ns>.<pod>"). */
+export function caliInterfaceName(namespace: string, pod: string): string {
+  return `cali${createHash('sha1').update(`${namespace}.${pod}`).digest('hex').slice(0, 11)}`;
+}
+
+export interface PodNet {
+  readonly key: string;
+  readonly ip: string;
+  readonly node: string;
+  readonly netns: string;
+  readonly iface: string;
+}
+
+export class ClusterNetwork {
+  readonly id = randomBytes(3).toString('hex');
+  /** node name → node namespace. */
+  readonly nodes = new Map<string, string>();
+  readonly pods = new Map<string, PodNet>();
+  private readonly live = new Set<string>();
+  private podSeq = 0;
+  private readonly links = new Set<string>();
+  private readonly unregister: () => void;
+
+  constructor() {
+    this.unregister = registerExitCleanup(() => this.destroy());
+  }
+
+  /** The node's namespace name (created by `addNodes`). */
+  nodeNs(node: string): string {
+    const ns = this.nodes.get(node);
+    if (ns === undefined) throw new Error(`ClusterNetwork: no node ${JSON.stringify(node)}`);
+    return ns;
+  }
+
+  private addNs(ns: string): void {
+    sh(['ip', 'netns', 'add', ns]);
+    this.live.add(ns);
+  }
+
+  exec(ns: string, args: readonly string[]): string {
+    return sh(['ip', 'netns', 'exec', ns, ...args]);
+  }
+
+  private linkName(to: number): string {
+    return `tsn${to}`;
+  }
+
+  /** Creates a namespace per node and a veth link between every pair of nodes. */
+  addNodes(names: readonly string[]): void {
+    for (const name of names) {
+      if (this.nodes.has(name)) continue;
+      const i = this.nodes.size;
+      const ns = `tse-${this.id}-n${i}`;
+      this.addNs(ns);
+      this.nodes.set(name, ns);
+      for (const cmd of [
+        ['ip', 'link', 'set', 'lo', 'up'],
+        // The node's own address: ARP requests the node sends across a link need a source IP
+        // (a proxy-ARP peer ignores requests from 0.0.0.0).
+        ['ip', 'addr', 'add', `172.31.255.${i + 1}/32`, 'dev', 'lo'],
+        ['sysctl', '-qw', 'net.ipv4.ip_forward=1'],
+        ['sysctl', '-qw', 'net.ipv4.conf.all.rp_filter=0'],
+        ['sysctl', '-qw', 'net.ipv4.conf.default.rp_filter=0'],
+        // Proxy ARP answers only for targets routed elsewhere: a default route onto an uplink.
+        ['ip', 'link', 'add', 'uplink0', 'type', 'veth', 'peer', 'name', 'uplink1'],
+        ['ip', 'link', 'set', 'uplink0', 'up'],
+        ['ip', 'link', 'set', 'uplink1', 'up'],
+        ['ip', 'route', 'add', 'default', 'dev', 'uplink0'],
+      ]) {
+        this.exec(ns, cmd);
+      }
+    }
+    const all = [...this.nodes.keys()];
+    for (const [i, a] of all.entries()) {
+      for (const [j, b] of all.entries()) {
+        if (j <= i || this.links.has(`${a}|${b}`)) continue;
+        this.links.add(`${a}|${b}`);
+        const [nsA, nsB] = [this.nodeNs(a), this.nodeNs(b)];
+        const [ifA, ifB] = [this.linkName(j), this.linkName(i)];
+        sh(['ip', 'link', 'add', ifA, 'netns', nsA, 'type', 'veth', 'peer', 'name', ifB, 'netns', nsB]);
+        for (const [ns, ifc] of [[nsA, ifA], [nsB, ifB]] as const) {
+          this.exec(ns, ['ip', 'link', 'set', ifc, 'up']);
+          this.exec(ns, ['sysctl', '-qw', `net.ipv4.conf.${ifc}.proxy_arp=1`]);
+          this.exec(ns, ['sysctl', '-qw', `net.ipv4.neigh.${ifc}.proxy_delay=0`]);
+        }
+      }
+    }
+  }
+
+  /** Creates the pod's namespace, its veth into its node, and routes on every node. */
+  addPod(namespace: string, name: string, ip: string, node: string): PodNet {
+    const key = `${namespace}/${name}`;
+    const nodeNs = this.nodeNs(node);
+    const netns = `tse-${this.id}-p${this.podSeq++}`;
+    const iface = caliInterfaceName(namespace, name);
+    this.addNs(netns);
+    sh(['ip', 'link', 'add', iface, 'netns', nodeNs, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
+    for (const cmd of [
+      ['ip', 'link', 'set', 'lo', 'up'],
+      ['ip', 'addr', 'add', `${ip}/32`, 'dev', 'eth0'],
+      ['ip', 'link', 'set', 'eth0', 'up'],
+      ['ip', 'route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link'],
+      ['ip', 'route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0'],
+    ]) {
+      this.exec(netns, cmd);
+    }
+    for (const cmd of [
+      ['ip', 'link', 'set', iface, 'up'],
+      ['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`],
+      ['sysctl', '-qw', `net.ipv4.neigh.${iface}.proxy_delay=0`],
+      ['ip', 'route', 'add', `${ip}/32`, 'dev', iface, 'scope', 'link'],
+    ]) {
+      this.exec(nodeNs, cmd);
+    }
+    const all = [...this.nodes.keys()];
+    for (const other of all) {
+      if (other === node) continue;
+      this.exec(this.nodeNs(other), ['ip', 'route', 'replace', `${ip}/32`, 'dev', this.linkName(all.indexOf(node)), 'scope', 'link']);
+    }
+    const pod = { key, ip, node, netns, iface };
+    this.pods.set(key, pod);
+    return pod;
+  }
+
+  /** Deletes the pod's namespace (its veth and node-local route go with it) and remote routes. */
+  removePod(key: string): void {
+    const pod = this.pods.get(key);
+    if (pod === undefined) return;
+    this.pods.delete(key);
+    tryDel(pod.netns);
+    this.live.delete(pod.netns);
+    for (const [node, ns] of this.nodes) {
+      if (node === pod.node) continue;
+      try {
+        this.exec(ns, ['ip', 'route', 'del', `${pod.ip}/32`]);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  /** Deletes every namespace this network created (idempotent). */
+  destroy(): void {
+    for (const ns of this.live) tryDel(ns);
+    this.live.clear();
+    this.pods.clear();
+    this.nodes.clear();
+    this.unregister();
+  }
+}

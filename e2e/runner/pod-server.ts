@@ -1,0 +1,69 @@
+/**
+ * One long-lived `pod-server.mjs` per pod namespace: it serves the pod's container ports and
+ * runs probes on request, so a probe costs a round trip instead of a Node start-up. A probe
+ * that gets no answer within its timeout counts as blocked (UDP: no echo).
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import type { PodNet } from './network.ts';
+
+const SERVER = fileURLToPath(new URL('./pod-server.mjs', import.meta.url));
+
+export class PodServer {
+  private nextId = 0;
+  private readonly pending = new Map<number, (ok: boolean) => void>();
+  private exited = false;
+
+  private constructor(
+    readonly pod: PodNet,
+    private readonly child: ChildProcessWithoutNullStreams,
+  ) {}
+
+  static async start(pod: PodNet, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>): Promise<PodServer> {
+    const child = spawn('ip', ['netns', 'exec', pod.netns, process.execPath, SERVER, JSON.stringify(ports)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const server = new PodServer(pod, child);
+    const lines = readline.createInterface({ input: child.stdout });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`pod server for ${pod.key} did not start: ${stderr}`)), 10_000);
+      child.on('exit', (code) => {
+        server.exited = true;
+        for (const cb of server.pending.values()) cb(false);
+        server.pending.clear();
+        clearTimeout(timer);
+        reject(new Error(`pod server for ${pod.key} exited with ${code}: ${stderr}`));
+      });
+      lines.on('line', (line) => {
+        const msg = JSON.parse(line) as { ready?: boolean; id?: number; ok?: boolean };
+        if (msg.ready === true) {
+          clearTimeout(timer);
+          resolve();
+          return;
+        }
+        const cb = server.pending.get(msg.id ?? -1);
+        server.pending.delete(msg.id ?? -1);
+        cb?.(msg.ok === true);
+      });
+    });
+    return server;
+  }
+
+  /** Whether a `protocol` connection from this pod to `host:port` is answered in time. */
+  probe(protocol: 'TCP' | 'UDP', host: string, port: number, timeoutMs: number): Promise<boolean> {
+    if (this.exited) return Promise.resolve(false);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.child.stdin.write(`${JSON.stringify({ id, protocol, host, port, timeoutMs })}\n`);
+    });
+  }
+
+  stop(): void {
+    if (this.exited) return;
+    this.child.stdin.end();
+    this.child.kill();
+  }
+}

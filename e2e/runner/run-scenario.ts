@@ -1,0 +1,269 @@
+/**
+ * Runs one scenario on an `E2eCluster`: namespaces (labels set exactly), ServiceAccounts,
+ * pods (created with spec.nodeName, status.podIPs patched — there is no kubelet), a pod
+ * namespace with a `pod-server.mjs` per pod; then, per step, labels and policies through the
+ * API, and every probe as a real connection. Everything it created is removed afterwards
+ * (also when the scenario fails), except namespaces, which are relabelled when a later
+ * scenario reuses them and deleted at the end of the run (`cleanupNamespaces`).
+ *
+ * When is a change "applied by every agent"? Each agent exports
+ * `tessera_agent_sent_generation` / `tessera_agent_applied_generation` (calc-graph batches
+ * handed to / programmed by the dataplane); after a change the runner waits until they are
+ * equal on every agent, then probes; probes that do not match yet are re-run until they do or
+ * `settleMs` passes (an event may still be on its way through a watch). A mismatch is a probe
+ * that never reached its expected verdict within `settleMs`.
+ */
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+
+import { pollUntil } from '../controlplane/index.ts';
+import type { E2eCluster } from './cluster.ts';
+import { PodServer } from './pod-server.ts';
+import { podKey, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario } from './scenario.ts';
+
+export interface ProbeResult {
+  readonly scenario: string;
+  readonly step: number;
+  readonly probe: Probe;
+  /** undefined: skipped (SCTP). */
+  readonly got: boolean | undefined;
+}
+
+export interface RunOptions {
+  /** Timeout of one probe attempt. @default 400 */
+  readonly probeTimeoutMs?: number;
+  /** How long probes may take to reach their expected verdict after a change. @default 15_000 */
+  readonly settleMs?: number;
+}
+
+function isNotFound(e: unknown): boolean {
+  const err = e as { code?: number; statusCode?: number; body?: unknown };
+  return err.code === 404 || err.statusCode === 404 || (typeof err.body === 'string' && err.body.includes('"code":404'));
+}
+
+function refOf(o: ManifestObject | PolicyRef): PolicyRef {
+  if ('metadata' in o) {
+    const ns = o.metadata.namespace;
+    return { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(ns === undefined ? {} : { namespace: ns }) };
+  }
+  return o;
+}
+
+/**
+ * Where an object lives. The runner writes every policy kind through `CustomObjectsApi`, which
+ * sends the JSON as written: `KubernetesObjectApi` serializes through the typed models and
+ * silently drops `from` of a NetworkPolicy peer (the model calls it `_from`).
+ */
+function locate(r: PolicyRef): { group: string; version: string; plural: string; namespace?: string; name: string } {
+  const [group = '', version = ''] = r.apiVersion.includes('/') ? r.apiVersion.split('/') : ['', r.apiVersion];
+  const lower = r.kind.toLowerCase();
+  const plural = lower.endsWith('y') ? `${lower.slice(0, -1)}ies` : `${lower}s`;
+  return { group, version, plural, name: r.name, ...(r.namespace === undefined ? {} : { namespace: r.namespace }) };
+}
+
+function refKey(r: PolicyRef): string {
+  return `${r.apiVersion}|${r.kind}|${r.namespace ?? ''}|${r.name}`;
+}
+
+export class ScenarioRun {
+  private readonly core: CoreV1Api;
+  private readonly objects: CustomObjectsApi;
+  private readonly servers = new Map<string, PodServer>();
+  /** Everything applied, in apply order (deleted in reverse). */
+  private readonly applied = new Map<string, PolicyRef>();
+  private readonly probeTimeoutMs: number;
+  private readonly settleMs: number;
+
+  constructor(
+    private readonly cluster: E2eCluster,
+    private readonly scenario: Scenario,
+    opts: RunOptions = {},
+  ) {
+    this.core = cluster.admin.makeApiClient(CoreV1Api);
+    this.objects = cluster.admin.makeApiClient(CustomObjectsApi);
+    this.probeTimeoutMs = opts.probeTimeoutMs ?? 400;
+    this.settleMs = opts.settleMs ?? 15_000;
+  }
+
+  /** Runs every step; returns one result per probe. Always cleans up. */
+  async run(): Promise<ProbeResult[]> {
+    const results: ProbeResult[] = [];
+    try {
+      await this.setUp();
+      for (const [i, step] of stepsOf(this.scenario).entries()) {
+        await this.applyStep(step);
+        results.push(...(await this.converge(i, step.probes)).map((r) => r));
+      }
+    } finally {
+      await this.tearDown();
+    }
+    return results;
+  }
+
+  async setUp(): Promise<void> {
+    const s = this.scenario;
+    await this.cluster.ensureNodes([...new Set(s.pods.map((p) => p.node))]);
+    for (const ns of s.namespaces) await this.setNamespaceLabels(ns.name, ns.labels ?? {}, true);
+    const sas = new Set(s.pods.map((p) => `${p.namespace}/${p.serviceAccount ?? 'default'}`));
+    for (const key of sas) {
+      const [namespace = '', name = ''] = key.split('/');
+      try {
+        await this.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name, namespace } } });
+      } catch (e) {
+        if ((e as { code?: number }).code !== 409) throw e;
+      }
+    }
+    for (const p of s.pods) {
+      const net = this.cluster.network.addPod(p.namespace, p.name, p.ip, p.node);
+      const ports = (p.containerPorts ?? []).filter((c) => (c.protocol ?? 'TCP') !== 'SCTP').map((c) => ({ port: c.containerPort, protocol: (c.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
+      this.servers.set(podKey(p), await PodServer.start(net, ports));
+      await this.core.createNamespacedPod({
+        namespace: p.namespace,
+        body: {
+          metadata: { name: p.name, namespace: p.namespace, labels: p.labels ?? {} },
+          spec: {
+            nodeName: p.node,
+            serviceAccountName: p.serviceAccount ?? 'default',
+            containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', ports: (p.containerPorts ?? []).map((c) => ({ ...c, protocol: c.protocol ?? 'TCP' })) }],
+          },
+        },
+      });
+      await this.core.patchNamespacedPodStatus({
+        name: p.name,
+        namespace: p.namespace,
+        body: { status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }] } },
+      }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    }
+  }
+
+  async setNamespaceLabels(name: string, labels: Record<string, string>, create = false): Promise<void> {
+    try {
+      const ns = await this.core.readNamespace({ name });
+      ns.metadata = { ...ns.metadata, labels: { ...labels } };
+      await this.core.replaceNamespace({ name, body: ns });
+    } catch (e) {
+      if (!create || !isNotFound(e)) throw e;
+      await this.core.createNamespace({ body: { metadata: { name, labels } } });
+    }
+  }
+
+  async applyStep(step: ReturnType<typeof stepsOf>[number]): Promise<void> {
+    for (const n of step.namespaceLabels ?? []) await this.setNamespaceLabels(n.name, n.labels);
+    for (const p of step.podLabels ?? []) {
+      const pod = await this.core.readNamespacedPod({ name: p.name, namespace: p.namespace });
+      pod.metadata = { ...pod.metadata, labels: { ...p.labels } };
+      await this.core.replaceNamespacedPod({ name: p.name, namespace: p.namespace, body: pod });
+    }
+    for (const o of step.policies ?? []) await this.upsert(o);
+    for (const r of step.deletePolicies ?? []) await this.remove(r);
+  }
+
+  async upsert(o: ManifestObject): Promise<void> {
+    const ref = refOf(o);
+    const at = locate(ref);
+    const body = structuredClone(o) as ManifestObject & { metadata: { resourceVersion?: string } };
+    try {
+      const existing = (await (at.namespace === undefined
+        ? this.objects.getClusterCustomObject(at)
+        : this.objects.getNamespacedCustomObject({ ...at, namespace: at.namespace }))) as { metadata?: { resourceVersion?: string } };
+      body.metadata.resourceVersion = existing.metadata?.resourceVersion ?? '';
+      if (at.namespace === undefined) await this.objects.replaceClusterCustomObject({ ...at, body });
+      else await this.objects.replaceNamespacedCustomObject({ ...at, namespace: at.namespace, body });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      if (at.namespace === undefined) await this.objects.createClusterCustomObject({ group: at.group, version: at.version, plural: at.plural, body });
+      else await this.objects.createNamespacedCustomObject({ group: at.group, version: at.version, plural: at.plural, namespace: at.namespace, body });
+    }
+    this.applied.delete(refKey(ref));
+    this.applied.set(refKey(ref), ref);
+  }
+
+  async remove(r: PolicyRef): Promise<void> {
+    const at = locate(r);
+    try {
+      if (at.namespace === undefined) await this.objects.deleteClusterCustomObject(at);
+      else await this.objects.deleteNamespacedCustomObject({ ...at, namespace: at.namespace });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    this.applied.delete(refKey(r));
+  }
+
+  /** Waits until no agent has a calc-graph batch in flight. */
+  async agentsIdle(timeoutMs = 10_000): Promise<void> {
+    await pollUntil(
+      async () => {
+        for (const a of this.cluster.agents.values()) {
+          const [sent, applied] = await Promise.all([a.metric('tessera_agent_sent_generation'), a.metric('tessera_agent_applied_generation')]);
+          if (sent === undefined || sent !== applied) return undefined;
+        }
+        return true;
+      },
+      { description: 'every agent to have applied its last calc-graph batch', timeoutMs, intervalMs: 20 },
+    );
+  }
+
+  /** One attempt of `probe`; undefined when skipped. */
+  async probeOnce(probe: Probe, timeoutMs = this.probeTimeoutMs): Promise<boolean | undefined> {
+    const protocol = probe.protocol ?? 'TCP';
+    if (protocol === 'SCTP') return undefined;
+    const from = this.servers.get(probe.from);
+    const to = this.cluster.network.pods.get(probe.to);
+    if (from === undefined || to === undefined) throw new Error(`probe ${probe.from} → ${probe.to}: unknown pod`);
+    return from.probe(protocol, to.ip, probe.port, timeoutMs);
+  }
+
+  /** Probes until each matches its expectation or `settleMs` passes; the last verdicts. */
+  async converge(step: number, probes: readonly Probe[]): Promise<ProbeResult[]> {
+    await this.agentsIdle().catch(() => undefined);
+    const deadline = Date.now() + this.settleMs;
+    const got = new Map<number, boolean | undefined>();
+    let todo = probes.map((_, i) => i);
+    for (;;) {
+      const verdicts = await Promise.all(todo.map((i) => this.probeOnce(probes[i] as Probe)));
+      todo.forEach((i, k) => got.set(i, verdicts[k]));
+      todo = todo.filter((i) => got.get(i) !== undefined && got.get(i) !== (probes[i] as Probe).expected);
+      if (todo.length === 0 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return probes.map((probe, i) => ({ scenario: this.scenario.name, step, probe, got: got.get(i) }));
+  }
+
+  /** Removes pods, policies and pod namespaces; waits until their WorkloadEndpoints are gone. */
+  async tearDown(): Promise<void> {
+    for (const s of this.servers.values()) s.stop();
+    this.servers.clear();
+    const errors: unknown[] = [];
+    for (const ref of [...this.applied.values()].reverse()) await this.remove(ref).catch((e: unknown) => errors.push(e));
+    for (const p of this.scenario.pods) {
+      await this.core.deleteNamespacedPod({ name: p.name, namespace: p.namespace, gracePeriodSeconds: 0 }).catch((e: unknown) => {
+        if (!isNotFound(e)) errors.push(e);
+      });
+      this.cluster.network.removePod(podKey(p));
+    }
+    const namespaces = new Set(this.scenario.pods.map((p) => p.namespace));
+    await pollUntil(
+      async () => {
+        for (const ns of namespaces) {
+          const list = ((await this.objects.listNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace: ns, plural: 'workloadendpoints' })) as { items: unknown[] }).items;
+          if (list.length > 0) return undefined;
+        }
+        return true;
+      },
+      { description: 'the scenario’s WorkloadEndpoints to be deleted', timeoutMs: 30_000, intervalMs: 50 },
+    ).catch((e: unknown) => errors.push(e));
+    if (errors.length > 0) throw new AggregateError(errors, `scenario ${this.scenario.name}: clean-up failed`);
+  }
+}
+
+/** Deletes namespaces left by the run (finalized by hand: there is no namespace controller). */
+export async function cleanupNamespaces(cluster: E2eCluster, names: Iterable<string>): Promise<void> {
+  const core = cluster.admin.makeApiClient(CoreV1Api);
+  for (const name of names) {
+    try {
+      await core.deleteNamespace({ name });
+      await core.replaceNamespaceFinalize({ name, body: { metadata: { name }, spec: { finalizers: [] } } });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+}

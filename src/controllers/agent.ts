@@ -1,0 +1,183 @@
+/**
+ * The per-node agent: informers → sync status → `AsyncCalcGraph` → `DataplaneDriver`
+ * (Felix's daemon wiring: syncer → calc graph → int_dataplane).
+ *
+ * Guarantees:
+ * - the calc graph sees `wait-for-datastore` until the informers start, `resync-in-progress`
+ *   while any of them is still listing, then `in-sync` once every informer's initial list has
+ *   been delivered — so the driver, which writes nothing before `InSync`, never programs a
+ *   partial view, and the previous agent's rules keep enforcing until then;
+ * - `ready()` turns true after the first apply that follows in-sync and stays true;
+ * - every batch the calc graph emits is counted (`tessera_agent_sent_generation`) and, once
+ *   the kernel holds it, published as `tessera_agent_applied_generation` — the runner compares
+ *   the two to know an agent has nothing in flight;
+ * - aborting `signal` stops the informers and the driver WITHOUT touching the kernel: rules
+ *   stay in place for the next agent, which rewrites only what differs;
+ * - a dataplane failure (fail closed after every retry) makes `done` resolve with `'failed'`,
+ *   so the process exits non-zero and restarts, as Felix does.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+
+import { AsyncCalcGraph, type ResourceUpdate } from '../calc/index.ts';
+import type { V3Kind } from '../api/types.ts';
+import { DataplaneDriver, type CommandRunner } from '../dataplane/index.ts';
+import { DeletedFinalStateUnknown, InformerFactory, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
+import { silentLogger, type Logger } from '../runtime/logger.ts';
+import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
+import { Gauge } from 'prom-client';
+
+/** The v3 kinds the agent watches, with their resources (all `projectcalico.org/v3`). */
+export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind; readonly resource: KubeResource }> = [
+  { kind: 'Tier', resource: { group: 'projectcalico.org', version: 'v3', plural: 'tiers' } },
+  { kind: 'Profile', resource: { group: 'projectcalico.org', version: 'v3', plural: 'profiles' } },
+  { kind: 'GlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' } },
+  { kind: 'NetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' } },
+  { kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
+];
+
+export interface AgentOptions {
+  readonly nodeName: string;
+  /** Required unless `listerWatcherFor` is given. */
+  readonly kubeConfig?: KubeConfig;
+  /** Test seam: the source of each watched resource. @default a KubeListerWatcher on `kubeConfig` */
+  readonly listerWatcherFor?: (resource: KubeResource) => ListerWatcher<KubeObject>;
+  /** Runs iptables/ipset (a `NetnsCommandRunner` programs a network namespace). */
+  readonly runner: CommandRunner;
+  /** @default a fresh registry */
+  readonly registry?: Registry;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /** Felix `IptablesRefreshInterval`. @default 180_000 (the driver's default) */
+  readonly iptablesRefreshIntervalMs?: number;
+  /** Felix `IpsetsRefreshInterval`. @default 90_000 (the driver's default) */
+  readonly ipsetsRefreshIntervalMs?: number;
+}
+
+export type AgentOutcome = 'stopped' | 'failed';
+
+export interface RunningAgent {
+  /** True once the first in-sync apply reached the kernel. */
+  ready(): boolean;
+  /** Calc-graph batches sent to the driver / applied to the kernel. */
+  generations(): { sent: number; applied: number };
+  readonly driver: DataplaneDriver;
+  /** Resolves when the agent has stopped (signal aborted) or failed. */
+  readonly done: Promise<AgentOutcome>;
+}
+
+function withKind(kind: V3Kind, obj: KubeObject): ResourceUpdate {
+  // List responses carry no per-item kind/apiVersion; the calc graph keys on them.
+  return { op: 'upsert', resource: { ...(obj as object), apiVersion: 'projectcalico.org/v3', kind } as never };
+}
+
+function deletion(kind: V3Kind, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): ResourceUpdate {
+  if (obj instanceof DeletedFinalStateUnknown) {
+    const [a, b] = obj.key.split('/');
+    return b === undefined ? { op: 'delete', kind, name: a ?? '' } : { op: 'delete', kind, namespace: a ?? '', name: b };
+  }
+  const ns = obj.metadata?.namespace;
+  return { op: 'delete', kind, name: obj.metadata?.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
+}
+
+/** Starts the agent; stop it by aborting `signal`. */
+export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgent {
+  const { nodeName, kubeConfig, listerWatcherFor, runner, registry = newRegistry(), logger = silentLogger } = opts;
+  if (nodeName === '') throw new TypeError('startAgent: nodeName must not be empty');
+  const log = logger.child({ component: 'agent', node: nodeName });
+  const sentGauge = getOrCreate(registry, 'tessera_agent_sent_generation', () => new Gauge({ name: 'tessera_agent_sent_generation', help: 'Calc-graph batches sent to the dataplane driver.', registers: [registry] }));
+  const appliedGauge = getOrCreate(registry, 'tessera_agent_applied_generation', () => new Gauge({ name: 'tessera_agent_applied_generation', help: 'Calc-graph batches applied to the kernel (equal to sent when nothing is in flight).', registers: [registry] }));
+  const readyGauge = getOrCreate(registry, 'tessera_agent_ready', () => new Gauge({ name: 'tessera_agent_ready', help: '1 once the first in-sync apply is done.', registers: [registry] }));
+
+  const driver = new DataplaneDriver({
+    runner,
+    registry,
+    logger,
+    ...(opts.iptablesRefreshIntervalMs === undefined ? {} : { iptablesRefreshIntervalMs: opts.iptablesRefreshIntervalMs }),
+    ...(opts.ipsetsRefreshIntervalMs === undefined ? {} : { ipsetsRefreshIntervalMs: opts.ipsetsRefreshIntervalMs }),
+  });
+  let sent = 0;
+  let applied = 0;
+  let isReady = false;
+  let inSyncSent = false;
+  const calc = new AsyncCalcGraph({
+    nodeName,
+    registry,
+    logger,
+    onMessages: (messages) => {
+      const gen = ++sent;
+      sentGauge.set(gen);
+      if (messages.some((m) => m.type === 'InSync')) inSyncSent = true;
+      const afterInSync = inSyncSent;
+      driver.send(messages);
+      driver.flushed().then(
+        () => {
+          if (gen > applied) {
+            applied = gen;
+            appliedGauge.set(gen);
+          }
+          if (afterInSync && !isReady) {
+            isReady = true;
+            readyGauge.set(1);
+            log.info({ generation: gen }, 'first in-sync apply done: ready');
+          }
+        },
+        () => {
+          // The driver's failure is reported through run(); nothing more to do per batch.
+        },
+      );
+    },
+  });
+
+  const factory = new InformerFactory({
+    ...(listerWatcherFor !== undefined ? { listerWatcherFor } : {}),
+    ...(kubeConfig !== undefined ? { kubeConfig } : {}),
+    registry,
+    logger,
+  });
+  const informers = AGENT_RESOURCES.map(({ kind, resource }) => {
+    const informer = factory.informerFor<KubeObject>(resource);
+    informer.addEventHandler({
+      onAdd: (obj) => calc.onUpdates([withKind(kind, obj)]),
+      onUpdate: (_old, obj) => calc.onUpdates([withKind(kind, obj)]),
+      onDelete: (obj) => calc.onUpdates([deletion(kind, obj)]),
+    });
+    return informer;
+  });
+
+  calc.onStatusUpdated('wait-for-datastore');
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) stop.abort();
+
+  const done = (async (): Promise<AgentOutcome> => {
+    factory.start();
+    calc.onStatusUpdated('resync-in-progress');
+    const driverRun = driver.run(stop.signal).then(
+      () => 'stopped' as const,
+      (err: unknown) => {
+        log.error({ err: (err as Error).message }, 'dataplane failed; stopping the agent');
+        return 'failed' as const;
+      },
+    );
+    const synced = (async (): Promise<void> => {
+      const all = await Promise.all(informers.map((i) => i.waitForCacheSync(stop.signal)));
+      if (!all.every(Boolean)) return;
+      await Promise.all(informers.map((i) => i.whenHandlersIdle()));
+      if (stop.signal.aborted) return;
+      log.info('informers synced: in-sync');
+      calc.onStatusUpdated('in-sync');
+    })();
+    const outcome = await Promise.race([driverRun, new Promise<'stopped'>((resolve) => stop.signal.addEventListener('abort', () => resolve('stopped'), { once: true }))]);
+    stop.abort();
+    await synced;
+    await factory.stop();
+    await driverRun;
+    calc.dispose();
+    signal.removeEventListener('abort', onAbort);
+    log.info({ outcome }, 'agent stopped; dataplane rules left in place');
+    return outcome;
+  })();
+
+  return { ready: () => isReady, generations: () => ({ sent, applied }), driver, done };
+}
