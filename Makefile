@@ -3,7 +3,7 @@
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces.
-DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 ca-certificates
+DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 ca-certificates chromium
 
 setup: deps controlplane
 
