@@ -37,6 +37,7 @@ describe('tessera simulate', () => {
   it("passes the project's own e2e/scenarios files with 0 mismatches", async () => {
     const dir = path.join(ROOT, 'e2e/scenarios');
     const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+    expect(files.length).toBeGreaterThan(0);
     for (const f of files) {
       const r = await capture(runSimulate, ['--scenarios', path.join(dir, f)]);
       const summary = JSON.parse(r.stdout.trimEnd().split('\n').at(-1) ?? '{}') as { failed?: number };
