@@ -12,6 +12,7 @@ export { Simulation } from './simulation.ts';
 export type { SimEndpoint, Verdict } from './simulation.ts';
 export { IpSetNames } from './ipset-names.ts';
 export { describeDecision, describeVerdict, describeWalk, policyName } from './explanation.ts';
-export { loadFromCluster, loadFromFiles, SIMULATED_KINDS } from './load-objects.ts';
+export { loadFromCluster, loadFromFiles, loadFromListers, SIMULATED_KINDS } from './load-objects.ts';
+export type { KindSource } from './load-objects.ts';
 export { applyStep, initialState, parseScenarioFile, ScenarioFormatError, stateObjects } from './scenario-file.ts';
 export type { Scenario, ScenarioFile, ScenarioProbe, ScenarioState, ScenarioStep } from './scenario-file.ts';

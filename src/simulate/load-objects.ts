@@ -16,7 +16,7 @@ import type { ListerWatcher } from '../informers/lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
 import { classifyObjects, type ClusterObjects } from './cluster-objects.ts';
 
-interface KindSource {
+export interface KindSource {
   readonly apiVersion: string;
   readonly kind: string;
   readonly resource: KubeResource;
@@ -72,10 +72,18 @@ export async function loadFromFiles(paths: readonly string[], notes: string[]): 
 }
 
 /** Lists every simulated kind from the cluster `kubeConfig` points at. */
-export async function loadFromCluster(kubeConfig: KubeConfig, notes: string[]): Promise<ClusterObjects> {
+export function loadFromCluster(kubeConfig: KubeConfig, notes: string[]): Promise<ClusterObjects> {
+  return loadFromListers((k) => new KubeListerWatcher<KubeObject>({ kubeConfig, resource: k.resource }), notes);
+}
+
+/**
+ * Lists every simulated kind from the ListerWatcher `listerFor` gives for it; a kind that
+ * cannot be listed (e.g. no Calico CRDs) is a note, not a failure.
+ */
+export async function loadFromListers(listerFor: (kind: KindSource) => ListerWatcher<KubeObject>, notes: string[]): Promise<ClusterObjects> {
   const values: unknown[] = [];
   for (const k of SIMULATED_KINDS) {
-    const lw = new KubeListerWatcher<KubeObject>({ kubeConfig, resource: k.resource });
+    const lw = listerFor(k);
     try {
       values.push(...typed(await listAll(lw), k));
     } catch (err) {
