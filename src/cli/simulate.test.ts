@@ -84,6 +84,21 @@ describe('tessera explain', () => {
     expectGolden('explain-prometheus-api-9090.txt', r.stdout);
   });
 
+  it('--output json carries the structured trace: decisions, tiers, policies and rule mismatches', async () => {
+    const r = await capture(runExplain, ['-f', examples, '--from', 'shop/frontend', '--to', 'data/db', '--port', '5432', '--output', 'json']);
+    expect(r.code).toBe(0);
+    const v = JSON.parse(r.stdout) as {
+      allowed: boolean;
+      egress: { decision: { kind: string; profile?: string } };
+      ingress: { decision: { kind: string; tier?: string }; tiers: Array<{ tier: string; outcome: string; policies: Array<{ rules: Array<{ mismatch?: string }> }> }> };
+    };
+    expect(v.allowed).toBe(false);
+    expect(v.egress.decision).toEqual({ kind: 'profile', action: 'allow', profile: 'kns.shop', ruleIndex: 0 });
+    expect(v.ingress.decision).toEqual({ kind: 'end-of-tier', action: 'deny', tier: 'default' });
+    expect(v.ingress.tiers.map((t) => [t.tier, t.outcome])).toEqual([['security', 'end-of-tier'], ['default', 'end-of-tier']]);
+    expect(v.ingress.tiers[1]?.policies[0]?.rules[0]?.mismatch).toMatch(/^source selector: 10\.65\.1\.10 is not in IP set s:/);
+  });
+
   it('an unknown pod exits 1 and lists the known ones', async () => {
     const r = await capture(runExplain, ['-f', examples, '--from', 'shop/nope', '--to', 'data/db', '--port', '5432']);
     expect(r.code).toBe(1);
