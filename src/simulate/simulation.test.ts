@@ -113,6 +113,15 @@ describe('Simulation verdicts and their explanation', () => {
     expect(v.ingress).toContain('end of tier audit');
   });
 
+  it('an endpoint whose profiles allow nothing drops at the end of the chain (no profile matched)', () => {
+    const s = cluster([{ apiVersion: 'projectcalico.org/v3', kind: 'Profile', metadata: { name: 'kns.x' }, spec: { ingress: [{ action: 'Allow', protocol: 'UDP' }], egress: [{ action: 'Allow' }] } }]);
+    const v = verdict(s, 'y/c', 'x/a');
+    expect(v.allowed).toBe(false);
+    expect(v.ingress).toBe("denied: no tier decided and no profile allowed it (the endpoint chain's final DROP)");
+    expect(v.text).toContain('ingress[0] Allow: no match — protocol: rule wants UDP, packet is TCP');
+    expect(v.text).toContain('no profile matched → DROP');
+  });
+
   it('profile: with no policies every pair is allowed by the namespace profile', () => {
     const { sim } = simulate(cluster([]));
     expect(sim.matrix('TCP', 80).flat().filter(Boolean)).toHaveLength(6);
