@@ -29,8 +29,10 @@ integration:
 dataplane:
 	npx vitest run --project dataplane
 
-# End-to-end tests against the real control plane (the scenario runner joins them later).
-e2e: integration
+# The scenario runner: real control plane, controllers and one agent per node as processes,
+# pods as network namespaces, every probe a real TCP/UDP connection.
+e2e:
+	npm run -s e2e -- --scenarios ../shared/scenarios/examples.json --scenarios e2e/scenarios/
 
 lint:
 	npm run lint
