@@ -7,8 +7,9 @@
  *   tier/policy/rule of both directions (and, for clusters up to `FULL_TRACE_MAX_PODS` pods,
  *   the whole walk as `tessera explain` prints it);
  * - the policy list: tiers in evaluation order with their policies, orders and selectors.
- * Cell data is embedded as JSON with decision texts de-duplicated, so large clusters stay
- * proportionate to the number of distinct decisions.
+ * Cell data is embedded as compact row-major JSON (a '1'/'0' string per row, decision
+ * texts by id, de-duplicated); cells carry no per-cell attributes beyond their class on
+ * large clusters, and one delegated listener serves the whole grid.
  */
 import type { V3Resource } from '../api/index.ts';
 import { describeDecision, describeVerdict, IpSetNames, type ProbeProtocol, type Simulation } from '../simulate/index.ts';
@@ -76,16 +77,22 @@ const JS = `
 const data = JSON.parse(document.getElementById('data').textContent);
 const detail = document.getElementById('detail');
 let selected = null;
+function where(td) {
+  const tr = td.parentElement;
+  const i = +tr.dataset.i;
+  const j = td.cellIndex - tr.querySelectorAll('th').length;
+  return [i, j];
+}
 function show(td, pin) {
-  const i = +td.dataset.i, j = +td.dataset.j;
-  const c = data.cells[i][j];
-  if (!c) return;
+  const [i, j] = where(td);
+  const a = data.allowed[i][j];
+  if (a !== '1' && a !== '0') return;
   const from = data.pods[i], to = data.pods[j];
-  const allowed = c[0] === 1;
+  const allowed = a === '1';
   let html = '<div class="verdict-' + (allowed ? 'allow' : 'deny') + '">' + esc(from) + ' → ' + esc(to) + ' ' + data.protocol + '/' + data.port + ': ' + (allowed ? 'ALLOWED' : 'DENIED') + '</div>';
-  html += '<p><b>egress</b> of ' + esc(from) + ': <span class="egress">' + esc(data.texts[c[1]]) + '</span></p>';
-  html += '<p><b>ingress</b> of ' + esc(to) + ': <span class="ingress">' + esc(data.texts[c[2]]) + '</span></p>';
-  if (c.length > 3) html += '<pre class="walk">' + esc(data.texts[c[3]]) + '</pre>';
+  html += '<p><b>egress</b> of ' + esc(from) + ': <span class="egress">' + esc(data.texts[data.egress[i][j]]) + '</span></p>';
+  html += '<p><b>ingress</b> of ' + esc(to) + ': <span class="ingress">' + esc(data.texts[data.ingress[i][j]]) + '</span></p>';
+  if (data.walk) html += '<pre class="walk">' + esc(data.texts[data.walk[i][j]]) + '</pre>';
   detail.innerHTML = html;
   if (pin) {
     if (selected) selected.classList.remove('selected');
@@ -94,9 +101,15 @@ function show(td, pin) {
   }
 }
 function esc(s) { return s.replace(/[&<>"']/g, (ch) => '&#' + ch.charCodeAt(0) + ';'); }
-document.querySelectorAll('td.cell:not(.self)').forEach((td) => {
-  td.addEventListener('click', () => show(td, true));
-  td.addEventListener('mouseenter', () => { if (!selected) show(td, false); });
+// One listener for the whole grid (a 1,000-pod grid has a million cells).
+const grid = document.getElementById('grid');
+grid.addEventListener('click', (e) => {
+  const td = e.target.closest('td.cell');
+  if (td && !td.classList.contains('self')) show(td, true);
+});
+grid.addEventListener('mouseover', (e) => {
+  const td = e.target.closest('td.cell');
+  if (td && !selected && !td.classList.contains('self')) show(td, false);
 });
 `;
 
@@ -116,18 +129,38 @@ export function renderReport(sim: Simulation, resources: ReadonlyMap<string, V3R
     return id;
   };
   let allowedCount = 0;
-  const cells: Array<Array<number[] | null>> = eps.map((from, i) =>
-    eps.map((to, j) => {
-      if (i === j) return null;
+  // Compact, row-major: allowed as one '1'/'0'/'-' string per row; decision texts by id.
+  const allowed: string[] = [];
+  const egress: number[][] = [];
+  const ingress: number[][] = [];
+  const walk: number[][] | null = full ? [] : null;
+  eps.forEach((from, i) => {
+    let row = '';
+    const eg: number[] = [];
+    const ing: number[] = [];
+    const wk: number[] = [];
+    eps.forEach((to, j) => {
+      if (i === j) {
+        row += '-';
+        eg.push(-1);
+        ing.push(-1);
+        wk.push(-1);
+        return;
+      }
       const v = sim.verdict(from, to, protocol, port, full);
       if (v.allowed) allowedCount++;
-      const cell = [v.allowed ? 1 : 0, intern(describeDecision(v.egress.decision, 'egress')), intern(describeDecision(v.ingress.decision, 'ingress'))];
-      if (full) cell.push(intern(describeVerdict(from, to, protocol, port, v, names).join('\n')));
-      return cell;
-    }),
-  );
+      row += v.allowed ? '1' : '0';
+      eg.push(intern(describeDecision(v.egress.decision, 'egress')));
+      ing.push(intern(describeDecision(v.ingress.decision, 'ingress')));
+      if (full) wk.push(intern(describeVerdict(from, to, protocol, port, v, names).join('\n')));
+    });
+    allowed.push(row);
+    egress.push(eg);
+    ingress.push(ing);
+    walk?.push(wk);
+  });
   const pairs = eps.length * (eps.length - 1);
-  const data = { protocol, port, pods: eps.map((e) => e.id), cells, texts };
+  const data = { protocol, port, pods: eps.map((e) => e.id), allowed, egress, ingress, walk, texts };
 
   // Namespace groups for the header rows.
   const groups: Array<{ ns: string; count: number }> = [];
@@ -149,12 +182,14 @@ export function renderReport(sim: Simulation, resources: ReadonlyMap<string, V3R
     const tds = eps
       .map((to, j) => {
         const gap = firstOfNs.has(j) ? ' nsgap' : '';
-        if (i === j) return `<td class="cell self${gap}" title="self (not probed)"></td>`;
-        const ok = cells[i]?.[j]?.[0] === 1;
-        return `<td class="cell ${ok ? 'allow' : 'deny'}${gap}" data-i="${i}" data-j="${j}" title="${esc(from.id)} → ${esc(to.id)}: ${ok ? 'allowed' : 'denied'}"></td>`;
+        if (i === j) return `<td class="cell self${gap}"></td>`;
+        const ok = allowed[i]?.[j] === '1';
+        // Per-cell attributes only where the page stays small; the script needs none.
+        const attrs = full ? ` data-i="${i}" data-j="${j}" title="${esc(from.id)} → ${esc(to.id)}: ${ok ? 'allowed' : 'denied'}"` : '';
+        return `<td class="cell ${ok ? 'allow' : 'deny'}${gap}"${attrs}></td>`;
       })
       .join('');
-    rows.push(`<tr>${nsCell}<th class="row" title="${esc(from.id)}">${esc(from.pod)}</th>${tds}</tr>`);
+    rows.push(`<tr data-i="${i}">${nsCell}<th class="row" title="${esc(from.id)}">${esc(from.pod)}</th>${tds}</tr>`);
   });
 
   const { tiers, policies } = policyRows(resources);
