@@ -149,7 +149,7 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
   }
   const refused = await preflight(runner);
   if (refused !== undefined) {
-    log.error({ node: opts.node, netns: opts.netns, reason: refused }, 'refusing to start: cannot program the dataplane');
+    log.error({ nodeName: opts.node, netns: opts.netns, reason: refused }, 'refusing to start: cannot program the dataplane');
     log.flush();
     return EXIT_REFUSED;
   }
@@ -180,7 +180,7 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
     abort.signal,
   );
   const health = await HealthServer.listen({ registry, ready: running.ready, port: opts.metricsPort, host: opts.metricsHost });
-  log.info({ port: health.port, node: opts.node, netns: opts.netns }, 'serving /metrics, /livez, /readyz');
+  log.info({ port: health.port, nodeName: opts.node, netns: opts.netns }, 'serving /metrics, /livez, /readyz');
   const outcome = await running.done;
   await health.close();
   process.off('SIGTERM', onSignal);

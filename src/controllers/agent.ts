@@ -83,7 +83,7 @@ function deletion(kind: V3Kind, obj: KubeObject | DeletedFinalStateUnknown<KubeO
 export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgent {
   const { nodeName, kubeConfig, listerWatcherFor, runner, registry = newRegistry(), logger = silentLogger } = opts;
   if (nodeName === '') throw new TypeError('startAgent: nodeName must not be empty');
-  const log = logger.child({ component: 'agent', node: nodeName });
+  const log = logger.child({ component: 'agent', nodeName });
   const sentGauge = getOrCreate(registry, 'tessera_agent_sent_generation', () => new Gauge({ name: 'tessera_agent_sent_generation', help: 'Calc-graph batches sent to the dataplane driver.', registers: [registry] }));
   const appliedGauge = getOrCreate(registry, 'tessera_agent_applied_generation', () => new Gauge({ name: 'tessera_agent_applied_generation', help: 'Calc-graph batches applied to the kernel (equal to sent when nothing is in flight).', registers: [registry] }));
   const readyGauge = getOrCreate(registry, 'tessera_agent_ready', () => new Gauge({ name: 'tessera_agent_ready', help: '1 once the first in-sync apply is done.', registers: [registry] }));

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+
+import { RecordingCommandRunner } from '../dataplane/index.ts';
+import { parseAgentArgs, preflight } from './agent.ts';
+
+describe('tessera agent arguments', () => {
+  it('takes the node from --node, else $NODE_NAME (the DaemonSet sets it from the downward API)', () => {
+    expect(parseAgentArgs(['--node', 'n1'], {})).toMatchObject({ node: 'n1', metricsPort: 9095, netns: undefined });
+    expect(parseAgentArgs(['--metrics-port=9095'], { NODE_NAME: 'n2' })).toMatchObject({ node: 'n2', metricsPort: 9095 });
+    expect(parseAgentArgs(['--node=n1', '--netns', 'tse-1-n0', '--iptables-refresh', '5'], {})).toMatchObject({ netns: 'tse-1-n0', iptablesRefreshSeconds: 5 });
+  });
+
+  it('refuses a missing node name, unknown options and bad numbers', () => {
+    expect(() => parseAgentArgs([], {})).toThrow(/--node/);
+    expect(() => parseAgentArgs(['--node', 'n', '--bogus'], {})).toThrow(/unknown option/);
+    expect(() => parseAgentArgs(['--node', 'n', '--metrics-port', '-1'], {})).toThrow(/integer/);
+    expect(parseAgentArgs(['--help'], {})).toBe('help');
+  });
+});
+
+describe('preflight', () => {
+  it('passes when iptables-nft and ipset run', async () => {
+    expect(await preflight(new RecordingCommandRunner())).toBeUndefined();
+  });
+
+  it('names the missing tool (spawn ENOENT is exit 127)', async () => {
+    const runner = new RecordingCommandRunner((c) => (c.cmd === 'ipset' ? { code: 127, stdout: '', stderr: 'Error: spawn ipset ENOENT' } : undefined));
+    expect(await preflight(runner)).toMatch(/ipset is not installed/);
+  });
+
+  it('says NET_ADMIN when the tools exist but may not touch the kernel', async () => {
+    const runner = new RecordingCommandRunner((c) =>
+      c.cmd === 'iptables-nft-save' ? { code: 4, stdout: '', stderr: 'iptables-nft-save v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)' } : undefined,
+    );
+    expect(await preflight(runner)).toMatch(/CAP_NET_ADMIN/);
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+
+import { FakeKernel } from '../dataplane/fake-kernel.ts';
+import { RecordingCommandRunner } from '../dataplane/index.ts';
+import type { KubeObject } from '../informers/index.ts';
+import { ScriptedListerWatcher } from '../informers/scripted-lister-watcher.ts';
+import { AGENT_RESOURCES, startAgent } from './agent.ts';
+
+/** Items as a list response returns them: no kind/apiVersion per item. */
+const LISTS: Record<string, KubeObject[]> = {
+  tiers: [{ metadata: { name: 'default', resourceVersion: '1' }, spec: { order: 1_000_000, defaultAction: 'Deny' } } as KubeObject],
+  profiles: [{ metadata: { name: 'kns.shop', resourceVersion: '1' }, spec: { ingress: [{ action: 'Allow' }], egress: [{ action: 'Allow' }] } } as KubeObject],
+  globalnetworkpolicies: [],
+  networkpolicies: [
+    {
+      metadata: { name: 'deny-db', namespace: 'shop', resourceVersion: '1' },
+      spec: { tier: 'default', selector: "app == 'db'", ingress: [{ action: 'Deny' }] },
+    } as KubeObject,
+  ],
+  workloadendpoints: [
+    {
+      metadata: { name: 'node--1-k8s-db-eth0', namespace: 'shop', resourceVersion: '1', labels: { app: 'db', 'projectcalico.org/namespace': 'shop', 'projectcalico.org/orchestrator': 'k8s' } },
+      spec: { node: 'node-1', orchestrator: 'k8s', endpoint: 'eth0', pod: 'db', interfaceName: 'calidb', ipNetworks: ['10.65.0.2/32'], profiles: ['kns.shop'] },
+    } as KubeObject,
+  ],
+};
+
+function scripted(lists: Record<string, KubeObject[]>, hold: Set<string> = new Set()): {
+  lws: Map<string, ScriptedListerWatcher<KubeObject>>;
+  release: (plural: string) => void;
+} {
+  const lws = new Map<string, ScriptedListerWatcher<KubeObject>>();
+  for (const { resource } of AGENT_RESOURCES) {
+    const lw = new ScriptedListerWatcher<KubeObject>(resource.plural);
+    if (!hold.has(resource.plural)) lw.queueList({ items: lists[resource.plural] ?? [], resourceVersion: '1' });
+    lws.set(resource.plural, lw);
+  }
+  return { lws, release: (plural) => lws.get(plural)?.queueList({ items: lists[plural] ?? [], resourceVersion: '1' }) };
+}
+
+async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('startAgent', () => {
+  it('programs nothing until every informer has listed, then applies once and becomes ready', async () => {
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner(kernel.handler);
+    const { lws, release } = scripted(LISTS, new Set(['workloadendpoints']));
+    const abort = new AbortController();
+    const agent = startAgent({ nodeName: 'node-1', listerWatcherFor: (r) => lws.get(r.plural)!, runner }, abort.signal);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(agent.ready()).toBe(false);
+    expect(runner.calls.filter((c) => c.cmd.includes('restore'))).toEqual([]);
+    release('workloadendpoints');
+    await until(() => agent.ready(), 'the first in-sync apply');
+    const g = agent.generations();
+    expect(g.applied).toBe(g.sent);
+    // The endpoint's policy chain exists: the kind-less list items were keyed correctly.
+    expect([...kernel.chains.keys()].some((c) => c.startsWith('cali-pi-'))).toBe(true);
+    abort.abort();
+    expect(await agent.done).toBe('stopped');
+  });
+
+  it('leaves the kernel untouched on shutdown (no flush, no delete)', async () => {
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner(kernel.handler);
+    const { lws } = scripted(LISTS);
+    const abort = new AbortController();
+    const agent = startAgent({ nodeName: 'node-1', listerWatcherFor: (r) => lws.get(r.plural)!, runner }, abort.signal);
+    await until(() => agent.ready(), 'ready');
+    const chains = new Map([...kernel.chains].map(([k, v]) => [k, [...v]]));
+    const before = runner.calls.length;
+    abort.abort();
+    await agent.done;
+    expect(runner.calls.slice(before).filter((c) => c.cmd.includes('restore') || c.args.includes('destroy'))).toEqual([]);
+    expect(kernel.chains).toEqual(chains);
+  });
+
+  it('a watch delete removes the policy from the dataplane and bumps the applied generation', async () => {
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner(kernel.handler);
+    const { lws } = scripted(LISTS);
+    const abort = new AbortController();
+    const agent = startAgent({ nodeName: 'node-1', listerWatcherFor: (r) => lws.get(r.plural)!, runner }, abort.signal);
+    await until(() => agent.ready(), 'ready');
+    const gen = agent.generations().applied;
+    const watch = await lws.get('networkpolicies')!.nextWatch();
+    watch.send({ type: 'DELETED', object: { ...LISTS['networkpolicies']![0]!, metadata: { name: 'deny-db', namespace: 'shop', resourceVersion: '2' } } });
+    await until(() => agent.generations().applied > gen && ![...kernel.chains.keys()].some((c) => c.startsWith('cali-pi-')), 'the policy chain to go');
+    abort.abort();
+    await agent.done;
+  });
+
+  it('rejects an empty node name', () => {
+    expect(() => startAgent({ nodeName: '', listerWatcherFor: () => new ScriptedListerWatcher(), runner: new RecordingCommandRunner() }, new AbortController().signal)).toThrow(TypeError);
+  });
+});
