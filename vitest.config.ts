@@ -43,6 +43,19 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        test: {
+          name: 'agent',
+          // `tessera agent` reliability on a real control plane it starts itself (e2e/runner's
+          // cluster): kube-apiserver + etcd, controllers and agents as processes, network
+          // namespaces and real probes. Needs root, the control-plane binaries, iptables, ipset.
+          include: ['e2e/agent/**/*.agent.test.ts'],
+          environment: 'node',
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -38,6 +38,10 @@ export class E2eCluster {
   adminKubeconfigPath!: string;
   readonly dir = mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
   private agentKubeconfig = '';
+  private controllersKubeconfig = '';
+  private closing = false;
+  /** Times the controllers process exited and was restarted. */
+  controllerRestarts = 0;
   private readonly unregister: () => void;
   private readonly refreshSeconds: number;
   private readonly log: (line: string) => void;
@@ -95,12 +99,33 @@ export class E2eCluster {
       });
     const controllersId = await identity('tessera-controllers', 'controllers.kubeconfig');
     this.agentKubeconfig = (await identity('tessera-agent', 'agent.kubeconfig')).kubeconfigPath;
-    this.controllers = await TesseraProcess.start(
+    this.controllersKubeconfig = controllersId.kubeconfigPath;
+    await this.startControllers();
+  }
+
+  /**
+   * Starts `tessera controllers` and restarts it whenever it exits while the cluster is open,
+   * as the kubelet restarts the Deployment's pod (it exits 1 when it loses its lease, e.g. while
+   * the API server is down).
+   */
+  private async startControllers(): Promise<void> {
+    const proc = await TesseraProcess.start(
       'controllers',
-      ['controllers', '--kubeconfig', controllersId.kubeconfigPath, '--namespace', 'tessera-system', '--lease-duration', '6', '--api-writes-per-second', '1000'],
+      ['controllers', '--kubeconfig', this.controllersKubeconfig, '--namespace', 'tessera-system', '--api-writes-per-second', '1000'],
       join(this.dir, 'controllers.log'),
     );
-    await pollUntil(async () => ((await this.controllers?.ready()) === true ? true : undefined), { description: 'the controllers to be ready', timeoutMs: 60_000 });
+    this.controllers = proc;
+    proc.child.once('exit', (code) => {
+      if (this.closing || this.controllers !== proc) return;
+      this.log(`controllers exited with ${code}; restarting`);
+      this.controllerRestarts++;
+      const retry = (): void => {
+        if (this.closing) return;
+        this.startControllers().catch(() => setTimeout(retry, 1_000).unref());
+      };
+      setTimeout(retry, 500).unref();
+    });
+    await pollUntil(async () => ((await proc.ready()) ? true : undefined), { description: 'the controllers to be ready', timeoutMs: 60_000 });
   }
 
   /** Runs kubectl with the admin kubeconfig. */
@@ -144,6 +169,7 @@ export class E2eCluster {
 
   /** Stops every process, removes every namespace, stops a control plane started here. */
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all([...this.agents.values()].map((a) => a.stop()));
     this.agents.clear();
     await this.controllers?.stop();

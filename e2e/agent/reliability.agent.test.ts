@@ -1,0 +1,187 @@
+/**
+ * Reliability of `tessera agent` on the real control plane (the issue's three scenarios), with
+ * the runner's cluster: controllers and one agent per node as processes, pods as network
+ * namespaces, probes as real TCP/UDP connections.
+ *
+ * - Restart the API server and etcd during policy churn: agents recover, their rules converge
+ *   to the final state, and no probe in the unchanged part of the policy flips meanwhile.
+ * - Restart an agent: the rules stay while it is down and restarting; no probe flips.
+ * - Tamper with a node's iptables and ipsets: repaired within the refresh interval.
+ */
+import { execFileSync } from 'node:child_process';
+
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { E2eCluster } from '../runner/cluster.ts';
+import { ScenarioRun } from '../runner/run-scenario.ts';
+import type { ManifestObject, Probe, Scenario } from '../runner/scenario.ts';
+
+/** Agents' full read-back period (Felix's refresh intervals, shortened for the test). */
+const REFRESH_S = 3;
+
+const PORTS = [
+  { name: 'http', containerPort: 80, protocol: 'TCP' as const },
+  { name: 'dns', containerPort: 53, protocol: 'UDP' as const },
+];
+const pod = (namespace: string, name: string, ip: string, node: string) => ({ namespace, name, ip, node, labels: { pod: name }, containerPorts: PORTS });
+const ns = (name: string) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ns: name } });
+const knp = (name: string, namespace: string, spec: object): ManifestObject => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace }, spec });
+
+/** z is the unchanged part (deny all ingress); x churns between "from y" and "from z". */
+const STABLE = knp('deny-all', 'z', { podSelector: {}, policyTypes: ['Ingress'] });
+const fromNs = (from: string): ManifestObject =>
+  knp('churn', 'x', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: { matchLabels: { ns: from } } }] }] });
+
+const SCENARIO: Scenario = {
+  name: 'reliability',
+  namespaces: [ns('x'), ns('y'), ns('z')],
+  pods: [pod('x', 'a', '10.67.1.10', 'node-1'), pod('y', 'b', '10.67.2.10', 'node-2'), pod('z', 'c', '10.67.3.10', 'node-1'), pod('y', 'd', '10.67.2.11', 'node-1')],
+  policies: [STABLE, fromNs('y')],
+  probes: [],
+};
+
+const p = (from: string, to: string, expected: boolean, protocol: 'TCP' | 'UDP' = 'TCP'): Probe => ({ from, to, port: protocol === 'TCP' ? 80 : 53, protocol, expected });
+/** Verdicts the churn never changes: into z (denied), into y (allowed). */
+const STABLE_PROBES: Probe[] = [
+  p('x/a', 'z/c', false), p('y/b', 'z/c', false, 'UDP'), p('y/d', 'z/c', false),
+  p('x/a', 'y/b', true), p('z/c', 'y/b', true, 'UDP'), p('x/a', 'y/d', true), p('z/c', 'y/d', true),
+];
+const churnProbes = (from: 'y' | 'z'): Probe[] => [p('y/b', 'x/a', from === 'y'), p('y/d', 'x/a', from === 'y', 'UDP'), p('z/c', 'x/a', from === 'z')];
+
+let cluster: E2eCluster;
+let run: ScenarioRun;
+
+/** Samples `probes` until `until` resolves; returns every sample that disagreed with its expectation. */
+async function watchProbes(probes: readonly Probe[], until: Promise<unknown>): Promise<string[]> {
+  const flips: string[] = [];
+  let done = false;
+  void until.finally(() => (done = true));
+  while (!done) {
+    const got = await Promise.all(probes.map((pr) => run.probeOnce(pr, 400)));
+    probes.forEach((pr, i) => {
+      // An expected-allowed probe that timed out once is re-checked with a long timeout (a slow
+      // answer on a loaded machine is not a flip); an unexpected "allowed" never is.
+      if (got[i] !== pr.expected) flips.push(`${pr.from} → ${pr.to} ${pr.port}/${pr.protocol}: expected ${pr.expected}, got ${got[i]}`);
+    });
+    if (flips.length > 0 && probes.some((pr, i) => pr.expected && got[i] === false)) {
+      const recheck = await Promise.all(probes.map((pr) => (pr.expected ? run.probeOnce(pr, 3_000) : Promise.resolve(pr.expected))));
+      if (recheck.every((ok, i) => ok === probes[i]?.expected) && flips.every((f) => f.endsWith('got false') && f.includes('expected true'))) flips.length = 0;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return flips;
+}
+
+async function expectConverged(probes: readonly Probe[]): Promise<void> {
+  const results = await run.converge(0, probes);
+  expect(results.filter((r) => r.got !== r.probe.expected).map((r) => `${r.probe.from} → ${r.probe.to}`)).toEqual([]);
+}
+
+beforeAll(async () => {
+  cluster = await E2eCluster.start({ refreshSeconds: REFRESH_S, log: () => undefined });
+  run = new ScenarioRun(cluster, SCENARIO, { settleMs: 20_000 });
+  await run.setUp();
+  await run.applyStep({ policies: SCENARIO.policies ?? [], probes: [] });
+  await expectConverged([...STABLE_PROBES, ...churnProbes('y')]);
+});
+
+afterAll(async () => {
+  await run?.tearDown().catch(() => undefined);
+  await cluster?.close();
+});
+
+describe('tessera agent reliability (real control plane, netns, real probes)', () => {
+  it('restarting kube-apiserver and etcd during churn: agents recover, converge to the final state, and unchanged verdicts never flip', async () => {
+    const controlPlane = cluster.controlPlane!;
+    let stop = false;
+    let writes = 0;
+    let last: 'y' | 'z' = 'y';
+    const churn = (async () => {
+      while (!stop) {
+        const next: 'y' | 'z' = last === 'y' ? 'z' : 'y';
+        try {
+          await run.upsert(fromNs(next));
+          last = next;
+          writes++;
+        } catch {
+          // The API is down: keep trying; the last successful write is the final state.
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const outage = (async () => {
+      await new Promise((r) => setTimeout(r, 1_000));
+      await controlPlane.restartApiserver({ downtimeMs: 2_000 });
+      await new Promise((r) => setTimeout(r, 1_000));
+      await controlPlane.restartEtcd({ downtimeMs: 2_000 });
+      await new Promise((r) => setTimeout(r, 2_000));
+      stop = true;
+      await churn;
+    })();
+    const flips = await watchProbes(STABLE_PROBES, outage);
+    await outage;
+    expect(writes).toBeGreaterThan(5);
+    expect(flips).toEqual([]);
+    // The final state is what the API holds: a write the client saw fail (the server went away
+    // after committing it) may still have landed.
+    const stored = (await cluster.admin.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: 'networking.k8s.io', version: 'v1', namespace: 'x', plural: 'networkpolicies', name: 'churn' })) as {
+      spec: { ingress: Array<{ from: Array<{ namespaceSelector: { matchLabels: { ns: 'y' | 'z' } } }> }> };
+    };
+    const final = stored.spec.ingress[0]?.from[0]?.namespaceSelector.matchLabels.ns ?? last;
+    await expectConverged([...STABLE_PROBES, ...churnProbes(final)]);
+    for (const agent of cluster.agents.values()) expect(agent.running).toBe(true);
+    // Leave x as the other tests expect it.
+    await run.upsert(fromNs('y'));
+    await expectConverged(churnProbes('y'));
+  });
+
+  it('restarting an agent keeps its rules in place: no probe flips while it is down or resyncing', async () => {
+    const probes = [...STABLE_PROBES, ...churnProbes('y')];
+    const restart = (async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      const old = cluster.agents.get('node-1')!;
+      expect(await old.stop()).toBe(0);
+      await new Promise((r) => setTimeout(r, 1_500));
+      await cluster.startAgent('node-1');
+      await new Promise((r) => setTimeout(r, 1_000));
+    })();
+    const flips = await watchProbes(probes, restart);
+    await restart;
+    expect(flips).toEqual([]);
+  });
+
+  it(`tampered iptables rules and ipset members are repaired within the refresh interval (${REFRESH_S} s)`, async () => {
+    const nodeNs = cluster.network.nodeNs('node-1');
+    const inNs = (args: string[]): string => execFileSync('ip', ['netns', 'exec', nodeNs, ...args], { encoding: 'utf8' });
+    const rules = (): string =>
+      inNs(['iptables-nft-save', '-t', 'filter'])
+        .split('\n')
+        .filter((l) => l.startsWith('-A cali-'))
+        .sort()
+        .join('\n');
+    const setMembers = (): string => inNs(['ipset', 'save']).split('\n').filter((l) => l.startsWith('add cali')).sort().join('\n');
+    const before = { rules: rules(), sets: setMembers() };
+    const policyChain = /^-A (cali-pi-\S+)/m.exec(before.rules)?.[1];
+    const member = before.sets.split('\n').find((l) => l.startsWith('add '));
+    expect(policyChain).toBeDefined();
+    expect(member).toBeDefined();
+
+    const t0 = Date.now();
+    inNs(['iptables-nft', '-F', policyChain!]);
+    const [, set, entry] = member!.split(' ');
+    inNs(['ipset', 'del', set!, entry!]);
+    expect(rules()).not.toEqual(before.rules);
+
+    const deadline = t0 + REFRESH_S * 1000 + 2_000;
+    while (rules() !== before.rules || setMembers() !== before.sets) {
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const repairedMs = Date.now() - t0;
+    expect(rules()).toEqual(before.rules);
+    expect(setMembers()).toEqual(before.sets);
+    expect(repairedMs).toBeLessThanOrEqual(REFRESH_S * 1000 + 2_000);
+    await expectConverged([...STABLE_PROBES, ...churnProbes('y')]);
+  });
+});
