@@ -1,0 +1,172 @@
+/**
+ * Figures for `tessera agent` on the real control plane (npm run figures:agent):
+ *
+ * - policy latency: a Kubernetes NetworkPolicy (deny all ingress in x) is created / deleted
+ *   N times; latency = from the API call to the first probe that sees the new verdict on EVERY
+ *   agent (x/a lives on node-1, x/b on node-2; probes start every 5 ms, and a probe that saw the
+ *   new verdict shows the rule was in place when it started);
+ * - pod latency: a new pod labelled role=client (which x admits) is created N times; latency =
+ *   from the pod's creation to its first successful connection to both x pods (its own node's
+ *   endpoint chains and the other node's IP sets must both have it);
+ * - agents' RSS and CPU, idle (10 s) and during the two loops.
+ *
+ * Prints one line per figure and, last, the JSON of all of them.
+ */
+import { readFileSync } from 'node:fs';
+
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+
+import { E2eCluster } from './cluster.ts';
+import { PodServer } from './pod-server.ts';
+import { ScenarioRun } from './run-scenario.ts';
+import type { ManifestObject, Scenario } from './scenario.ts';
+
+const N = Number(process.env['TESSERA_FIGURES_N'] ?? 100);
+const PORT = 80;
+const ports = [{ name: 'http', containerPort: PORT, protocol: 'TCP' as const }];
+const ns = (name: string) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ns: name } });
+const SCENARIO: Scenario = {
+  name: 'figures',
+  namespaces: [ns('x'), ns('y')],
+  pods: [
+    { namespace: 'x', name: 'a', ip: '10.68.1.10', node: 'node-1', labels: { pod: 'a' }, containerPorts: ports },
+    { namespace: 'x', name: 'b', ip: '10.68.1.11', node: 'node-2', labels: { pod: 'b' }, containerPorts: ports },
+    { namespace: 'y', name: 'a', ip: '10.68.2.10', node: 'node-2', labels: { pod: 'a' }, containerPorts: ports },
+    { namespace: 'y', name: 'b', ip: '10.68.2.11', node: 'node-1', labels: { pod: 'b' }, containerPorts: ports },
+  ],
+  probes: [],
+};
+const DENY: ManifestObject = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'deny-all', namespace: 'x' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } };
+const CLIENTS: ManifestObject = {
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name: 'clients', namespace: 'x' },
+  spec: { podSelector: {}, ingress: [{ from: [{ namespaceSelector: {}, podSelector: { matchLabels: { role: 'client' } } }] }] },
+};
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function percentile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
+}
+
+/** Fires `probe` every 5 ms until one STARTED at t returns `want`; resolves with that t. */
+async function firstSeen(probe: () => Promise<boolean>, want: boolean, timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let found: number | undefined;
+  const inflight: Promise<void>[] = [];
+  while (found === undefined && Date.now() < deadline) {
+    const t = performance.now();
+    inflight.push(probe().then((ok) => void (ok === want && (found === undefined || t < found) ? (found = t) : undefined)));
+    await sleep(5);
+  }
+  await Promise.all(inflight);
+  if (found === undefined) throw new Error(`verdict ${want} not seen within ${timeoutMs} ms`);
+  return found;
+}
+
+interface Usage {
+  rssMiB: number;
+  cpuPercent: number;
+}
+
+function cpuTicks(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return Number(f[11]) + Number(f[12]);
+}
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+async function measure<T>(pids: readonly number[], body: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
+  const t0 = performance.now();
+  const c0 = pids.map(cpuTicks);
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, ...pids.map(rssMiB))), 200);
+  try {
+    const result = await body();
+    const secs = (performance.now() - t0) / 1000;
+    const cpu = Math.max(...pids.map((p, i) => (cpuTicks(p) - (c0[i] ?? 0)) / 100 / secs)) * 100;
+    peak = Math.max(peak, ...pids.map(rssMiB));
+    return { result, usage: { rssMiB: Math.round(peak), cpuPercent: Math.round(cpu * 10) / 10 } };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+async function main(): Promise<void> {
+  const cluster = await E2eCluster.start({ log: (l) => process.stderr.write(`${l}\n`) });
+  const run = new ScenarioRun(cluster, SCENARIO);
+  const core = cluster.admin.makeApiClient(CoreV1Api);
+  const out: Record<string, unknown> = {};
+  try {
+    await run.setUp();
+    await run.agentsIdle();
+    const pids = [...cluster.agents.values()].map((a) => a.child.pid ?? 0);
+    const probe = (from: string, to: string) => () => run.probeOnce({ from, to, port: PORT, protocol: 'TCP', expected: true }, 100).then((v) => v === true);
+    const targets = [probe('y/b', 'x/a'), probe('y/a', 'x/b')];
+
+    out['idle'] = (await measure(pids, () => sleep(10_000))).usage;
+
+    const policy = await measure(pids, async () => {
+      const lat: number[] = [];
+      for (let i = 0; i < N; i++) {
+        const create = i % 2 === 0;
+        const t0 = performance.now();
+        if (create) await run.upsert(DENY);
+        else await run.remove({ apiVersion: DENY.apiVersion, kind: DENY.kind, name: 'deny-all', namespace: 'x' });
+        const seen = await Promise.all(targets.map((t) => firstSeen(t, !create)));
+        lat.push(Math.max(...seen) - t0);
+        await sleep(50);
+      }
+      return lat;
+    });
+    const pl = policy.result;
+    out['policyLatencyMs'] = { n: pl.length, p50: Math.round(percentile(pl, 0.5)), p99: Math.round(percentile(pl, 0.99)), max: Math.round(Math.max(...pl)) };
+    out['duringPolicyChurn'] = policy.usage;
+    console.log(`policy → enforced on every agent: n=${pl.length} p50=${percentile(pl, 0.5).toFixed(0)} ms p99=${percentile(pl, 0.99).toFixed(0)} ms`);
+
+    await run.upsert(CLIENTS);
+    await run.agentsIdle();
+    const pods = await measure(pids, async () => {
+      const lat: number[] = [];
+      for (let i = 0; i < N; i++) {
+        const name = `n${i}`;
+        const node = i % 2 === 0 ? 'node-1' : 'node-2';
+        const ip = `10.68.3.${10 + (i % 200)}`;
+        const net = cluster.network.addPod('y', name, ip, node);
+        const server = await PodServer.start(net, []);
+        try {
+          const t0 = performance.now();
+          await core.createNamespacedPod({
+            namespace: 'y',
+            body: { metadata: { name, namespace: 'y', labels: { role: 'client' } }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+          });
+          await core.patchNamespacedPodStatus({ name, namespace: 'y', body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+          const to = ['10.68.1.10', '10.68.1.11'];
+          const seen = await Promise.all(to.map((host) => firstSeen(() => server.probe('TCP', host, PORT, 100), true)));
+          lat.push(Math.max(...seen) - t0);
+        } finally {
+          server.stop();
+          await core.deleteNamespacedPod({ name, namespace: 'y', gracePeriodSeconds: 0 });
+          cluster.network.removePod(`y/${name}`);
+        }
+      }
+      return lat;
+    });
+    const pdl = pods.result;
+    out['podLatencyMs'] = { n: pdl.length, p50: Math.round(percentile(pdl, 0.5)), p99: Math.round(percentile(pdl, 0.99)), max: Math.round(Math.max(...pdl)) };
+    out['duringPodChurn'] = pods.usage;
+    console.log(`pod created → its policy enforced: n=${pdl.length} p50=${percentile(pdl, 0.5).toFixed(0)} ms p99=${percentile(pdl, 0.99).toFixed(0)} ms`);
+    await run.remove({ apiVersion: CLIENTS.apiVersion, kind: CLIENTS.kind, name: 'clients', namespace: 'x' });
+  } finally {
+    await run.tearDown().catch((e: unknown) => process.stderr.write(`teardown: ${String(e)}\n`));
+    await cluster.close();
+  }
+  console.log(`agent idle: ${JSON.stringify(out['idle'])}; during policy churn: ${JSON.stringify(out['duringPolicyChurn'])}; during pod churn: ${JSON.stringify(out['duringPodChurn'])}`);
+  console.log(JSON.stringify(out));
+}
+
+await main();
