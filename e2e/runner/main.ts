@@ -12,6 +12,8 @@
  * Options: --only <name> (repeatable) runs only those scenarios; --kubeconfig <file>;
  * --probe-timeout <ms> (default 400); --settle <ms> (default 15000).
  */
+import { readFileSync } from 'node:fs';
+
 import { E2eCluster } from './cluster.ts';
 import { cleanupNamespaces, ScenarioRun, type ProbeResult } from './run-scenario.ts';
 import { loadScenarioFiles, ScenarioFileError, type Scenario } from './scenario.ts';
@@ -60,6 +62,18 @@ function parseArgs(argv: readonly string[]): Args {
 }
 
 const err = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** An agent's resident memory and its CPU use over `secs` (from /proc; Linux only). */
+function agentUsage(pid: number, secs: number): string {
+  try {
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const cpuSecs = (Number(f[11]) + Number(f[12])) / 100;
+    return `RSS ${rss.toFixed(0)} MiB, CPU ${cpuSecs.toFixed(1)} s (${((100 * cpuSecs) / secs).toFixed(1)}% over ${secs.toFixed(0)} s)`;
+  } catch {
+    return 'not measurable';
+  }
+}
 
 /** The mismatch table: from, to, port/proto, expected, got. */
 export function mismatchTable(rows: readonly ProbeResult[]): string {
@@ -113,6 +127,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (bad.length > 0) console.log(mismatchTable(bad));
       if (failure !== undefined) console.log(`    ${String((failure as Error).stack ?? failure).split('\n').slice(0, 4).join('\n    ')}`);
     }
+    for (const [node, agent] of cluster.agents) err(`agent ${node}: ${agentUsage(agent.child.pid ?? 0, (Date.now() - t0) / 1000)}`);
   } finally {
     await cleanupNamespaces(cluster, namespaces).catch((e: unknown) => err(`e2e: namespace clean-up failed: ${String(e)}`));
     await cluster.close();
