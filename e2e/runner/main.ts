@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 
 import { E2eCluster } from './cluster.ts';
+import { mismatchTable } from './mismatch-table.ts';
 import { cleanupNamespaces, ScenarioRun, type ProbeResult } from './run-scenario.ts';
 import { loadScenarioFiles, ScenarioFileError, type Scenario } from './scenario.ts';
 
@@ -73,15 +74,6 @@ function agentUsage(pid: number, secs: number): string {
   } catch {
     return 'not measurable';
   }
-}
-
-/** The mismatch table: from, to, port/proto, expected, got. */
-export function mismatchTable(rows: readonly ProbeResult[]): string {
-  const header = ['step', 'from', 'to', 'port/proto', 'expected', 'got'];
-  const cells = rows.map((r) => [String(r.step), r.probe.from, r.probe.to, `${r.probe.port}/${r.probe.protocol ?? 'TCP'}`, r.probe.expected ? 'allow' : 'deny', r.got === true ? 'allow' : 'deny']);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
-  const line = (c: readonly string[]): string => `    ${c.map((x, i) => x.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();
-  return [line(header), ...cells.map(line)].join('\n');
 }
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+import { describe, expect, it } from 'vitest';
+
+import { mismatchTable } from './mismatch-table.ts';
+import { caliInterfaceName } from './network.ts';
+import { loadScenarioFiles, parseScenarioFile, ScenarioFileError, stepsOf } from './scenario.ts';
+
+const minimal = (over: object = {}) =>
+  JSON.stringify({
+    schema: 'netpol-truth-tables/v1',
+    scenarios: [
+      {
+        name: 's',
+        namespaces: [{ name: 'x' }],
+        pods: [
+          { namespace: 'x', name: 'a', ip: '10.0.0.1', node: 'n1' },
+          { namespace: 'x', name: 'b', ip: '10.0.0.2', node: 'n2' },
+        ],
+        probes: [{ from: 'x/a', to: 'x/b', port: 80, protocol: 'TCP', expected: true }],
+        ...over,
+      },
+    ],
+  });
+
+describe('scenario files', () => {
+  it('accept both schemas and treat the top level as step 0 before `steps`', () => {
+    const f = parseScenarioFile('f.json', minimal({ steps: [{ deletePolicies: [], probes: [{ from: 'x/b', to: 'x/a', port: 80, expected: false }] }] }));
+    const steps = stepsOf(f.scenarios[0]!);
+    expect(steps.map((s) => s.probes.length)).toEqual([1, 1]);
+    expect(steps[1]?.probes[0]?.expected).toBe(false);
+  });
+
+  it('name the file, scenario and field of a bad probe or schema', () => {
+    expect(() => parseScenarioFile('f.json', minimal({ probes: [{ from: 'x/a', to: 'x/zz', port: 80, expected: true }] }))).toThrow(/f\.json: scenarios\[0\] "s" step 0 probes\[0\]: from\/to must name pods/);
+    expect(() => parseScenarioFile('f.json', '{"schema":"v0","scenarios":[]}')).toThrow(ScenarioFileError);
+    expect(() => parseScenarioFile('f.json', 'nope')).toThrow(/not JSON/);
+  });
+
+  it('load the shared examples and the project scenarios (≥ 30, unique names)', () => {
+    const files = loadScenarioFiles(['e2e/scenarios']);
+    expect(files.flatMap((f) => f.scenarios).length).toBeGreaterThanOrEqual(30);
+    const shared = new URL('../../../shared/scenarios/examples.json', import.meta.url);
+    let text: string | undefined;
+    try {
+      text = readFileSync(shared, 'utf8');
+    } catch {
+      // Not beside ../shared: nothing more to check.
+    }
+    if (text !== undefined) expect(parseScenarioFile('examples.json', text).scenarios.length).toBeGreaterThan(0);
+  });
+});
+
+describe('caliInterfaceName', () => {
+  it('is cali + 11 hex of sha1("<ns>.<pod>") (what the WorkloadEndpoint controller writes), ≤ 15 characters', () => {
+    const name = caliInterfaceName('shop', 'a');
+    expect(name).toBe(`cali${createHash('sha1').update('shop.a').digest('hex').slice(0, 11)}`);
+    expect(name.length).toBe(15);
+  });
+});
+
+describe('mismatchTable', () => {
+  it('lists step, from, to, port/proto, expected and got in aligned columns', () => {
+    const table = mismatchTable([{ scenario: 's', step: 1, probe: { from: 'x/a', to: 'y/b', port: 53, protocol: 'UDP', expected: false }, got: true }]);
+    expect(table.split('\n')).toEqual(['    step  from  to   port/proto  expected  got', '    1     x/a   y/b  53/UDP      deny      allow']);
+  });
+});
