@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { FakeKernel } from '../dataplane/fake-kernel.ts';
 import { RecordingCommandRunner } from '../dataplane/index.ts';
+import { newRegistry } from '../runtime/metrics.ts';
 import type { KubeObject } from '../informers/index.ts';
 import { ScriptedListerWatcher } from '../informers/scripted-lister-watcher.ts';
 import { AGENT_RESOURCES, startAgent } from './agent.ts';
@@ -92,6 +93,20 @@ describe('startAgent', () => {
     const watch = await lws.get('networkpolicies')!.nextWatch();
     watch.send({ type: 'DELETED', object: { ...LISTS['networkpolicies']![0]!, metadata: { name: 'deny-db', namespace: 'shop', resourceVersion: '2' } } });
     await until(() => agent.generations().applied > gen && ![...kernel.chains.keys()].some((c) => c.startsWith('cali-pi-')), 'the policy chain to go');
+    abort.abort();
+    await agent.done;
+  });
+
+  it('exports informer, calc-graph, dataplane and agent metrics on one registry', async () => {
+    const registry = newRegistry();
+    const { lws } = scripted(LISTS);
+    const abort = new AbortController();
+    const agent = startAgent({ nodeName: 'node-1', listerWatcherFor: (r) => lws.get(r.plural)!, runner: new RecordingCommandRunner(new FakeKernel().handler), registry }, abort.signal);
+    await until(() => agent.ready(), 'ready');
+    const text = await registry.metrics();
+    for (const name of ['tessera_informer_items', 'felix_calc_graph_updates_processed', 'felix_iptables_restore_calls', 'tessera_agent_applied_generation', 'tessera_agent_ready 1']) {
+      expect(text).toContain(name);
+    }
     abort.abort();
     await agent.done;
   });
