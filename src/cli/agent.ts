@@ -8,6 +8,7 @@
  * Before starting it checks that iptables-restore/save and ipset exist and that it may use
  * them (NET_ADMIN); otherwise it logs why and exits 3 without a stack trace.
  */
+import { UsageError, walkArgs } from './args.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics } from 'prom-client';
 
@@ -31,7 +32,6 @@ const USAGE = `usage: tessera agent [options]
 /** Exit status when the host cannot be programmed (missing tools or no NET_ADMIN). */
 export const EXIT_REFUSED = 3;
 
-class UsageError extends Error {}
 
 export interface AgentCliOptions {
   node: string | undefined;
@@ -53,51 +53,34 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     iptablesRefreshSeconds: undefined,
     ipsetsRefreshSeconds: undefined,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    const num = (min: number): number => {
-      const v = value();
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, not ${JSON.stringify(v)}`);
-      return n;
-    };
-    switch (flag) {
-      case '-h':
-      case '--help':
-        return 'help';
+  const help = walkArgs(argv, (a) => {
+    switch (a.flag) {
       case '--node':
-        o.node = value();
+        o.node = a.value();
         break;
       case '--netns':
-        o.netns = value();
+        o.netns = a.value();
         break;
       case '--kubeconfig':
-        o.kubeconfig = value();
+        o.kubeconfig = a.value();
         break;
       case '--metrics-port':
-        o.metricsPort = num(0);
+        o.metricsPort = a.int(0);
         break;
       case '--metrics-host':
-        o.metricsHost = value();
+        o.metricsHost = a.value();
         break;
       case '--iptables-refresh':
-        o.iptablesRefreshSeconds = num(1);
+        o.iptablesRefreshSeconds = a.int(1);
         break;
       case '--ipsets-refresh':
-        o.ipsetsRefreshSeconds = num(1);
+        o.ipsetsRefreshSeconds = a.int(1);
         break;
       default:
-        throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+        throw a.unknown();
     }
-  }
+  });
+  if (help === 'help') return 'help';
   const node = o.node;
   if (node === undefined || node === '') throw new UsageError('--node (or $NODE_NAME) is required');
   return { ...o, node };

@@ -5,6 +5,7 @@
  * takes over at once). Authenticates with `--kubeconfig <file>` (or $KUBECONFIG), else
  * in-cluster. Exits 1 when leadership is lost, so the pod restarts and campaigns again.
  */
+import { UsageError, walkArgs } from './args.ts';
 import { readFileSync } from 'node:fs';
 
 import { KubeConfig } from '@kubernetes/client-node';
@@ -30,7 +31,6 @@ const USAGE = `usage: tessera controllers [options]
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-class UsageError extends Error {}
 
 interface Options {
   kubeconfig: string | undefined;
@@ -54,52 +54,37 @@ function parseArgs(argv: readonly string[]): Options | 'help' {
     sweepIntervalSeconds: 300,
     writesPerSecond: 50,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    const num = (min: number): number => {
-      const v = value();
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be an integer ≥ ${min}, not ${JSON.stringify(v)}`);
-      return n;
-    };
-    switch (flag) {
-      case '-h':
-      case '--help':
-        return 'help';
+  const help = walkArgs(argv, (a) => {
+    switch (a.flag) {
       case '--kubeconfig':
-        o.kubeconfig = value();
+        o.kubeconfig = a.value();
         break;
       case '--namespace':
-        o.namespace = value();
+        o.namespace = a.value();
         break;
       case '--metrics-port':
-        o.metricsPort = num(0);
+        o.metricsPort = a.int(0);
         break;
       case '--metrics-host':
-        o.metricsHost = value();
+        o.metricsHost = a.value();
         break;
       case '--no-workload-endpoints':
         o.workloadEndpoints = false;
         break;
       case '--lease-duration':
-        o.leaseDurationSeconds = num(3);
+        o.leaseDurationSeconds = a.int(3);
         break;
       case '--sweep-interval':
-        o.sweepIntervalSeconds = num(1);
+        o.sweepIntervalSeconds = a.int(1);
         break;
       case '--api-writes-per-second':
-        o.writesPerSecond = num(1);
+        o.writesPerSecond = a.int(1);
         break;
       default:
-        throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+        throw a.unknown();
     }
-  }
+  });
+  if (help === 'help') return 'help';
   return o;
 }
 

@@ -9,6 +9,7 @@
  * `NetworkPolicy ns/name: spec.ingress[0]: reason`. Exit status: 0 when every rule
  * converted, 1 when a rule was dropped or an input could not be read, 2 on a usage error.
  */
+import { parseInputArgs, UsageError } from './args.ts';
 import { stringify } from 'yaml';
 
 import { convertNetworkPolicy, type K8sNetworkPolicy } from '../controllers/policy-converter.ts';
@@ -30,30 +31,8 @@ Prints the projectcalico.org/v3 NetworkPolicy (knp.default.<name>) that Tessera'
 controllers write for each networking.k8s.io/v1 NetworkPolicy in the input.
 `;
 
-class UsageError extends Error {}
-
 function parseArgs(argv: readonly string[]): { paths: string[]; output: 'yaml' | 'json' } | 'help' {
-  const paths: string[] = [];
-  let output: 'yaml' | 'json' = 'yaml';
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const value = (flag: string): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    if (arg === '-h' || arg === '--help') return 'help';
-    if (arg === '-f' || arg === '--filename') paths.push(value(arg));
-    else if (arg.startsWith('--filename=')) paths.push(arg.slice('--filename='.length));
-    else if (arg === '-o' || arg === '--output' || arg.startsWith('--output=')) {
-      const v = arg.startsWith('--output=') ? arg.slice('--output='.length) : value(arg);
-      if (v !== 'yaml' && v !== 'json') throw new UsageError(`--output must be yaml or json, not ${JSON.stringify(v)}`);
-      output = v;
-    } else if (arg.startsWith('-')) throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
-    else paths.push(arg);
-  }
-  if (paths.length === 0) throw new UsageError('no input: give at least one -f <file|dir>');
-  return { paths, output };
+  return parseInputArgs(argv, ['yaml', 'json'] as const, 'yaml');
 }
 
 /** The apiserver's `SetDefaults_NetworkPolicy`, for objects that never went through it. */

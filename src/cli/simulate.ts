@@ -10,6 +10,7 @@
  * `{"scenarios":N,"probes":N,"passed":N,"failed":N}`; the exit status is 1 on any mismatch.
  * Notes (skipped pods, dropped rules, unknown kinds) go to stderr. Exit 2 on a usage error.
  */
+import { UsageError, walkArgs } from './args.ts';
 import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 
@@ -41,7 +42,7 @@ export const processOutput: CliOutput = {
   stderr: (text) => process.stderr.write(text),
 };
 
-export class UsageError extends Error {}
+export { UsageError };
 
 /** The options the simulator commands share. */
 export interface SimulatorArgs {
@@ -58,59 +59,43 @@ export interface SimulatorArgs {
 
 export function parseSimulatorArgs(argv: readonly string[], allowed: ReadonlySet<string>): SimulatorArgs | 'help' {
   const a: SimulatorArgs = { files: [], scenarios: [], output: 'table', port: 80, protocol: 'TCP' };
-  for (let i = 0; i < argv.length; i++) {
-    let arg = argv[i] as string;
-    let inline: string | undefined;
-    const eq = arg.indexOf('=');
-    if (arg.startsWith('--') && eq > 0) {
-      inline = arg.slice(eq + 1);
-      arg = arg.slice(0, eq);
-    }
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${arg} needs a value`);
-      return v;
-    };
-    if (arg === '-h' || arg === '--help') return 'help';
-    const flag = arg === '-f' ? '--filename' : arg === '-o' ? '--output' : arg;
-    if (!allowed.has(flag)) throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+  const help = walkArgs(argv, (arg) => {
+    const flag = arg.flag === '-f' ? '--filename' : arg.flag === '-o' ? '--output' : arg.flag;
+    if (!allowed.has(flag)) throw arg.unknown();
     switch (flag) {
       case '--filename':
-        a.files.push(value());
+        a.files.push(arg.value());
         break;
       case '--scenarios':
-        a.scenarios.push(value());
+        a.scenarios.push(arg.value());
         break;
       case '--kubeconfig':
-        a.kubeconfig = value();
+        a.kubeconfig = arg.value();
         break;
       case '--output':
-        a.output = value();
+        a.output = arg.value();
         break;
-      case '--port': {
-        const v = value();
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`--port must be a number 1–65535, not ${JSON.stringify(v)}`);
-        a.port = n;
+      case '--port':
+        a.port = arg.int(1, 65535);
         break;
-      }
       case '--protocol': {
-        const v = value().toUpperCase();
+        const v = arg.value().toUpperCase();
         if (v !== 'TCP' && v !== 'UDP' && v !== 'SCTP') throw new UsageError(`--protocol must be TCP, UDP or SCTP, not ${JSON.stringify(v)}`);
         a.protocol = v;
         break;
       }
       case '--from':
-        a.from = value();
+        a.from = arg.value();
         break;
       case '--to':
-        a.to = value();
+        a.to = arg.value();
         break;
       case '--node':
-        a.node = value();
+        a.node = arg.value();
         break;
     }
-  }
+  });
+  if (help === 'help') return 'help';
   return a;
 }
 

@@ -10,6 +10,7 @@
  * do not fail the run. Exit status: 0 when nothing is invalid, 1 when any object is invalid
  * or any input cannot be read or parsed, 2 on a usage error.
  */
+import { parseInputArgs, UsageError } from './args.ts';
 import {
   applyDefaults,
   checkReservedName,
@@ -45,30 +46,8 @@ interface Options {
   readonly output: 'text' | 'json';
 }
 
-class UsageError extends Error {}
-
 function parseArgs(argv: readonly string[]): Options | 'help' {
-  const paths: string[] = [];
-  let output: 'text' | 'json' = 'text';
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const value = (flag: string): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    if (arg === '-h' || arg === '--help') return 'help';
-    if (arg === '-f' || arg === '--filename') paths.push(value(arg));
-    else if (arg.startsWith('--filename=')) paths.push(arg.slice('--filename='.length));
-    else if (arg === '-o' || arg === '--output' || arg.startsWith('--output=')) {
-      const v = arg.startsWith('--output=') ? arg.slice('--output='.length) : value(arg);
-      if (v !== 'text' && v !== 'json') throw new UsageError(`--output must be text or json, not ${JSON.stringify(v)}`);
-      output = v;
-    } else if (arg.startsWith('-')) throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
-    else paths.push(arg);
-  }
-  if (paths.length === 0) throw new UsageError('no input: give at least one -f <file|dir>');
-  return { paths, output };
+  return parseInputArgs(argv, ['text', 'json'] as const, 'text');
 }
 
 type Source = ManifestSource;
