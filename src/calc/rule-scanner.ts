@@ -16,7 +16,7 @@
  * - a profile that endpoints reference but that does not exist is emitted with drop-all
  *   rules (Felix's DummyDropRules: fail closed).
  */
-import type { Policy, Profile, Rule } from '../proto/index.ts';
+import { emptyRule, type Policy, type Profile, type Rule } from '../proto/index.ts';
 import { makeUniqueId, parseSelector, type Selector } from '../selector/index.ts';
 import { namedPortIPSet, selectorIPSet, type IPSetData } from './ipset-data.ts';
 import type { ModelEntity, ModelPolicy, ModelProfile, ModelRule } from './model.ts';
@@ -41,27 +41,6 @@ function dropRule(): Rule {
   return { ...r, ruleId: makeUniqueId('r', 'dummy-drop') };
 }
 
-function emptyRule(action: Rule['action']): Omit<Rule, 'ruleId'> {
-  return {
-    action,
-    srcNets: [],
-    notSrcNets: [],
-    dstNets: [],
-    notDstNets: [],
-    srcPorts: [],
-    notSrcPorts: [],
-    dstPorts: [],
-    notDstPorts: [],
-    srcIpSetIds: [],
-    notSrcIpSetIds: [],
-    dstIpSetIds: [],
-    notDstIpSetIds: [],
-    srcNamedPortIpSetIds: [],
-    notSrcNamedPortIpSetIds: [],
-    dstNamedPortIpSetIds: [],
-    notDstNamedPortIpSetIds: [],
-  };
-}
 
 export class RuleScanner {
   readonly #cb: RuleScannerCallbacks;

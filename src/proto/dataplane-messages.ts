@@ -107,6 +107,29 @@ export interface Rule {
   readonly ruleId: string;
 }
 
+/** A rule with `action` and every match list empty (matches everything); callers add matches and a `ruleId`. */
+export function emptyRule(action: RuleAction): Omit<Rule, 'ruleId'> {
+  return {
+    action,
+    srcNets: [],
+    notSrcNets: [],
+    dstNets: [],
+    notDstNets: [],
+    srcPorts: [],
+    notSrcPorts: [],
+    dstPorts: [],
+    notDstPorts: [],
+    srcIpSetIds: [],
+    notSrcIpSetIds: [],
+    dstIpSetIds: [],
+    notDstIpSetIds: [],
+    srcNamedPortIpSetIds: [],
+    notSrcNamedPortIpSetIds: [],
+    dstNamedPortIpSetIds: [],
+    notDstNamedPortIpSetIds: [],
+  };
+}
+
 export interface Policy {
   readonly inboundRules: readonly Rule[];
   readonly outboundRules: readonly Rule[];
