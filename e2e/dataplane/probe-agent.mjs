@@ -1,20 +1,14 @@
 /* global setTimeout, clearTimeout */
-// Runs inside a pod's network namespace (`ip netns exec <pod> node probe-agent.mjs <tcp> <udp>`).
-// Serves a TCP port (answers "ok") and a UDP port (echoes), and runs probes on request:
-// stdin lines {"id","kind":"tcp"|"udp","host","port","timeoutMs"} → stdout {"id","ok"}.
+// Runs inside a pod's network namespace: `ip netns exec <pod> node probe-agent.mjs '<ports json>'`
+// where ports is [{"port":80,"protocol":"TCP"|"UDP"}]. Serves every TCP port (answers "ok")
+// and UDP port (echoes), and runs probes on request:
+// stdin lines {"id","protocol":"TCP"|"UDP","host","port","timeoutMs"} → stdout {"id","ok"}.
 import net from 'node:net';
 import dgram from 'node:dgram';
 import readline from 'node:readline';
 
-const [tcpPort, udpPort] = process.argv.slice(2).map(Number);
+const ports = JSON.parse(process.argv[2] ?? '[]');
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
-
-const tcp = net.createServer((s) => {
-  s.on('error', () => {});
-  s.end('ok');
-});
-const udp = dgram.createSocket('udp4');
-udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
 
 function probeTcp({ host, port, timeoutMs }) {
   return new Promise((resolve) => {
@@ -50,14 +44,26 @@ function probeUdp({ host, port, timeoutMs }) {
   });
 }
 
-let ready = 0;
-const isReady = () => ++ready === 2 && out({ ready: true });
-tcp.listen(tcpPort, '0.0.0.0', isReady);
-udp.bind(udpPort, '0.0.0.0', isReady);
+let pending = ports.length;
+const started = () => --pending === 0 && out({ ready: true });
+if (pending === 0) out({ ready: true });
+for (const { port, protocol } of ports) {
+  if (protocol === 'UDP') {
+    const udp = dgram.createSocket('udp4');
+    udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
+    udp.bind(port, '0.0.0.0', started);
+  } else {
+    const tcp = net.createServer((s) => {
+      s.on('error', () => {});
+      s.end('ok');
+    });
+    tcp.listen(port, '0.0.0.0', started);
+  }
+}
 
 readline.createInterface({ input: process.stdin }).on('line', async (line) => {
   const req = JSON.parse(line);
-  const ok = req.kind === 'tcp' ? await probeTcp(req) : await probeUdp(req);
+  const ok = req.protocol === 'UDP' ? await probeUdp(req) : await probeTcp(req);
   out({ id: req.id, ok });
 });
 process.stdin.on('end', () => process.exit(0));

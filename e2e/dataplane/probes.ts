@@ -25,7 +25,7 @@ export class ProbeAgent {
   ) {}
 
   static async start(pod: Pod): Promise<ProbeAgent> {
-    const child = spawn('ip', ['netns', 'exec', pod.netns, process.execPath, AGENT, String(TCP_PORT), String(UDP_PORT)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', pod.netns, process.execPath, AGENT, JSON.stringify([{ port: TCP_PORT, protocol: 'TCP' }, { port: UDP_PORT, protocol: 'UDP' }])], { stdio: ['pipe', 'pipe', 'pipe'] });
     const agent = new ProbeAgent(pod, child);
     const lines = readline.createInterface({ input: child.stdout });
     await new Promise<void>((resolve, reject) => {
@@ -51,7 +51,7 @@ export class ProbeAgent {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.child.stdin.write(`${JSON.stringify({ id, kind, host: to.ip, port: kind === 'tcp' ? TCP_PORT : UDP_PORT, timeoutMs })}\n`);
+      this.child.stdin.write(`${JSON.stringify({ id, protocol: kind === 'tcp' ? 'TCP' : 'UDP', host: to.ip, port: kind === 'tcp' ? TCP_PORT : UDP_PORT, timeoutMs })}\n`);
     });
   }
 

@@ -1,5 +1,5 @@
 /**
- * One long-lived `pod-server.mjs` per pod namespace: it serves the pod's container ports and
+ * One long-lived `e2e/dataplane/probe-agent.mjs` per pod namespace: it serves the pod's container ports and
  * runs probes on request, so a probe costs a round trip instead of a Node start-up. A probe
  * that gets no answer within its timeout counts as blocked (UDP: no echo).
  */
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 import type { PodNet } from './network.ts';
 
-const SERVER = fileURLToPath(new URL('./pod-server.mjs', import.meta.url));
+const SERVER = fileURLToPath(new URL('../dataplane/probe-agent.mjs', import.meta.url));
 
 export class PodServer {
   private nextId = 0;

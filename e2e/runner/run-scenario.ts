@@ -1,7 +1,7 @@
 /**
  * Runs one scenario on an `E2eCluster`: namespaces (labels set exactly), ServiceAccounts,
  * pods (created with spec.nodeName, status.podIPs patched — there is no kubelet), a pod
- * namespace with a `pod-server.mjs` per pod; then, per step, labels and policies through the
+ * namespace with a probe agent (e2e/dataplane/probe-agent.mjs) per pod; then, per step, labels and policies through the
  * API, and every probe as a real connection. Everything it created is removed afterwards
  * (also when the scenario fails), except namespaces, which are relabelled when a later
  * scenario reuses them and deleted at the end of the run (`cleanupNamespaces`).
