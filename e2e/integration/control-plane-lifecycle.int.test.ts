@@ -35,13 +35,13 @@ async function readConfigMapValue(kc: KubeConfig, name: string): Promise<string 
 }
 
 /**
- * Whether a socket is LISTENing on `url`'s port, read from /proc/net/tcp{,6}. A connect()
+ * The inodes of the LISTEN sockets on `url`'s port, read from /proc/net/tcp{,6}. A connect()
  * probe would be flaky here: on loopback, connecting to a free port in the ephemeral range can
  * pick that very port as its source and "succeed" by TCP self-connect.
  */
-function portIsListening(url: string): boolean {
-  const port = Number(new URL(url).port);
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+function listeningSockets(url: string): Set<string> {
+  const hexPort = Number(new URL(url).port).toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text: string;
     try {
@@ -51,15 +51,28 @@ function portIsListening(url: string): boolean {
     }
     for (const line of text.split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
-      // fields[1] = local "ADDR:PORT" (hex), fields[3] = state; 0A = LISTEN.
-      if (fields[3] === '0A' && fields[1]?.endsWith(`:${hexPort}`)) return true;
+      // fields[1] = local "ADDR:PORT" (hex), fields[3] = state (0A = LISTEN), fields[9] = inode.
+      if (fields[3] === '0A' && fields[1]?.endsWith(`:${hexPort}`) && fields[9] !== undefined) inodes.add(fields[9]);
     }
   }
-  return false;
+  return inodes;
 }
 
-/** Nothing of `record` remains: no live process group, no directory, no listening port. */
-async function expectNothingLeft(record: ControlPlaneRecord): Promise<void> {
+/**
+ * The control plane's listening sockets, taken while it runs. Comparing sockets rather than
+ * port numbers afterwards matters: the ports come from the ephemeral range and the test
+ * projects run concurrently (agents, other control planes), so once freed, a number may
+ * legitimately be handed to someone else; only the same socket surviving is a leak.
+ */
+function controlPlaneSockets(record: ControlPlaneRecord): Set<string> {
+  const sockets = new Set([...listeningSockets(record.server), ...listeningSockets(record.etcdUrl)]);
+  // etcd and kube-apiserver each listen at least once.
+  expect(sockets.size).toBeGreaterThanOrEqual(2);
+  return sockets;
+}
+
+/** Nothing of `record` remains: no live process group, no directory, none of `sockets`. */
+async function expectNothingLeft(record: ControlPlaneRecord, sockets: Set<string>): Promise<void> {
   await pollUntil(
     () =>
       [record.pids.etcd, record.pids.kubeApiserver].every((pid) => pid === null || !isProcessGroupAlive(pid))
@@ -69,8 +82,8 @@ async function expectNothingLeft(record: ControlPlaneRecord): Promise<void> {
   );
   expect(existsSync(record.tempDir)).toBe(false);
   expect(existsSync(record.etcdDataDir)).toBe(false);
-  expect(portIsListening(record.server)).toBe(false);
-  expect(portIsListening(record.etcdUrl)).toBe(false);
+  const now = new Set([...listeningSockets(record.server), ...listeningSockets(record.etcdUrl)]);
+  expect([...sockets].filter((inode) => now.has(inode)), 'listening sockets that outlived the control plane').toEqual([]);
 }
 
 describe('ControlPlane restarts and compaction (private control plane)', () => {
@@ -179,10 +192,11 @@ describe('ControlPlane restarts and compaction (private control plane)', () => {
     expect(isProcessGroupAlive(record.pids.kubeApiserver as number)).toBe(true);
     expect(existsSync(record.tempDir)).toBe(true);
 
+    const sockets = controlPlaneSockets(record);
     await controlPlane.stop();
     await controlPlane.stop();
 
-    await expectNothingLeft(record);
+    await expectNothingLeft(record, sockets);
   });
 });
 
@@ -270,22 +284,24 @@ describe('a control plane whose owner process ends without calling stop()', () =
     expect(holder.record.ownerPid).toBe(holder.pid);
     expect(isProcessGroupAlive(holder.record.pids.kubeApiserver as number)).toBe(true);
 
+    const sockets = controlPlaneSockets(holder.record);
     process.kill(holder.pid, signal);
 
     expect(await holder.exited).toBe(signal);
-    await expectNothingLeft(holder.record);
+    await expectNothingLeft(holder.record, sockets);
   });
 
   it('after SIGKILL (uncatchable) the next ControlPlane.start() under the same temp root reaps the orphans', async () => {
     const holder = await startHolder();
 
+    const sockets = controlPlaneSockets(holder.record);
     process.kill(holder.pid, 'SIGKILL');
     expect(await holder.exited).toBe('SIGKILL');
     expect(isProcessGroupAlive(holder.record.pids.etcd as number)).toBe(true);
 
     await using next = await ControlPlane.start({ binaries: sharedControlPlane().binaries, tempRoot });
 
-    await expectNothingLeft(holder.record);
+    await expectNothingLeft(holder.record, sockets);
     expect(next.record().tempDir.startsWith(tempRoot)).toBe(true);
   });
 });
