@@ -16,7 +16,7 @@
  * - a profile that endpoints reference but that does not exist is emitted with drop-all
  *   rules (Felix's DummyDropRules: fail closed).
  */
-import { emptyRule, type Policy, type Profile, type Rule } from '../proto/index.ts';
+import { makeRule, type Policy, type Profile, type Rule } from '../proto/index.ts';
 import { makeUniqueId, parseSelector, type Selector } from '../selector/index.ts';
 import { namedPortIPSet, selectorIPSet, type IPSetData } from './ipset-data.ts';
 import type { ModelEntity, ModelPolicy, ModelProfile, ModelRule } from './model.ts';
@@ -37,8 +37,7 @@ export const DROP_ALL_PROFILE: Profile = Object.freeze({
 });
 
 function dropRule(): Rule {
-  const r = emptyRule('deny');
-  return { ...r, ruleId: makeUniqueId('r', 'dummy-drop') };
+  return makeRule({ action: 'deny', ruleId: makeUniqueId('r', 'dummy-drop') });
 }
 
 
@@ -156,7 +155,8 @@ export class RuleScanner {
       dstNamedPortIpSetIds: dst.namedPortIds,
       notDstNamedPortIpSetIds: dst.notNamedPortIds,
     };
-    return { ...body, ruleId: makeUniqueId('r', JSON.stringify(body)) };
+    // The id hashes the body as built here (its JSON is the id's input, so ids stay stable).
+    return makeRule({ ...body, ruleId: makeUniqueId('r', JSON.stringify(body)) });
   }
 
   #side(

@@ -85,6 +85,11 @@ export function isValidInterfaceName(name: string): boolean {
 }
 
 const RETURN = '-j RETURN';
+const SET_ACCEPT_MARK = actionSetMark(MARK_ACCEPT);
+const SET_PASS_MARK = actionSetMark(MARK_PASS);
+/** Allow and Pass set their mark, then return at once (the caller checks the mark). */
+const RETURN_IF_ACCEPTED: IptablesRule = { match: matchMarkSet(MARK_ACCEPT), action: RETURN };
+const RETURN_IF_PASSED: IptablesRule = { match: matchMarkSet(MARK_PASS), action: RETURN };
 const PORT_PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'udplite']);
 
 export class RuleRenderer {
@@ -295,26 +300,27 @@ export class RuleRenderer {
       single.unshift(matchMarkSet(MARK_SCRATCH0));
     }
     const match = single.join(' ');
-    const comments = rule.ruleId === '' ? undefined : [`rule ${rule.ruleId}`];
+    const last: IptablesRule = rule.ruleId === '' ? { match, action: this.actionTarget(rule) } : { match, action: this.actionTarget(rule), comments: [`rule ${rule.ruleId}`] };
+    out.push(last);
+    if (rule.action === 'allow') out.push(RETURN_IF_ACCEPTED);
+    else if (rule.action === 'next-tier') out.push(RETURN_IF_PASSED);
+    return out;
+  }
+
+  /** The target of a rule's final iptables rule. */
+  private actionTarget(rule: Rule): string {
     switch (rule.action) {
       case 'allow':
-        out.push({ match, action: actionSetMark(MARK_ACCEPT), ...(comments && { comments }) });
-        out.push({ match: matchMarkSet(MARK_ACCEPT), action: RETURN });
-        break;
+        return SET_ACCEPT_MARK;
       case 'next-tier':
-        out.push({ match, action: actionSetMark(MARK_PASS), ...(comments && { comments }) });
-        out.push({ match: matchMarkSet(MARK_PASS), action: RETURN });
-        break;
+        return SET_PASS_MARK;
       case 'deny':
-        out.push({ match, action: this.denyTarget, ...(comments && { comments }) });
-        break;
+        return this.denyTarget;
       case 'log':
-        out.push({ match, action: this.logTarget, ...(comments && { comments }) });
-        break;
+        return this.logTarget;
       default:
         throw new RuleRenderError(`action '${String((rule as Rule).action)}' is not supported`);
     }
-    return out;
   }
 
   private familyNets(nets: readonly string[]): string[] {

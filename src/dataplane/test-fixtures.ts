@@ -1,10 +1,10 @@
 /** Hand-built proto fixtures for dataplane tests (unit and netns e2e). */
-import { emptyRule } from '../proto/index.ts';
+import { makeRule } from '../proto/index.ts';
 import type { PolicyId, Policy, Rule, WorkloadEndpoint, TierInfo, DataplaneMessage } from '../proto/index.ts';
 
 /** A rule with every list empty, overridden by `over`. */
 export function rule(over: Partial<Rule> = {}): Rule {
-  return { ...emptyRule('allow'), ruleId: '', ...over };
+  return makeRule({ action: 'allow', ...over });
 }
 
 export function policy(inboundRules: readonly Rule[] = [], outboundRules: readonly Rule[] = []): Policy {

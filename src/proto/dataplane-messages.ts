@@ -107,26 +107,41 @@ export interface Rule {
   readonly ruleId: string;
 }
 
-/** A rule with `action` and every match list empty (matches everything); callers add matches and a `ruleId`. */
-export function emptyRule(action: RuleAction): Omit<Rule, 'ruleId'> {
+/** What {@link makeRule} takes: an action and any fields; absent lists are empty. */
+export type RuleInit = Partial<Omit<Rule, 'action'>> & { readonly action: RuleAction };
+
+/**
+ * A Rule with every field present, in one fixed order (absent optional fields are
+ * `undefined`, absent lists empty; `ruleId` defaults to `''`). Build rules only through this:
+ * the renderer reads some twenty fields of every rule, and rules assembled by spreading
+ * objects end up in different shapes that make those reads several times slower (10,000
+ * rules: 33 ms to render instead of 8 ms). JSON output is unaffected: it omits `undefined`.
+ */
+export function makeRule(init: RuleInit): Rule {
   return {
-    action,
-    srcNets: [],
-    notSrcNets: [],
-    dstNets: [],
-    notDstNets: [],
-    srcPorts: [],
-    notSrcPorts: [],
-    dstPorts: [],
-    notDstPorts: [],
-    srcIpSetIds: [],
-    notSrcIpSetIds: [],
-    dstIpSetIds: [],
-    notDstIpSetIds: [],
-    srcNamedPortIpSetIds: [],
-    notSrcNamedPortIpSetIds: [],
-    dstNamedPortIpSetIds: [],
-    notDstNamedPortIpSetIds: [],
+    action: init.action,
+    ipVersion: init.ipVersion,
+    protocol: init.protocol,
+    notProtocol: init.notProtocol,
+    icmp: init.icmp,
+    notIcmp: init.notIcmp,
+    srcNets: init.srcNets ?? [],
+    notSrcNets: init.notSrcNets ?? [],
+    dstNets: init.dstNets ?? [],
+    notDstNets: init.notDstNets ?? [],
+    srcPorts: init.srcPorts ?? [],
+    notSrcPorts: init.notSrcPorts ?? [],
+    dstPorts: init.dstPorts ?? [],
+    notDstPorts: init.notDstPorts ?? [],
+    srcIpSetIds: init.srcIpSetIds ?? [],
+    notSrcIpSetIds: init.notSrcIpSetIds ?? [],
+    dstIpSetIds: init.dstIpSetIds ?? [],
+    notDstIpSetIds: init.notDstIpSetIds ?? [],
+    srcNamedPortIpSetIds: init.srcNamedPortIpSetIds ?? [],
+    notSrcNamedPortIpSetIds: init.notSrcNamedPortIpSetIds ?? [],
+    dstNamedPortIpSetIds: init.dstNamedPortIpSetIds ?? [],
+    notDstNamedPortIpSetIds: init.notDstNamedPortIpSetIds ?? [],
+    ruleId: init.ruleId ?? '',
   };
 }
 
