@@ -12,6 +12,7 @@
  * `RecordingCommandRunner` (unit tests: records calls, answers from a handler).
  */
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 
 export interface CommandResult {
   readonly code: number;
@@ -76,18 +77,25 @@ export class RealCommandRunner implements CommandRunner {
   }
 }
 
-/** Writes `chunks` to `stream` ~64 KiB at a time, honouring back-pressure, then ends it. */
-async function pump(stream: NodeJS.WritableStream, chunks: Iterable<string>, done: () => boolean): Promise<void> {
+/**
+ * How far (bytes) the producer may run ahead of the child. A pipe holds only 64 KiB: waiting
+ * for `drain` after every chunk would make producing and consuming alternate instead of
+ * overlap, so chunks are queued in the stream until this much is waiting.
+ */
+const PUMP_AHEAD_BYTES = 4 << 20;
+
+/** Writes `chunks` to `stream` ~64 KiB at a time, up to `PUMP_AHEAD_BYTES` ahead, then ends it. */
+async function pump(stream: Writable, chunks: Iterable<string>, done: () => boolean): Promise<void> {
   let buf = '';
   try {
     for (const chunk of chunks) {
       buf += chunk;
       if (buf.length < 65_536) continue;
-      const more = stream.write(buf);
+      stream.write(buf);
       buf = '';
       if (done()) return;
-      // Let libuv hand the data to the child (and the child parse it) before producing more.
-      await (more ? new Promise<void>((r) => setImmediate(r)) : new Promise<void>((r) => stream.once('drain', () => r())));
+      // Let libuv hand queued data to the child between chunks; wait only when far ahead.
+      await (stream.writableLength < PUMP_AHEAD_BYTES ? new Promise<void>((r) => setImmediate(r)) : new Promise<void>((r) => stream.once('drain', () => r())));
       if (done()) return;
     }
     stream.end(buf);

@@ -16,7 +16,7 @@ function setup() {
   const families = [{ renderer: new RuleRenderer({ ipVersion: 4 }), filter }];
   return { filter, policies: new PolicyManager(families, silentLogger), endpoints: new EndpointManager(families, new RecordingCommandRunner(), silentLogger) };
 }
-const rulesOf = (t: IptablesTable, name: string) => t.desiredChain(name)?.rules.map((r) => ruleBody(r, '').trim());
+const rulesOf = (t: IptablesTable, name: string) => t.desiredRules(name)?.map((r) => ruleBody(r, '').trim());
 
 describe('PolicyManager', () => {
   it('programs cali-pi-/cali-po- chains for a policy and removes them with it', () => {
