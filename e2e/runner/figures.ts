@@ -10,13 +10,15 @@
  *   endpoint chains and the other node's IP sets must both have it);
  * - agents' RSS and CPU, idle (10 s) and during the two loops.
  *
- * Prints one line per figure and, last, the JSON of all of them.
+ * Prints one line per figure and, last, the JSON of all of them. The namespaces are
+ * `x-<run id>` and `y-<run id>` on the cluster (namespace-names.ts), as in the scenario runner.
  */
 import { readFileSync } from 'node:fs';
 
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { E2eCluster } from './cluster.ts';
+import { NamespaceNames } from './namespace-names.ts';
 import { PodServer } from './pod-server.ts';
 import { ScenarioRun } from './run-scenario.ts';
 import type { ManifestObject, Scenario } from './scenario.ts';
@@ -98,14 +100,18 @@ async function measure<T>(pids: readonly number[], body: () => Promise<T>): Prom
 
 async function main(): Promise<void> {
   const cluster = await E2eCluster.start({ log: (l) => process.stderr.write(`${l}\n`) });
-  const run = new ScenarioRun(cluster, SCENARIO);
+  const run = new ScenarioRun(cluster, SCENARIO, { names: NamespaceNames.of([SCENARIO]) });
+  const { names } = run;
+  const y = names.unique('y');
+  const deny = names.manifest(DENY);
+  const clients = names.manifest(CLIENTS);
   const core = cluster.admin.makeApiClient(CoreV1Api);
   const out: Record<string, unknown> = {};
   try {
     await run.setUp();
     await run.agentsIdle();
     const pids = [...cluster.agents.values()].map((a) => a.child.pid ?? 0);
-    const probe = (from: string, to: string) => () => run.probeOnce({ from, to, port: PORT, protocol: 'TCP', expected: true }, 100).then((v) => v === true);
+    const probe = (from: string, to: string) => () => run.probeOnce(names.probe({ from, to, port: PORT, protocol: 'TCP', expected: true }), 100).then((v) => v === true);
     const targets = [probe('y/b', 'x/a'), probe('y/a', 'x/b')];
 
     out['idle'] = (await measure(pids, () => sleep(10_000))).usage;
@@ -115,8 +121,8 @@ async function main(): Promise<void> {
       for (let i = 0; i < N; i++) {
         const create = i % 2 === 0;
         const t0 = performance.now();
-        if (create) await run.upsert(DENY);
-        else await run.remove({ apiVersion: DENY.apiVersion, kind: DENY.kind, name: 'deny-all', namespace: 'x' });
+        if (create) await run.upsert(deny);
+        else await run.remove(names.ref({ apiVersion: DENY.apiVersion, kind: DENY.kind, name: 'deny-all', namespace: 'x' }));
         const seen = await Promise.all(targets.map((t) => firstSeen(t, !create)));
         lat.push(Math.max(...seen) - t0);
         await sleep(50);
@@ -128,7 +134,7 @@ async function main(): Promise<void> {
     out['duringPolicyChurn'] = policy.usage;
     console.log(`policy → enforced on every agent: n=${pl.length} p50=${percentile(pl, 0.5).toFixed(0)} ms p99=${percentile(pl, 0.99).toFixed(0)} ms`);
 
-    await run.upsert(CLIENTS);
+    await run.upsert(clients);
     await run.agentsIdle();
     const pods = await measure(pids, async () => {
       const lat: number[] = [];
@@ -136,22 +142,22 @@ async function main(): Promise<void> {
         const name = `n${i}`;
         const node = i % 2 === 0 ? 'node-1' : 'node-2';
         const ip = `10.68.3.${10 + (i % 200)}`;
-        const net = cluster.network.addPod('y', name, ip, node);
+        const net = cluster.network.addPod(y, name, ip, node);
         const server = await PodServer.start(net, []);
         try {
           const t0 = performance.now();
           await core.createNamespacedPod({
-            namespace: 'y',
-            body: { metadata: { name, namespace: 'y', labels: { role: 'client' } }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
+            namespace: y,
+            body: { metadata: { name, namespace: y, labels: { role: 'client' } }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
           });
-          await core.patchNamespacedPodStatus({ name, namespace: 'y', body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+          await core.patchNamespacedPodStatus({ name, namespace: y, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
           const to = ['10.68.1.10', '10.68.1.11'];
           const seen = await Promise.all(to.map((host) => firstSeen(() => server.probe('TCP', host, PORT, 100), true)));
           lat.push(Math.max(...seen) - t0);
         } finally {
           server.stop();
-          await core.deleteNamespacedPod({ name, namespace: 'y', gracePeriodSeconds: 0 });
-          cluster.network.removePod(`y/${name}`);
+          await core.deleteNamespacedPod({ name, namespace: y, gracePeriodSeconds: 0 });
+          cluster.network.removePod(`${y}/${name}`);
         }
       }
       return lat;
@@ -160,7 +166,7 @@ async function main(): Promise<void> {
     out['podLatencyMs'] = { n: pdl.length, p50: Math.round(percentile(pdl, 0.5)), p99: Math.round(percentile(pdl, 0.99)), max: Math.round(Math.max(...pdl)) };
     out['duringPodChurn'] = pods.usage;
     console.log(`pod created → its policy enforced: n=${pdl.length} p50=${percentile(pdl, 0.5).toFixed(0)} ms p99=${percentile(pdl, 0.99).toFixed(0)} ms`);
-    await run.remove({ apiVersion: CLIENTS.apiVersion, kind: CLIENTS.kind, name: 'clients', namespace: 'x' });
+    await run.remove(names.ref({ apiVersion: CLIENTS.apiVersion, kind: CLIENTS.kind, name: 'clients', namespace: 'x' }));
   } finally {
     await run.tearDown().catch((e: unknown) => process.stderr.write(`teardown: ${String(e)}\n`));
     await cluster.close();

@@ -9,14 +9,21 @@
  * probe or scenario error, 2 on bad arguments or files. Everything it created is removed,
  * also after a failure or an interrupt (SIGINT/SIGTERM).
  *
+ * Kubernetes namespaces are `<scenario name>-<run id>` (namespace-names.ts), one mapping for the
+ * whole invocation, logged once; the output names the scenarios' own namespaces. After the
+ * clean-up the runner checks that no namespace of its run is left (exit status 1 otherwise).
+ *
  * Options: --only <name> (repeatable) runs only those scenarios; --kubeconfig <file>;
  * --probe-timeout <ms> (default 400); --settle <ms> (default 15000).
  */
 import { readFileSync } from 'node:fs';
 
+import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+import { locateBinaries } from '../controlplane/index.ts';
 import { E2eCluster } from './cluster.ts';
 import { mismatchTable } from './mismatch-table.ts';
-import { cleanupNamespaces, ScenarioRun, type ProbeResult } from './run-scenario.ts';
+import { NamespaceNames } from './namespace-names.ts';
+import { cleanupNamespaces, cleanupNamespacesSync, namespacesOfRun, ScenarioRun, type ProbeResult } from './run-scenario.ts';
 import { loadScenarioFiles, ScenarioFileError, type Scenario } from './scenario.ts';
 
 interface Args {
@@ -91,19 +98,23 @@ async function main(argv: readonly string[]): Promise<number> {
   const t0 = Date.now();
   const totals = { scenarios: 0, probes: 0, passed: 0, failed: 0, skipped: 0 };
   let errors = 0;
+  const names = NamespaceNames.of(scenarios);
+  err(`run ${names.runId}: Kubernetes namespaces ${[...names.mapping].map(([from, to]) => `${from}→${to}`).join(', ')}`);
   const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), log: err });
   const namespaces = new Set<string>();
+  const { kubeconfig } = args;
+  const unregister = kubeconfig === undefined ? () => undefined : registerExitCleanup(() => cleanupNamespacesSync(locateBinaries().kubectl, kubeconfig, namespaces));
   try {
     await cluster.ensureNodes([...new Set(scenarios.flatMap((s) => s.pods.map((p) => p.node)))]);
     err(`cluster ready in ${Date.now() - t0} ms (${cluster.agents.size} agents)`);
     for (const s of scenarios) {
       const ts = Date.now();
       totals.scenarios++;
-      for (const ns of s.namespaces) namespaces.add(ns.name);
+      for (const ns of s.namespaces) namespaces.add(names.unique(ns.name));
       let results: ProbeResult[] = [];
       let failure: unknown;
       try {
-        results = await new ScenarioRun(cluster, s, { probeTimeoutMs: args.probeTimeoutMs, settleMs: args.settleMs }).run();
+        results = await new ScenarioRun(cluster, s, { probeTimeoutMs: args.probeTimeoutMs, settleMs: args.settleMs, names }).run();
       } catch (e) {
         failure = e;
         errors++;
@@ -122,6 +133,10 @@ async function main(argv: readonly string[]): Promise<number> {
     for (const [node, agent] of cluster.agents) err(`agent ${node}: ${agentUsage(agent.child.pid ?? 0, (Date.now() - t0) / 1000)}`);
   } finally {
     await cleanupNamespaces(cluster, namespaces).catch((e: unknown) => err(`e2e: namespace clean-up failed: ${String(e)}`));
+    const left = await namespacesOfRun(cluster, names.runId).catch((e: unknown) => [`(could not list: ${String(e)})`]);
+    if (left.length > 0) errors++;
+    err(`run ${names.runId}: ${namespaces.size} Kubernetes namespaces created, ${left.length === 0 ? 'none left' : `LEFT: ${left.join(', ')}`}`);
+    unregister();
     await cluster.close();
   }
   err(`e2e wall time ${((Date.now() - t0) / 1000).toFixed(1)} s`);

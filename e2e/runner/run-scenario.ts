@@ -6,6 +6,12 @@
  * (also when the scenario fails), except namespaces, which are relabelled when a later
  * scenario reuses them and deleted at the end of the run (`cleanupNamespaces`).
  *
+ * Kubernetes namespaces are not the scenario's: every name is mapped to a unique one
+ * (`<name>-<run id>`, namespace-names.ts) and the scenario rewritten once, up front, so runs
+ * sharing a control plane, or following a killed one, never meet. Everything here works on the
+ * rewritten scenario (`live`): its methods take Kubernetes names (`names.probe`, `names.manifest`);
+ * `run()`'s results carry the scenario's own names again.
+ *
  * When is a change "applied by every agent"? Each agent exports
  * `tessera_agent_sent_generation` / `tessera_agent_applied_generation` (calc-graph batches
  * handed to / programmed by the dataplane); after a change the runner waits until they are
@@ -13,16 +19,20 @@
  * `settleMs` passes (an event may still be on its way through a watch). A mismatch is a probe
  * that never reached its expected verdict within `settleMs`.
  */
+import { execFileSync } from 'node:child_process';
+
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { pollUntil } from '../controlplane/index.ts';
 import type { E2eCluster } from './cluster.ts';
+import { NamespaceNames, RUN_ANNOTATION } from './namespace-names.ts';
 import { PodServer } from './pod-server.ts';
 import { podKey, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario } from './scenario.ts';
 
 export interface ProbeResult {
   readonly scenario: string;
   readonly step: number;
+  /** As written in the scenario (its namespace names, not the cluster's). */
   readonly probe: Probe;
   /** undefined: skipped (SCTP). */
   readonly got: boolean | undefined;
@@ -33,6 +43,14 @@ export interface RunOptions {
   readonly probeTimeoutMs?: number;
   /** How long probes may take to reach their expected verdict after a change. @default 15_000 */
   readonly settleMs?: number;
+  /**
+   * Scenario namespace → Kubernetes namespace (`NamespaceNames.of(scenarios)`). Share one
+   * between the scenarios of a run so a namespace two scenarios declare is created once and
+   * relabelled after.
+   * @default no mapping: the scenario's own names, for a caller alone on a control plane it
+   * started itself (e2e/agent addresses the cluster with them)
+   */
+  readonly names?: NamespaceNames;
 }
 
 function isNotFound(e: unknown): boolean {
@@ -72,6 +90,9 @@ export class ScenarioRun {
   private readonly applied = new Map<string, PolicyRef>();
   private readonly probeTimeoutMs: number;
   private readonly settleMs: number;
+  readonly names: NamespaceNames;
+  /** `scenario` with the Kubernetes namespace names: what every method here works on. */
+  readonly live: Scenario;
 
   constructor(
     private readonly cluster: E2eCluster,
@@ -82,6 +103,8 @@ export class ScenarioRun {
     this.objects = cluster.admin.makeApiClient(CustomObjectsApi);
     this.probeTimeoutMs = opts.probeTimeoutMs ?? 400;
     this.settleMs = opts.settleMs ?? 15_000;
+    this.names = opts.names ?? new NamespaceNames([]);
+    this.live = this.names.scenario(scenario);
   }
 
   /** Runs every step; returns one result per probe. Always cleans up. */
@@ -89,9 +112,9 @@ export class ScenarioRun {
     const results: ProbeResult[] = [];
     try {
       await this.setUp();
-      for (const [i, step] of stepsOf(this.scenario).entries()) {
+      for (const [i, step] of stepsOf(this.live).entries()) {
         await this.applyStep(step);
-        results.push(...(await this.converge(i, step.probes)).map((r) => r));
+        results.push(...(await this.converge(i, step.probes)).map((r) => ({ ...r, probe: this.names.originalProbe(r.probe) })));
       }
     } finally {
       await this.tearDown();
@@ -100,7 +123,7 @@ export class ScenarioRun {
   }
 
   async setUp(): Promise<void> {
-    const s = this.scenario;
+    const s = this.live;
     await this.cluster.ensureNodes([...new Set(s.pods.map((p) => p.node))]);
     for (const ns of s.namespaces) await this.setNamespaceLabels(ns.name, ns.labels ?? {}, true);
     const sas = new Set(s.pods.map((p) => `${p.namespace}/${p.serviceAccount ?? 'default'}`));
@@ -135,6 +158,7 @@ export class ScenarioRun {
     }
   }
 
+  /** Sets Kubernetes namespace `name`'s labels to exactly `labels`; creates it (annotated with the run id) if `create`. */
   async setNamespaceLabels(name: string, labels: Record<string, string>, create = false): Promise<void> {
     try {
       const ns = await this.core.readNamespace({ name });
@@ -142,7 +166,7 @@ export class ScenarioRun {
       await this.core.replaceNamespace({ name, body: ns });
     } catch (e) {
       if (!create || !isNotFound(e)) throw e;
-      await this.core.createNamespace({ body: { metadata: { name, labels } } });
+      await this.core.createNamespace({ body: { metadata: { name, labels, annotations: { [RUN_ANNOTATION]: this.names.runId } } } });
     }
   }
 
@@ -202,7 +226,7 @@ export class ScenarioRun {
     );
   }
 
-  /** One attempt of `probe`; undefined when skipped. */
+  /** One attempt of `probe` (Kubernetes namespace names: see `names.probe`); undefined when skipped. */
   async probeOnce(probe: Probe, timeoutMs = this.probeTimeoutMs): Promise<boolean | undefined> {
     const protocol = probe.protocol ?? 'TCP';
     if (protocol === 'SCTP') return undefined;
@@ -234,13 +258,13 @@ export class ScenarioRun {
     this.servers.clear();
     const errors: unknown[] = [];
     for (const ref of [...this.applied.values()].reverse()) await this.remove(ref).catch((e: unknown) => errors.push(e));
-    for (const p of this.scenario.pods) {
+    for (const p of this.live.pods) {
       await this.core.deleteNamespacedPod({ name: p.name, namespace: p.namespace, gracePeriodSeconds: 0 }).catch((e: unknown) => {
         if (!isNotFound(e)) errors.push(e);
       });
       this.cluster.network.removePod(podKey(p));
     }
-    const namespaces = new Set(this.scenario.pods.map((p) => p.namespace));
+    const namespaces = new Set(this.live.pods.map((p) => p.namespace));
     await pollUntil(
       async () => {
         for (const ns of namespaces) {
@@ -265,5 +289,33 @@ export async function cleanupNamespaces(cluster: E2eCluster, names: Iterable<str
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
+  }
+}
+
+/** Namespaces on the cluster that run `runId` created (`RUN_ANNOTATION`); [] after a clean run. */
+export async function namespacesOfRun(cluster: E2eCluster, runId: string): Promise<string[]> {
+  const core = cluster.admin.makeApiClient(CoreV1Api);
+  return (await core.listNamespace()).items.filter((n) => n.metadata?.annotations?.[RUN_ANNOTATION] === runId).map((n) => n.metadata?.name ?? '');
+}
+
+/**
+ * `cleanupNamespaces` for an exit or signal handler, which cannot await: synchronous kubectl
+ * calls, best effort, each bounded by `--request-timeout`. An interrupted scenario has not
+ * torn down, so the namespaces' pods, policies and ServiceAccounts go first (finalizing by hand
+ * would otherwise orphan them, and their WorkloadEndpoints would reach the next run's agents).
+ * Only for a reused control plane: one the runner started dies with it, namespaces and all.
+ */
+export function cleanupNamespacesSync(kubectl: string, kubeconfig: string, names: Iterable<string>): void {
+  const run = (args: readonly string[], input?: string): void => {
+    try {
+      execFileSync(kubectl, ['--kubeconfig', kubeconfig, '--request-timeout=5s', ...args], { stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'ignore'], ...(input === undefined ? {} : { input }), timeout: 15_000 });
+    } catch {
+      // Best effort: already gone, or the API server is unreachable.
+    }
+  };
+  for (const name of names) {
+    run(['delete', '-n', name, 'pods,networkpolicies.networking.k8s.io,networkpolicies.projectcalico.org,serviceaccounts', '--all', '--ignore-not-found', '--grace-period=0', '--force', '--wait=false']);
+    run(['delete', 'namespace', name, '--ignore-not-found', '--wait=false']);
+    run(['replace', '--raw', `/api/v1/namespaces/${name}/finalize`, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name }, spec: { finalizers: [] } }));
   }
 }
