@@ -159,69 +159,6 @@ describe('IptablesTable', () => {
     expect(text).toMatch(/felix_iptables_rules\{ip_version="4",table="filter"\} \d+/);
   });
 
-  describe('deferred chains', () => {
-    function deferred(name: string, source: object, actions: string[], renders: { count: number }) {
-      return {
-        name,
-        source,
-        render: () => {
-          renders.count++;
-          return actions.map((action) => ({ match: '', action }));
-        },
-      };
-    }
-
-    it('renders on first use, once, and treats the same source as a no-op', async () => {
-      const { kernel, table, restores } = setup();
-      const renders = { count: 0 };
-      const source = {};
-      table.updateDeferredChain(deferred('cali-pi-d', source, ['-j DROP'], renders));
-      expect(renders.count).toBe(0);
-      await table.apply();
-      expect(renders.count).toBe(1);
-      expect(kernel.chains.get('cali-pi-d')).toEqual([expect.stringMatching(/"cali:\S+" -j DROP$/)]);
-      table.updateDeferredChain(deferred('cali-pi-d', source, ['-j ACCEPT'], renders));
-      expect((await table.apply()).wrote).toBe(false);
-      expect(renders.count).toBe(1);
-      expect(restores()).toHaveLength(1);
-    });
-
-    it('a new source rewrites only what changed; one whose rules match the kernel writes nothing', async () => {
-      const { kernel, table, restores } = setup();
-      const renders = { count: 0 };
-      table.updateDeferredChain(deferred('cali-pi-d', {}, ['-j MARK --set-xmark 0x1/0x1', '-j DROP'], renders));
-      await table.apply();
-      table.updateDeferredChain(deferred('cali-pi-d', {}, ['-j MARK --set-xmark 0x1/0x1', '-j DROP'], renders));
-      expect((await table.apply()).wrote).toBe(false);
-      table.updateDeferredChain(deferred('cali-pi-d', {}, ['-j MARK --set-xmark 0x1/0x1', '-j ACCEPT'], renders));
-      await table.apply();
-      expect(restores()).toHaveLength(2);
-      expect(restores()[1]!.stdin).toMatch(/^\*filter\n-R cali-pi-d 2 -m comment --comment "cali:\S+" -j ACCEPT\nCOMMIT\n$/);
-      expect(kernel.chains.get('cali-pi-d')).toHaveLength(2);
-    });
-
-    it('counts rules in felix_iptables_rules once rendered', async () => {
-      const { table, registry } = setup();
-      const rules = async () => Number(/felix_iptables_rules\{[^}]*\} (\d+)/.exec(await registry.metrics())![1]);
-      const before = await rules();
-      table.updateDeferredChain(deferred('cali-pi-d', {}, ['-j DROP', '-j DROP', '-j DROP'], { count: 0 }));
-      await table.apply();
-      expect(await rules()).toBe(before + 3);
-      table.removeChain('cali-pi-d');
-      expect(await rules()).toBe(before);
-    });
-
-    it('a render that throws fails the apply with that error and commits nothing', async () => {
-      const { kernel, table, restores } = setup();
-      await table.apply();
-      const bug = new Error('renderer bug');
-      table.updateDeferredChain({ name: 'cali-pi-bad', source: {}, render: () => { throw bug; } });
-      await expect(table.apply()).rejects.toBe(bug);
-      expect(restores()[1]!.stdin).not.toContain('COMMIT');
-      expect(kernel.chains.has('cali-pi-bad')).toBe(false);
-    });
-  });
-
   it('an update undone before the next apply (A → B → A) writes nothing', async () => {
     const { table, restores } = setup();
     table.updateChain(chain('cali-pi-x', '-j DROP'));

@@ -72,30 +72,10 @@ export interface TableApplyResult {
   readonly chainsWritten: number;
 }
 
-/**
- * A chain whose rules are rendered when first needed — when it is written or compared with a
- * read-back — rather than when it is set. A large first apply then renders each chain while
- * `iptables-restore` is still parsing the chains before it, instead of before starting it.
- */
-export interface DeferredChain {
-  readonly name: string;
-  /**
-   * What the rules are rendered from (the proto policy or profile). Messages are immutable once
-   * sent, so an update with the same source object is a no-op.
-   */
-  readonly source: object;
-  /** Must not throw for bad input (render a fail-closed chain instead); a throw fails the apply. */
-  readonly render: () => readonly IptablesRule[];
-}
-
 interface DesiredChain {
-  /** Set for a deferred chain (see {@link DeferredChain.source}). */
-  readonly source: object | undefined;
-  /** Pending render of a deferred chain; cleared once `rules` are set. */
-  render: (() => readonly IptablesRule[]) | undefined;
-  rules: readonly IptablesRule[] | undefined;
-  /** Each rule rendered once, without its hash comment (set with `rules`). */
-  tails: readonly string[] | undefined;
+  readonly rules: readonly IptablesRule[];
+  /** Each rule rendered once, without its hash comment. */
+  readonly tails: readonly string[];
   /**
    * Computed on first use (read-back comparison or write), not when the chain is set: a write
    * computes them while the transaction streams into iptables-restore, so hashing overlaps with
@@ -190,20 +170,9 @@ export class IptablesTable {
     const tails = chain.rules.map(ruleTail);
     const old = this.desired.get(chain.name);
     // Same name and same rule texts ⇔ same hashes.
-    if (old?.tails !== undefined && sameList(old.tails, tails)) return;
-    this.ruleCount += chain.rules.length - (old?.rules?.length ?? 0);
-    this.desired.set(chain.name, { source: undefined, render: undefined, rules: chain.rules, tails, hashes: undefined });
-    this.dirty.add(chain.name);
-    this.updateGauges();
-  }
-
-  /** Sets (or replaces) an owned chain rendered on first use; the same source is a no-op. */
-  updateDeferredChain(chain: DeferredChain): void {
-    if (!chain.name.startsWith(CHAIN_PREFIX)) throw new RangeError(`IptablesTable: chain '${chain.name}' is not owned (needs prefix '${CHAIN_PREFIX}')`);
-    const old = this.desired.get(chain.name);
-    if (old !== undefined && old.source === chain.source) return;
-    this.ruleCount -= old?.rules?.length ?? 0;
-    this.desired.set(chain.name, { source: chain.source, render: chain.render, rules: undefined, tails: undefined, hashes: undefined });
+    if (old !== undefined && sameList(old.tails, tails)) return;
+    this.ruleCount += chain.rules.length - (old?.rules.length ?? 0);
+    this.desired.set(chain.name, { rules: chain.rules, tails, hashes: undefined });
     this.dirty.add(chain.name);
     this.updateGauges();
   }
@@ -215,7 +184,7 @@ export class IptablesTable {
   removeChain(name: string): void {
     const old = this.desired.get(name);
     if (old === undefined) return;
-    this.ruleCount -= old.rules?.length ?? 0;
+    this.ruleCount -= old.rules.length;
     this.desired.delete(name);
     this.dirty.add(name);
     this.updateGauges();
@@ -238,10 +207,9 @@ export class IptablesTable {
     return this.desired.has(name);
   }
 
-  /** The rules this table wants in `name` (rendering a deferred chain now). */
+  /** The rules this table wants in `name`. */
   desiredRules(name: string): readonly IptablesRule[] | undefined {
-    const d = this.desired.get(name);
-    return d === undefined ? undefined : this.materialize(d).rules;
+    return this.desired.get(name)?.rules;
   }
 
   get desiredChainNames(): Iterable<string> {
@@ -286,10 +254,7 @@ export class IptablesTable {
       const chains: string[] = [];
       const counter = { bytes: 0 };
       this.metrics.restoreCalls.inc(this.labels);
-      const failure: { error?: unknown } = {};
-      const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: this.restoreInput(chains, counter, failure) });
-      // The transaction was cut short before COMMIT, so iptables-restore committed nothing.
-      if (failure.error !== undefined) throw failure.error;
+      const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: this.restoreInput(chains, counter) });
       if (res.code === 0) {
         this.commitWritten(chains);
         return { wrote: true, bytes: counter.bytes, chainsWritten: chains.length };
@@ -338,7 +303,7 @@ export class IptablesTable {
     this.hooksDirty = false;
     for (const [name, d] of this.desired) {
       const a = owned.get(name);
-      if (a === undefined || !sameList(a, this.hashesOf(name, d))) this.dirty.add(name);
+      if (a === undefined || !sameList(a, hashesOf(name, d))) this.dirty.add(name);
     }
     for (const name of owned.keys()) if (!this.desired.has(name)) this.dirty.add(name);
     for (const [chain, h] of this.hooks) {
@@ -369,17 +334,7 @@ export class IptablesTable {
    * Chain declarations come first so every jump target exists; `-X` comes last. Fills
    * `written` with the owned chains it writes and `counter.bytes` with the size.
    */
-  private *restoreInput(written: string[], counter: { bytes: number }, failure: { error?: unknown }): Generator<string> {
-    try {
-      yield* this.restoreLines(written, counter);
-    } catch (e) {
-      // A deferred render threw (a bug, not bad input). Stop before COMMIT, and let apply()
-      // rethrow it: a runner swallows errors thrown by its stdin iterable.
-      failure.error = e;
-    }
-  }
-
-  private *restoreLines(written: string[], counter: { bytes: number }): Generator<string> {
+  private *restoreInput(written: string[], counter: { bytes: number }): Generator<string> {
     const dirty = [...this.dirty].sort();
     const head: string[] = [`*${this.table}`];
     const deletes: string[] = [];
@@ -403,13 +358,13 @@ export class IptablesTable {
       const want = this.desired.get(name);
       if (want === undefined) continue;
       const have = this.actual.get(name) ?? [];
-      const hashes = this.hashesOf(name, want);
+      const hashes = hashesOf(name, want);
       const common = Math.min(have.length, hashes.length);
       for (let i = 0; i < common; i++) {
-        if (have[i] !== hashes[i]) ops.push(`-R ${name} ${i + 1} ${ruleLine(want.tails!, hashes, i)}`);
+        if (have[i] !== hashes[i]) ops.push(`-R ${name} ${i + 1} ${ruleLine(want, hashes, i)}`);
       }
       for (let i = common; i < hashes.length; i++) {
-        ops.push(`-A ${name} ${ruleLine(want.tails!, hashes, i)}`);
+        ops.push(`-A ${name} ${ruleLine(want, hashes, i)}`);
         if (ops.length >= CHUNK_LINES) {
           yield emit(ops.join('\n') + '\n');
           ops = [];
@@ -437,7 +392,7 @@ export class IptablesTable {
     for (const name of chains) {
       const want = this.desired.get(name);
       if (want === undefined) this.actual.delete(name);
-      else this.actual.set(name, [...this.hashesOf(name, want)]);
+      else this.actual.set(name, [...hashesOf(name, want)]);
     }
     if (this.hooksDirty) {
       const kernel = new Map<string, KernelChainState>();
@@ -457,36 +412,15 @@ export class IptablesTable {
   }
 
   /**
-   * Drops from `dirty` the chains whose desired hashes equal the kernel's (an update that
-   * changed nothing in the end, e.g. A → B → A between applies), so nothing is written when
-   * nothing differs. A chain the kernel lacks stays dirty without being rendered here: it is
-   * rendered as the transaction streams.
+   * Drops from `dirty` the chains whose desired hashes equal the kernel's (an update undone
+   * before the apply, A → B → A), so nothing is written when nothing differs.
    */
   private pruneUnchanged(): void {
     for (const name of this.dirty) {
       const want = this.desired.get(name);
       const have = this.actual.get(name);
-      if (want !== undefined && have !== undefined && sameList(have, this.hashesOf(name, want))) this.dirty.delete(name);
+      if (want !== undefined && have !== undefined && sameList(have, hashesOf(name, want))) this.dirty.delete(name);
     }
-  }
-
-  /** Renders a deferred chain (once) and accounts for its rules. */
-  private materialize(d: DesiredChain): DesiredChain & { rules: readonly IptablesRule[]; tails: readonly string[] } {
-    if (d.render !== undefined) {
-      const rules = d.render();
-      d.render = undefined;
-      d.rules = rules;
-      d.tails = rules.map(ruleTail);
-      this.ruleCount += rules.length;
-      this.updateGauges();
-    }
-    return d as DesiredChain & { rules: readonly IptablesRule[]; tails: readonly string[] };
-  }
-
-  /** The chain's rule hashes, computed once. */
-  private hashesOf(name: string, chain: DesiredChain): readonly string[] {
-    if (chain.hashes === undefined) chain.hashes = hashRuleTails(name, this.materialize(chain).tails);
-    return chain.hashes;
   }
 
   private updateGauges(): void {
@@ -495,8 +429,14 @@ export class IptablesTable {
   }
 }
 
-function ruleLine(tails: readonly string[], hashes: readonly string[], i: number): string {
-  const tail = tails[i]!;
+/** The chain's rule hashes, computed once. */
+function hashesOf(name: string, chain: DesiredChain): readonly string[] {
+  if (chain.hashes === undefined) chain.hashes = hashRuleTails(name, chain.tails);
+  return chain.hashes;
+}
+
+function ruleLine(chain: DesiredChain, hashes: readonly string[], i: number): string {
+  const tail = chain.tails[i]!;
   const hash = hashCommentFragment(hashes[i]!);
   return tail === '' ? hash : `${hash} ${tail}`;
 }

@@ -5,10 +5,8 @@
  * - The calc graph sends only *active* policies and profiles (used by a local endpoint), so
  *   every chain written here is referenced; Felix's "program only referenced chains" holds by
  *   construction.
- * - Chains are rendered when the table first needs them (written or compared with a read-back),
- *   not when the message arrives: a large first apply renders while iptables-restore parses.
  * - A policy that cannot be rendered (a value the renderer rejects) fails closed: its chains
- *   become a single DROP, and the error is logged with the policy's identity when it is rendered.
+ *   become a single DROP, and the error is logged with the policy's identity.
  * - Untracked and pre-DNAT policies belong in the raw/mangle tables, which Tessera does not
  *   program yet: they are logged and skipped.
  */
@@ -44,7 +42,7 @@ export class PolicyManager {
           return true;
         }
         for (const f of this.families) {
-          this.setDeferred(f, policy, [policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id));
+          f.filter.updateChains(this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id)));
         }
         return true;
       }
@@ -57,10 +55,12 @@ export class PolicyManager {
       case 'ActiveProfileUpdate': {
         const { id, profile } = msg;
         for (const f of this.families) {
-          this.setDeferred(f, profile, [profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')], () => f.renderer.profileChains(id.name, profile), {
-            kind: 'Profile',
-            name: id.name,
-          });
+          f.filter.updateChains(
+            this.renderOrDrop([profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')], () => f.renderer.profileChains(id.name, profile), {
+              kind: 'Profile',
+              name: id.name,
+            }),
+          );
         }
         return true;
       }
@@ -73,20 +73,6 @@ export class PolicyManager {
       default:
         return false;
     }
-  }
-
-  /**
-   * Hands the table the ingress and egress chains of one policy or profile, rendered together
-   * on first use of either (see `DeferredChain`): `source` is the message's immutable policy.
-   */
-  private setDeferred(family: FamilyTables, source: object, names: readonly [string, string], render: () => Chain[], fields: Record<string, string | undefined>): void {
-    let chains: Chain[] | undefined;
-    const rulesOf = (i: number): Chain['rules'] => {
-      chains ??= this.renderOrDrop(names, render, fields);
-      return chains[i]!.rules;
-    };
-    family.filter.updateDeferredChain({ name: names[0], source, render: () => rulesOf(0) });
-    family.filter.updateDeferredChain({ name: names[1], source, render: () => rulesOf(1) });
   }
 
   private renderOrDrop(names: readonly string[], render: () => Chain[], fields: Record<string, string | undefined>): Chain[] {
