@@ -85,6 +85,7 @@ export function isValidInterfaceName(name: string): boolean {
 }
 
 const RETURN = '-j RETURN';
+const NONE: readonly string[] = Object.freeze([]);
 const SET_ACCEPT_MARK = actionSetMark(MARK_ACCEPT);
 const SET_PASS_MARK = actionSetMark(MARK_PASS);
 /** Allow and Pass set their mark, then return at once (the caller checks the mark). */
@@ -240,7 +241,7 @@ export class RuleRenderer {
 
   private rulesChain(rules: readonly Rule[]): IptablesRule[] {
     const out: IptablesRule[] = [];
-    for (const r of rules) out.push(...this.renderRule(r));
+    for (const r of rules) this.renderRuleInto(r, out);
     // A RETURN at the very end of a chain is a no-op whatever it matches (Felix strips them).
     while (out.length > 0 && out[out.length - 1]!.action === RETURN) out.pop();
     return out;
@@ -253,16 +254,23 @@ export class RuleRenderer {
    * the action. Throws `RuleRenderError` for values that cannot be rendered.
    */
   renderRule(rule: Rule): IptablesRule[] {
+    const out: IptablesRule[] = [];
+    this.renderRuleInto(rule, out);
+    return out;
+  }
+
+  /** {@link renderRule}, appending to `out` (a chain renders thousands: no array per rule). */
+  private renderRuleInto(rule: Rule, out: IptablesRule[]): void {
     const v = this.ipVersion;
-    if (rule.ipVersion !== undefined && rule.ipVersion !== v) return [];
-    if (rule.protocol !== undefined && !protocolInFamily(rule.protocol, v)) return [];
+    if (rule.ipVersion !== undefined && rule.ipVersion !== v) return;
+    if (rule.protocol !== undefined && !protocolInFamily(rule.protocol, v)) return;
     if ((rule.icmp !== undefined || rule.notIcmp !== undefined) && rule.protocol === undefined) {
       throw new RuleRenderError('an ICMP type match needs protocol icmp or icmpv6');
     }
     const srcPos = this.familyNets(rule.srcNets);
     const dstPos = this.familyNets(rule.dstNets);
     // Positive CIDRs all of the other family: the rule cannot match in this table.
-    if ((rule.srcNets.length > 0 && srcPos.length === 0) || (rule.dstNets.length > 0 && dstPos.length === 0)) return [];
+    if ((rule.srcNets.length > 0 && srcPos.length === 0) || (rule.dstNets.length > 0 && dstPos.length === 0)) return;
     const srcNeg = this.familyNets(rule.notSrcNets);
     const dstNeg = this.familyNets(rule.notDstNets);
 
@@ -288,7 +296,6 @@ export class RuleRenderer {
     if (rule.icmp !== undefined) single.push(icmpMatch(rule.icmp, v));
     if (rule.notIcmp !== undefined) single.push(icmpMatch(rule.notIcmp, v, true));
 
-    const out: IptablesRule[] = [];
     if (blocks.length > 0 || negBlocks.length > 0) {
       out.push({ match: '', action: actionSetMark(MARK_SCRATCH0) });
       for (const alts of blocks) {
@@ -304,7 +311,6 @@ export class RuleRenderer {
     out.push(last);
     if (rule.action === 'allow') out.push(RETURN_IF_ACCEPTED);
     else if (rule.action === 'next-tier') out.push(RETURN_IF_PASSED);
-    return out;
   }
 
   /** The target of a rule's final iptables rule. */
@@ -323,7 +329,9 @@ export class RuleRenderer {
     }
   }
 
-  private familyNets(nets: readonly string[]): string[] {
+  private familyNets(nets: readonly string[]): readonly string[] {
+    // Most lists are empty: no allocation for them (this runs four times per rule).
+    if (nets.length === 0) return NONE;
     const out: string[] = [];
     for (const n of nets) {
       const c = parseCidr(n);
@@ -351,6 +359,7 @@ export class RuleRenderer {
     single: string[],
     blocks: string[][],
   ): void {
+    if (numeric.length + named.length + notNumeric.length + notNamed.length + sets.length + notSets.length === 0) return;
     const v = this.ipVersion;
     for (const id of sets) single.push(setMatch(ipSetName(id, v), side, false));
     for (const id of notSets) single.push(setMatch(ipSetName(id, v), side, false, true));
