@@ -17,7 +17,8 @@
  * - `ipset-churn`: a 10k-member set; batches of 2,500 adds + 2,500 removes through the driver;
  *   member changes per second.
  *
- * Every case runs 3 times (`npm run bench -- dataplane [runs] [sizes…]`); min/max reported.
+ * Every case runs 3 times (`npm run bench -- dataplane [runs] [sizes…]`); min/median/max reported
+ * (ratios per run, ours over the raw restore that followed it).
  */
 import { performance } from 'node:perf_hooks';
 import { report, type BenchScenario } from '../scenario.ts';
@@ -187,7 +188,7 @@ async function churnOnce(): Promise<{ changesPerSecond: number; changes: number;
 }
 
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
-const minMax = (xs: number[], d = 3) => ({ min: round(Math.min(...xs), d), max: round(Math.max(...xs), d) });
+const minMax = (xs: number[], d = 3) => ({ min: round(Math.min(...xs), d), median: round(median(xs), d), max: round(Math.max(...xs), d) });
 
 const scenario: BenchScenario = {
   description: 'iptables/ipset programming time vs raw iptables-restore, in fresh network namespaces (root)',
