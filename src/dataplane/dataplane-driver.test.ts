@@ -47,6 +47,24 @@ describe('DataplaneDriver', () => {
     expect(kernel.sets.get('cali40s:clients')!.members.has('10.65.1.2')).toBe(true);
   });
 
+  it('creates and removes child dispatch chains as interfaces come and go', async () => {
+    const { driver, kernel } = start();
+    const ep = (name: string, iface: string): DataplaneMessage => ({
+      type: 'WorkloadEndpointUpdate',
+      id: { namespace: 'shop', name },
+      endpoint: endpoint({ interfaceName: iface, ipv4Nets: ['10.65.1.3/32'], profileIds: ['kns.shop'] }),
+    });
+    driver.send([allowAllProfile('kns.shop'), ep('a', 'cali1a'), ep('b', 'cali1b'), ep('c', 'cali2c'), { type: 'InSync' }]);
+    await driver.flushed();
+    expect(kernel.chains.get('cali-from-wl-dispatch-1')).toHaveLength(3);
+    expect(kernel.chains.get('cali-from-wl-dispatch')![0]).toMatch(/-i cali1\+ -g cali-from-wl-dispatch-1$/);
+    driver.send({ type: 'WorkloadEndpointRemove', id: { namespace: 'shop', name: 'b' } });
+    await driver.flushed();
+    expect(kernel.chains.has('cali-from-wl-dispatch-1')).toBe(false);
+    expect(kernel.chains.has('cali-to-wl-dispatch-1')).toBe(false);
+    expect(kernel.chains.get('cali-from-wl-dispatch')![0]).toMatch(/-i cali1a -g cali-fw-cali1a$/);
+  });
+
   it('applies IP set updates before iptables and IP set deletions after it', async () => {
     const { runner, driver, kernel } = start();
     driver.send([...state, { type: 'InSync' }]);

@@ -37,6 +37,8 @@ export class EndpointManager {
   /** iface → endpoint key currently owning the chains. */
   private readonly programmed = new Map<string, string>();
   private dispatchDirty = true;
+  /** The dispatch chains (root and children) last handed to the tables; the same in every family. */
+  private dispatchChainNames: ReadonlySet<string> = new Set();
 
   constructor(
     private readonly families: readonly FamilyTables[],
@@ -146,7 +148,15 @@ export class EndpointManager {
       }
     }
     if (this.dispatchDirty) {
-      for (const f of this.families) f.filter.updateChains(f.renderer.dispatchChains(this.programmed.keys()));
+      let names: ReadonlySet<string> = new Set();
+      for (const f of this.families) {
+        const chains = f.renderer.dispatchChains(this.programmed.keys());
+        f.filter.updateChains(chains);
+        // Child dispatch chains come and go with the set of interface names.
+        names = new Set(chains.map((c) => c.name));
+        for (const old of this.dispatchChainNames) if (!names.has(old)) f.filter.removeChain(old);
+      }
+      this.dispatchChainNames = names;
       this.dispatchDirty = false;
     }
   }

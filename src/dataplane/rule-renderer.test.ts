@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ipSetName } from '../selector/index.ts';
 import { ruleBody, type Chain, type IptablesRule } from './chain.ts';
@@ -181,6 +182,55 @@ describe('RuleRenderer: policy, endpoint and dispatch chains (dataplane.md §1)'
       '-A cali-from-wl-dispatch -m comment --comment "Unknown interface" -j DROP',
     ]);
     expect(chainText(to!)[0]).toBe('-A cali-to-wl-dispatch -o calia -g cali-tw-calia');
+  });
+
+  it('splits the dispatch into a shallow tree by the character after the common prefix (Felix)', () => {
+    const chains = v4.dispatchChains(['cali3', 'cali1b', 'cali2c', 'cali1a', 'cali1a']);
+    expect(chains.map((c) => c.name)).toEqual(['cali-from-wl-dispatch-1', 'cali-from-wl-dispatch', 'cali-to-wl-dispatch-1', 'cali-to-wl-dispatch']);
+    expect(chains.slice(0, 2).flatMap(chainText)).toEqual([
+      '-A cali-from-wl-dispatch-1 -i cali1a -g cali-fw-cali1a',
+      '-A cali-from-wl-dispatch-1 -i cali1b -g cali-fw-cali1b',
+      '-A cali-from-wl-dispatch-1 -m comment --comment "Unknown interface" -j DROP',
+      '-A cali-from-wl-dispatch -i cali1+ -g cali-from-wl-dispatch-1',
+      '-A cali-from-wl-dispatch -i cali2c -g cali-fw-cali2c',
+      '-A cali-from-wl-dispatch -i cali3 -g cali-fw-cali3',
+      '-A cali-from-wl-dispatch -m comment --comment "Unknown interface" -j DROP',
+    ]);
+    expect(chainText(chains[3]!)[0]).toBe('-A cali-to-wl-dispatch -o cali1+ -g cali-to-wl-dispatch-1');
+    expect(new RuleRenderer({ ipVersion: 4, denyAction: 'REJECT' }).dispatchChains([])[0]!.rules[0]!.action).toBe('-j REJECT');
+  });
+
+  it('dispatch trees send every interface to its own chain and nothing else anywhere but the deny', () => {
+    // A tiny evaluator for what the tree uses: exact and `+`-wildcard interface matches, goto.
+    const walk = (chains: readonly Chain[], root: string, iface: string): string => {
+      const byName = new Map(chains.map((c) => [c.name, c.rules]));
+      let chain = root;
+      for (let hops = 0; hops < 4; hops++) {
+        for (const r of byName.get(chain)!) {
+          const m = /^-[io] (\S+)$/.exec(r.match);
+          const hit = r.match === '' || (m !== null && (m[1]!.endsWith('+') ? iface.startsWith(m[1]!.slice(0, -1)) : iface === m[1]));
+          if (!hit) continue;
+          if (!r.action.startsWith('-g ')) return r.action;
+          chain = r.action.slice(3);
+          if (!byName.has(chain)) return chain;
+          break;
+        }
+      }
+      throw new Error('dispatch loops');
+    };
+    const iface = fc.stringMatching(/^cali[0-9a-c]{1,3}$/);
+    fc.assert(
+      fc.property(fc.array(iface, { maxLength: 40 }), iface, (names, stranger) => {
+        const chains = v4.dispatchChains(names);
+        for (const n of names) {
+          expect(walk(chains, 'cali-from-wl-dispatch', n)).toBe(`cali-fw-${n}`);
+          expect(walk(chains, 'cali-to-wl-dispatch', n)).toBe(`cali-tw-${n}`);
+        }
+        if (!names.includes(stranger)) expect(walk(chains, 'cali-from-wl-dispatch', stranger)).toBe('-j DROP');
+        expect(v4.dispatchChains([...names].reverse())).toEqual(chains);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('hooks FORWARD/INPUT/OUTPUT into cali- chains and accepts the accept mark at the end of FORWARD', () => {

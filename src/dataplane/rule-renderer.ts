@@ -85,6 +85,18 @@ export function isValidInterfaceName(name: string): boolean {
 }
 
 const RETURN = '-j RETURN';
+
+/** The longest prefix all of `names` share ('' for none). */
+function commonPrefix(names: readonly string[]): string {
+  if (names.length === 0) return '';
+  let prefix = names[0]!;
+  for (const name of names) {
+    let i = 0;
+    while (i < prefix.length && i < name.length && prefix[i] === name[i]) i++;
+    prefix = prefix.slice(0, i);
+  }
+  return prefix;
+}
 const NONE: readonly string[] = Object.freeze([]);
 const SET_ACCEPT_MARK = actionSetMark(MARK_ACCEPT);
 const SET_PASS_MARK = actionSetMark(MARK_PASS);
@@ -157,20 +169,46 @@ export class RuleRenderer {
   // ---- dispatch -----------------------------------------------------------------------------
 
   /**
-   * `cali-from-wl-dispatch` / `cali-to-wl-dispatch`: one `--goto` per endpoint interface, then
-   * DROP ("Unknown interface": fail closed). Linear, not Felix's prefix tree: fine for the
-   * tens of endpoints a node hosts; each rule costs ~1 µs per new flow.
+   * `cali-from-wl-dispatch` and `cali-to-wl-dispatch` (Felix `dispatch.go`): each interface
+   * `--goto`s its endpoint chain, and anything else ends in the deny action ("Unknown
+   * interface"), so a workload the agent has no endpoint for is dropped.
+   *
+   * Every packet from or to a workload walks this list, at roughly 1 µs a rule, so it is a
+   * shallow tree rather than one list: names are binned by their first character after the
+   * common prefix of all names; a bin of one becomes a rule in the root chain, a larger bin a
+   * wildcard rule (`-i cali1+ -g cali-from-wl-dispatch-1`) into a child chain holding that bin's
+   * names and the same final deny (a `--goto` never comes back). Sorted, so the same set of
+   * interfaces always renders the same chains. Children come before their root.
    */
   dispatchChains(interfaces: Iterable<string>): Chain[] {
-    const sorted = [...new Set(interfaces)].sort();
-    const mk = (name: string, dir: Direction, flag: '-i' | '-o'): Chain => ({
-      name,
-      rules: [
-        ...sorted.map((iface) => ({ match: `${flag} ${iface}`, action: `-g ${endpointChainName(iface, dir)}` })),
-        { match: '', action: '-j DROP', comments: ['Unknown interface'] },
-      ],
-    });
-    return [mk(CHAIN_FROM_WL_DISPATCH, 'egress', '-i'), mk(CHAIN_TO_WL_DISPATCH, 'ingress', '-o')];
+    const names = [...new Set(interfaces)].sort();
+    const common = commonPrefix(names);
+    const bins = new Map<string, string[]>();
+    for (const name of names) {
+      const key = name.slice(0, common.length + 1);
+      const bin = bins.get(key);
+      if (bin === undefined) bins.set(key, [name]);
+      else bin.push(name);
+    }
+    return [...this.dispatchTree(CHAIN_FROM_WL_DISPATCH, 'egress', '-i', common, bins), ...this.dispatchTree(CHAIN_TO_WL_DISPATCH, 'ingress', '-o', common, bins)];
+  }
+
+  private dispatchTree(root: string, dir: Direction, flag: '-i' | '-o', common: string, bins: ReadonlyMap<string, readonly string[]>): Chain[] {
+    const unknown: IptablesRule = { match: '', action: this.denyTarget, comments: ['Unknown interface'] };
+    const toEndpoint = (iface: string): IptablesRule => ({ match: `${flag} ${iface}`, action: `-g ${endpointChainName(iface, dir)}` });
+    const children: Chain[] = [];
+    const rootRules: IptablesRule[] = [];
+    for (const [prefix, names] of bins) {
+      if (names.length === 1) {
+        rootRules.push(toEndpoint(names[0]!));
+        continue;
+      }
+      const child = `${root}-${prefix.slice(common.length)}`;
+      rootRules.push({ match: `${flag} ${prefix}+`, action: `-g ${child}` });
+      children.push({ name: child, rules: [...names.map(toEndpoint), unknown] });
+    }
+    rootRules.push(unknown);
+    return [...children, { name: root, rules: rootRules }];
   }
 
   // ---- endpoints ----------------------------------------------------------------------------
