@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../runtime/clock.ts';
 import { silentLogger } from '../runtime/logger.ts';
@@ -142,6 +143,24 @@ describe('IpSets', () => {
     sets.replaceMembers('s:a', 'hash:net', ['10.65.0.1\ndestroy KUBE', '10.65.0.2']);
     await sets.applyUpdates();
     expect(restores()[0]).not.toContain('KUBE');
+  });
+
+  it('splits dual-stack named-port members by family without warning about the other family', async () => {
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner(kernel.handler);
+    const family = (ipVersion: 4 | 6) => new IpSets({ ipVersion, runner, clock: new FakeClock(), logger, metrics: new DataplaneMetrics(newRegistry()) });
+    const [v4, v6] = [family(4), family(6)];
+    const members = ['10.65.0.3,udp:5353', 'fd00:65::3,udp:5353', '::ffff:10.65.0.4,tcp:80'];
+    for (const f of [v4, v6]) {
+      f.replaceMembers('n:dns', 'hash:ip,port', members);
+      await f.applyUpdates();
+    }
+    expect([...kernel.sets.get('cali40n:dns')!.members]).toEqual(['10.65.0.3,udp:5353']);
+    expect([...kernel.sets.get('cali60n:dns')!.members]).toEqual(['fd00:65::3,udp:5353', '::ffff:a41:4,tcp:80']);
+    expect(kernel.sets.get('cali60n:dns')!.header).toContain('family inet6');
+    expect(warnings).toEqual([]);
   });
 });
 

@@ -25,7 +25,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
 import type { CommandResult, CommandRunner } from './command-runner.ts';
 import type { DataplaneMetrics } from './dataplane-metrics.ts';
-import { canonicalMember } from './ip-members.ts';
+import { canonicalMember, memberFamily } from './ip-members.ts';
 
 export interface IpSetsOptions {
   readonly ipVersion: 4 | 6;
@@ -198,7 +198,10 @@ export class IpSets {
   }
 
   private canonical(name: string, type: IpSetType, m: string): string | undefined {
-    if (!m.includes(this.ipVersion === 4 ? '.' : ':')) return undefined; // other family: not ours
+    // A member of the other family belongs to that family's set. Decided by parsing the
+    // address, not by looking for ':' — an IPv4 named-port member (`10.0.0.1,tcp:80`) has one.
+    const family = memberFamily(m);
+    if (family !== undefined && family !== this.ipVersion) return undefined;
     const c = canonicalMember(m, type, this.ipVersion);
     if (c === undefined) this.log.warn({ set: name, member: m }, 'ignoring IP set member that does not parse');
     return c;
