@@ -104,6 +104,14 @@ const SET_PASS_MARK = actionSetMark(MARK_PASS);
 const RETURN_IF_ACCEPTED: IptablesRule = { match: matchMarkSet(MARK_ACCEPT), action: RETURN };
 const RETURN_IF_PASSED: IptablesRule = { match: matchMarkSet(MARK_PASS), action: RETURN };
 const PORT_PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'udplite']);
+/**
+ * ICMPv6 types a workload may always send to the node, ahead of its egress policy (Felix
+ * `filterWorkloadToHostChain`): multicast listener query, report and done (130–132), router
+ * solicitation (133), neighbour solicitation and advertisement (135, 136). The node is every
+ * pod's IPv6 next hop: without neighbour discovery a pod cannot resolve it (nor answer the
+ * node's solicitations), and no IPv6 packet leaves the pod — whatever the policy says.
+ */
+const ICMPV6_WORKLOAD_TO_HOST_TYPES: readonly number[] = [130, 131, 132, 133, 135, 136];
 
 export class RuleRenderer {
   readonly ipVersion: 4 | 6;
@@ -154,10 +162,12 @@ export class RuleRenderer {
     const input: IptablesRule[] = this.prefixes.map((p) => ({ match: `-i ${p}+`, action: `-g ${CHAIN_WL_TO_HOST}` }));
     const output: IptablesRule[] = [{ match: '', action: actionClearMark(MARK_MASK & ~MARK_ACCEPT) }];
     for (const p of this.prefixes) output.push({ match: `-o ${p}+`, action: RETURN, comments: ['Host to local workload is always allowed'] });
-    const wlToHost: IptablesRule[] = [
-      { match: '', action: `-j ${CHAIN_FROM_WL_DISPATCH}` },
-      { match: '', action: this.toHostAction, comments: ['Configured DefaultEndpointToHostAction'] },
-    ];
+    const wlToHost: IptablesRule[] = [];
+    if (this.ipVersion === 6) {
+      for (const type of ICMPV6_WORKLOAD_TO_HOST_TYPES) wlToHost.push({ match: `-p ${protocolToken('icmpv6', 6)} ${icmpMatch({ type }, 6)}`, action: '-j ACCEPT' });
+    }
+    wlToHost.push({ match: '', action: `-j ${CHAIN_FROM_WL_DISPATCH}` });
+    wlToHost.push({ match: '', action: this.toHostAction, comments: ['Configured DefaultEndpointToHostAction'] });
     return [
       { name: CHAIN_FILTER_FORWARD, rules: forward },
       { name: CHAIN_FILTER_INPUT, rules: input },
