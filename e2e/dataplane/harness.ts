@@ -8,7 +8,7 @@ import type { NetworkPolicy, GlobalNetworkPolicy, Profile, Tier, WorkloadEndpoin
 import { CalcGraph, type ResourceUpdate } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner, type DataplaneDriverOptions } from '../../src/dataplane/index.ts';
 import { Topology, type PodSpec } from './netns.ts';
-import { ProbeAgent, checkConnectivity, type Expectation } from './probes.ts';
+import { ProbeAgent, checkConnectivity, type Expectation, type IpFamily } from './probes.ts';
 
 export const NODE = 'node-1';
 /** `TESSERA_E2E_IPTABLES_BACKEND=legacy` runs the suite against iptables-legacy. @default 'nft' */
@@ -28,7 +28,8 @@ export function nsProfile(ns: string): Profile {
   };
 }
 
-export function workload(name: string, ip: string, iface: string, labels: Record<string, string>): WorkloadEndpoint {
+/** A WorkloadEndpoint on {@link NODE}; with `ip6` it is dual-stack (a /128 next to the /32). */
+export function workload(name: string, ip: string, iface: string, labels: Record<string, string>, ip6?: string): WorkloadEndpoint {
   return {
     apiVersion: 'projectcalico.org/v3',
     kind: 'WorkloadEndpoint',
@@ -39,7 +40,7 @@ export function workload(name: string, ip: string, iface: string, labels: Record
       endpoint: 'eth0',
       pod: name,
       interfaceName: iface,
-      ipNetworks: [`${ip}/32`],
+      ipNetworks: ip6 === undefined ? [`${ip}/32`] : [`${ip}/32`, `${ip6}/128`],
       profiles: [`kns.${NAMESPACE}`],
       ports: [{ name: 'dns', protocol: 'UDP', port: 5353 }],
     },
@@ -54,11 +55,16 @@ export function globalNetworkPolicy(name: string, spec: GlobalNetworkPolicy['spe
   return { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name }, spec: { tier: 'default', ...spec } };
 }
 
-export const PODS: readonly (PodSpec & { labels: Record<string, string> })[] = [
+export type HarnessPod = PodSpec & { labels: Record<string, string> };
+
+export const PODS: readonly HarnessPod[] = [
   { name: 'web', ip: '10.65.0.2', labels: { app: 'web' } },
   { name: 'client', ip: '10.65.0.3', labels: { app: 'client' } },
   { name: 'other', ip: '10.65.0.4', labels: { app: 'other' } },
 ];
+
+/** {@link PODS} with an IPv6 ULA each (fd00:65::/64, the same host part as the IPv4 address). */
+export const DUAL_STACK_PODS: readonly HarnessPod[] = PODS.map((p) => ({ ...p, ip6: `fd00:65::${p.ip.split('.')[3]}` }));
 
 export class Harness {
   readonly graph = new CalcGraph({ nodeName: NODE });
@@ -67,11 +73,15 @@ export class Harness {
   private running: Promise<void> | undefined;
   readonly agents = new Map<string, ProbeAgent>();
 
-  private constructor(readonly topo: Topology) {}
+  private constructor(
+    readonly topo: Topology,
+    readonly podSpecs: readonly HarnessPod[],
+  ) {}
 
-  static async create(driverOpts: Partial<DataplaneDriverOptions> = {}): Promise<Harness> {
-    const topo = Topology.create(PODS);
-    const h = new Harness(topo);
+  /** Starts the topology of `pods` (@default {@link PODS}), a probe agent per pod and the driver. */
+  static async create(driverOpts: Partial<DataplaneDriverOptions> = {}, pods: readonly HarnessPod[] = PODS): Promise<Harness> {
+    const topo = Topology.create(pods);
+    const h = new Harness(topo, pods);
     try {
       for (const p of topo.pods) h.agents.set(p.name, await ProbeAgent.start(p));
       h.startDriver(driverOpts);
@@ -87,7 +97,7 @@ export class Harness {
     return [
       defaultTier(),
       nsProfile(NAMESPACE),
-      ...PODS.map((p) => workload(p.name, p.ip, this.topo.pod(p.name).iface, p.labels)),
+      ...this.podSpecs.map((p) => workload(p.name, p.ip, this.topo.pod(p.name).iface, p.labels, p.ip6)),
     ];
   }
 
@@ -116,9 +126,10 @@ export class Harness {
     return checkConnectivity(this.agents, expectations);
   }
 
-  saveNode(): string {
+  /** The node's filter table in `family` (@default 4), comment lines dropped. */
+  saveNode(family: IpFamily = 4): string {
     return this.topo
-      .exec(this.topo.nodeNs, [`iptables-${BACKEND}-save`, '-t', 'filter'])
+      .exec(this.topo.nodeNs, [`${family === 4 ? 'iptables' : 'ip6tables'}-${BACKEND}-save`, '-t', 'filter'])
       .split('\n')
       .filter((l) => !l.startsWith('#'))
       .join('\n');
@@ -134,8 +145,11 @@ export class Harness {
   }
 }
 
-/** Every pair of interest in both protocols, expected allowed unless listed in `blocked`. */
-export function matrix(blocked: readonly string[]): Expectation[] {
+/**
+ * Every pair of interest in both protocols over `family` (@default 4), expected allowed unless
+ * listed in `blocked` (`from->to/tcp|udp`).
+ */
+export function matrix(blocked: readonly string[], family: IpFamily = 4): Expectation[] {
   const pairs: Array<[string, string]> = [
     ['client', 'web'],
     ['other', 'web'],
@@ -144,7 +158,7 @@ export function matrix(blocked: readonly string[]): Expectation[] {
   ];
   const out: Expectation[] = [];
   for (const [from, to] of pairs) {
-    for (const kind of ['tcp', 'udp'] as const) out.push({ from, to, kind, allowed: !blocked.includes(`${from}->${to}/${kind}`) });
+    for (const kind of ['tcp', 'udp'] as const) out.push({ from, to, kind, family, allowed: !blocked.includes(`${from}->${to}/${kind}`) });
   }
   return out;
 }

@@ -7,6 +7,14 @@
  * - node side: `cali<id><n>` up, `proxy_arp=1` and `neigh.proxy_delay=0` (answer at once), a
  *   `/32 dev cali… scope link` route per pod, `ip_forward=1`, and a default route onto a veth
  *   uplink (proxy ARP only answers for addresses the node can route elsewhere).
+ * - IPv6, for pods given an `ip6` (what the CNI plugin does for v6): pod side `eth0` with the
+ *   pod's /128 and a default route via the host veth's link-local address
+ *   `fe80::ecee:eeff:feee:eeee` (the host veth gets Calico's MAC `ee:ee:ee:ee:ee:ee`, so that
+ *   address is known without asking the kernel); node side a `/128 dev cali…` route and
+ *   `forwarding=1`. Neighbour discovery then needs no proxy NDP: the pod resolves the node's
+ *   link-local next hop, the node resolves the pod's /128 on the veth, and pod ↔ pod traffic
+ *   goes through the node's FORWARD chain. Duplicate address detection is off on both ends so
+ *   no address is tentative when the test starts sending.
  *
  * Every namespace is named `tsr-<random>-…`, recorded, and deleted by `destroy()` — and on
  * process exit for anything a crashed test left behind. Deleting a namespace removes its veth
@@ -40,7 +48,14 @@ export interface PodSpec {
   readonly name: string;
   /** The pod's IPv4 address (inside 10.65.0.0/16). */
   readonly ip: string;
+  /** The pod's IPv6 address (a ULA, e.g. inside fd00:65::/64); the pod is IPv4-only without it. */
+  readonly ip6?: string;
 }
+
+/** Calico's MAC for every host-side workload veth (CNI plugin `ee:ee:ee:ee:ee:ee`). */
+export const HOST_VETH_MAC = 'ee:ee:ee:ee:ee:ee';
+/** The EUI-64 link-local address of {@link HOST_VETH_MAC}: the pods' IPv6 next hop. */
+export const HOST_VETH_LINK_LOCAL = 'fe80::ecee:eeff:feee:eeee';
 
 export interface Pod extends PodSpec {
   readonly netns: string;
@@ -66,6 +81,7 @@ export class Topology {
       t.addNs(t.nodeNs);
       t.exec(t.nodeNs, ['ip', 'link', 'set', 'lo', 'up']);
       t.exec(t.nodeNs, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+      if (pods.some((p) => p.ip6 !== undefined)) t.exec(t.nodeNs, ['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
       // Proxy ARP answers only for targets the node can route (via another interface): give the
       // node the default route a real node has, onto an "uplink" (a veth pair inside the node
       // namespace: the kernel here has no dummy driver).
@@ -91,20 +107,42 @@ export class Topology {
     const iface = `cali${this.id}${i}`;
     this.addNs(netns);
     sh(['ip', 'link', 'add', iface, 'netns', this.nodeNs, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
+    const ip6 = spec.ip6;
+    // The link-local addresses appear when the link comes up: DAD must be off before that.
+    const podV6Pre = ip6 === undefined ? [] : [['sysctl', '-qw', 'net.ipv6.conf.eth0.accept_dad=0']];
+    const podV6 =
+      ip6 === undefined
+        ? []
+        : [
+            ['ip', '-6', 'addr', 'add', `${ip6}/128`, 'dev', 'eth0', 'nodad'],
+            ['ip', '-6', 'route', 'add', 'default', 'via', HOST_VETH_LINK_LOCAL, 'dev', 'eth0'],
+          ];
     for (const cmd of [
       ['ip', 'link', 'set', 'lo', 'up'],
       ['ip', 'addr', 'add', `${spec.ip}/32`, 'dev', 'eth0'],
+      ...podV6Pre,
       ['ip', 'link', 'set', 'eth0', 'up'],
       ['ip', 'route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link'],
       ['ip', 'route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0'],
+      ...podV6,
     ]) {
       this.exec(netns, cmd);
     }
+    const nodeV6Pre =
+      ip6 === undefined
+        ? []
+        : [
+            ['sysctl', '-qw', `net.ipv6.conf.${iface}.accept_dad=0`],
+            ['ip', 'link', 'set', iface, 'address', HOST_VETH_MAC],
+          ];
+    const nodeV6 = ip6 === undefined ? [] : [['ip', '-6', 'route', 'add', `${ip6}/128`, 'dev', iface]];
     for (const cmd of [
+      ...nodeV6Pre,
       ['ip', 'link', 'set', iface, 'up'],
       ['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`],
       ['sysctl', '-qw', `net.ipv4.neigh.${iface}.proxy_delay=0`],
       ['ip', 'route', 'add', `${spec.ip}/32`, 'dev', iface, 'scope', 'link'],
+      ...nodeV6,
     ]) {
       this.exec(this.nodeNs, cmd);
     }

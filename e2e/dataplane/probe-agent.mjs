@@ -1,13 +1,16 @@
 /* global setTimeout, clearTimeout */
 // Runs inside a pod's network namespace: `ip netns exec <pod> node probe-agent.mjs '<ports json>'`
 // where ports is [{"port":80,"protocol":"TCP"|"UDP"}]. Serves every TCP port (answers "ok")
-// and UDP port (echoes), and runs probes on request:
+// and UDP port (echoes) on IPv4, and also on IPv6 when a second argument '{"ipv6":true}' is
+// given (separate IPv6-only sockets, so the IPv4 ones behave exactly as without it), and runs
+// probes to IPv4 or IPv6 hosts on request:
 // stdin lines {"id","protocol":"TCP"|"UDP","host","port","timeoutMs"} → stdout {"id","ok"}.
-import net from 'node:net';
+import net, { isIPv6 } from 'node:net';
 import dgram from 'node:dgram';
 import readline from 'node:readline';
 
 const ports = JSON.parse(process.argv[2] ?? '[]');
+const { ipv6 = false } = JSON.parse(process.argv[3] ?? '{}');
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
 function probeTcp({ host, port, timeoutMs }) {
@@ -30,7 +33,7 @@ function probeTcp({ host, port, timeoutMs }) {
 
 function probeUdp({ host, port, timeoutMs }) {
   return new Promise((resolve) => {
-    const s = dgram.createSocket('udp4');
+    const s = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
     const token = Math.random().toString(36).slice(2);
     const done = (ok) => {
       clearTimeout(t);
@@ -44,20 +47,24 @@ function probeUdp({ host, port, timeoutMs }) {
   });
 }
 
-let pending = ports.length;
+const binds = ipv6 ? ['0.0.0.0', '::'] : ['0.0.0.0'];
+let pending = ports.length * binds.length;
 const started = () => --pending === 0 && out({ ready: true });
 if (pending === 0) out({ ready: true });
 for (const { port, protocol } of ports) {
-  if (protocol === 'UDP') {
-    const udp = dgram.createSocket('udp4');
-    udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
-    udp.bind(port, '0.0.0.0', started);
-  } else {
-    const tcp = net.createServer((s) => {
-      s.on('error', () => {});
-      s.end('ok');
-    });
-    tcp.listen(port, '0.0.0.0', started);
+  for (const address of binds) {
+    const v6 = address === '::';
+    if (protocol === 'UDP') {
+      const udp = dgram.createSocket({ type: v6 ? 'udp6' : 'udp4', ipv6Only: v6 });
+      udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));
+      udp.bind(port, address, started);
+    } else {
+      const tcp = net.createServer((s) => {
+        s.on('error', () => {});
+        s.end('ok');
+      });
+      tcp.listen({ port, host: address, ipv6Only: v6 }, started);
+    }
   }
 }
 

@@ -2,7 +2,8 @@
  * Real TCP and UDP probes between pod namespaces. One long-lived agent process per pod
  * (`probe-agent.mjs`, started with `ip netns exec`) serves a TCP and a UDP port and runs
  * probes on request, so a probe costs a round trip instead of a Node start-up. A probe that
- * gets no answer within `timeoutMs` (500 ms by default) counts as blocked.
+ * gets no answer within `timeoutMs` (500 ms by default) counts as blocked. A pod with an IPv6
+ * address is served and probed over IPv6 too (an expectation's `family`).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ export const UDP_PORT = 5353;
 const AGENT = fileURLToPath(new URL('./probe-agent.mjs', import.meta.url));
 
 export type ProbeKind = 'tcp' | 'udp';
+export type IpFamily = 4 | 6;
 
 export class ProbeAgent {
   private nextId = 0;
@@ -25,7 +27,9 @@ export class ProbeAgent {
   ) {}
 
   static async start(pod: Pod): Promise<ProbeAgent> {
-    const child = spawn('ip', ['netns', 'exec', pod.netns, process.execPath, AGENT, JSON.stringify([{ port: TCP_PORT, protocol: 'TCP' }, { port: UDP_PORT, protocol: 'UDP' }])], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const ports = JSON.stringify([{ port: TCP_PORT, protocol: 'TCP' }, { port: UDP_PORT, protocol: 'UDP' }]);
+    const args = ['netns', 'exec', pod.netns, process.execPath, AGENT, ports, ...(pod.ip6 === undefined ? [] : [JSON.stringify({ ipv6: true })])];
+    const child = spawn('ip', args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const agent = new ProbeAgent(pod, child);
     const lines = readline.createInterface({ input: child.stdout });
     await new Promise<void>((resolve, reject) => {
@@ -46,12 +50,14 @@ export class ProbeAgent {
     return agent;
   }
 
-  /** Whether `kind` traffic from this pod reaches `to` (connection answered in time). */
-  probe(kind: ProbeKind, to: Pod, timeoutMs = 500): Promise<boolean> {
+  /** Whether `kind` traffic from this pod reaches `to` over `family` (connection answered in time). */
+  probe(kind: ProbeKind, to: Pod, timeoutMs = 500, family: IpFamily = 4): Promise<boolean> {
+    const host = family === 4 ? to.ip : to.ip6;
+    if (host === undefined) throw new Error(`probe: pod ${to.name} has no IPv6 address`);
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.child.stdin.write(`${JSON.stringify({ id, protocol: kind === 'tcp' ? 'TCP' : 'UDP', host: to.ip, port: kind === 'tcp' ? TCP_PORT : UDP_PORT, timeoutMs })}\n`);
+      this.child.stdin.write(`${JSON.stringify({ id, protocol: kind === 'tcp' ? 'TCP' : 'UDP', host, port: kind === 'tcp' ? TCP_PORT : UDP_PORT, timeoutMs })}\n`);
     });
   }
 
@@ -67,6 +73,8 @@ export interface Expectation {
   readonly to: string;
   readonly kind: ProbeKind;
   readonly allowed: boolean;
+  /** @default 4 */
+  readonly family?: IpFamily;
 }
 
 /**
@@ -85,9 +93,10 @@ export async function checkConnectivity(
     expectations.map(async (e) => {
       const agent = agents.get(e.from)!;
       const to = agents.get(e.to)!.pod;
-      let ok = await agent.probe(e.kind, to, timeoutMs);
-      if (!ok && e.allowed && retrySlow) ok = await agent.probe(e.kind, to, 3_000);
-      return ok === e.allowed ? undefined : `${e.from} → ${e.to} ${e.kind}: expected ${e.allowed ? 'allowed' : 'blocked'}, got ${ok ? 'allowed' : 'blocked'}`;
+      const family = e.family ?? 4;
+      let ok = await agent.probe(e.kind, to, timeoutMs, family);
+      if (!ok && e.allowed && retrySlow) ok = await agent.probe(e.kind, to, 3_000, family);
+      return ok === e.allowed ? undefined : `${e.from} → ${e.to} ${e.kind}${family === 6 ? '/v6' : ''}: expected ${e.allowed ? 'allowed' : 'blocked'}, got ${ok ? 'allowed' : 'blocked'}`;
     }),
   );
   return results.filter((r): r is string => r !== undefined);
