@@ -11,6 +11,7 @@ import { isIP } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Rule, V3Resource } from '../../src/api/index.ts';
 import type { ResourceUpdate } from '../../src/calc/index.ts';
+import { parseSave, ruleHashes } from '../../src/dataplane/index.ts';
 import { BACKEND, DUAL_STACK_PODS, Harness, NAMESPACE, globalNetworkPolicy, matrix, networkPolicy } from './harness.ts';
 import type { Expectation, IpFamily } from './probes.ts';
 
@@ -148,8 +149,12 @@ describe('dataplane: dual-stack policy states enforced on real IPv4 and IPv6 tra
     expect(chainRules(h.saveNode(4), WEB_INGRESS_CHAIN).join('\n')).not.toMatch(/icmp/);
   });
 
-  it('every owned ip6tables rule carries a hash comment, and nothing foreign changed', () => {
+  it('every owned ip6tables rule carries a hash comment that the read-back agrees with, and nothing foreign changed', () => {
     const save6 = h.saveNode(6);
+    // The read-back sees exactly the hashes it wrote, so a refresh will not rewrite anything.
+    const v6 = h.driver.tables.find((t) => t.ipVersion === 6)!;
+    const { owned: kernelHashes } = parseSave(save6, new Set());
+    for (const name of v6.desiredChainNames) expect(kernelHashes.get(name), name).toEqual(ruleHashes(name, v6.desiredRules(name)!));
     const owned = save6.split('\n').filter((l) => l.startsWith('-A cali-'));
     expect(owned.length).toBeGreaterThan(0);
     for (const l of owned) expect(l).toMatch(/^-A cali-\S+ .*?-m comment --comment "?cali:[A-Za-z0-9_-]{16}"?( |$)/);
