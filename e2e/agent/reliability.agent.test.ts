@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { pollUntil } from '../controlplane/poll-until.ts';
 import { E2eCluster } from '../runner/cluster.ts';
 import { ScenarioRun } from '../runner/run-scenario.ts';
 import type { ManifestObject, Probe, Scenario } from '../runner/scenario.ts';
@@ -151,7 +152,7 @@ describe('tessera agent reliability (real control plane, netns, real probes)', (
     expect(flips).toEqual([]);
   });
 
-  it(`tampered iptables rules and ipset members are repaired within the refresh interval (${REFRESH_S} s)`, async () => {
+  it(`tampered iptables rules and ipset members are repaired by the agent's periodic read-back (refresh ${REFRESH_S} s)`, async () => {
     const nodeNs = cluster.network.nodeNs('node-1');
     const inNs = (args: string[]): string => execFileSync('ip', ['netns', 'exec', nodeNs, ...args], { encoding: 'utf8' });
     const rules = (): string =>
@@ -173,15 +174,15 @@ describe('tessera agent reliability (real control plane, netns, real probes)', (
     inNs(['ipset', 'del', set!, entry!]);
     expect(rules()).not.toEqual(before.rules);
 
-    const deadline = t0 + REFRESH_S * 1000 + 2_000;
-    while (rules() !== before.rules || setMembers() !== before.sets) {
-      if (Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const repairedMs = Date.now() - t0;
-    expect(rules()).toEqual(before.rules);
-    expect(setMembers()).toEqual(before.sets);
-    expect(repairedMs).toBeLessThanOrEqual(REFRESH_S * 1000 + 2_000);
+    // Liveness only: tests assert no wall-clock bounds. That the repair comes with the first
+    // read-back after the damage, i.e. within one refresh interval, is proven on a fake clock
+    // in e2e/dataplane/tamper.netns.test.ts; here the time is printed as a figure.
+    await pollUntil(() => (rules() === before.rules && setMembers() === before.sets ? true : undefined), {
+      description: 'the agent to repair the tampered rules and set members',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    console.log(`agent repaired tampering after ${Date.now() - t0} ms (refresh interval ${REFRESH_S} s)`);
     await expectConverged([...STABLE_PROBES, ...churnProbes('y')]);
   });
 });

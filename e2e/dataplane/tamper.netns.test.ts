@@ -2,8 +2,14 @@
  * Tampering: someone flushes cali-FORWARD, deletes a policy chain, destroys an IP set and adds
  * a foreign rule and chain. The driver repairs everything it owns within the configured
  * refresh interval and leaves the foreign rule and chain alone.
+ *
+ * The kernel and commands are real; time is not: the driver runs on a fake clock, so "within
+ * the refresh interval" is checked as "after the clock has moved exactly one refresh interval
+ * past the tampering, and not before" — no wall-clock bound (a slow machine cannot fail it,
+ * and a driver that waited longer than the interval cannot pass it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/runtime/clock.ts';
 import type { V3Resource } from '../../src/api/index.ts';
 import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { BACKEND, Harness, matrix, networkPolicy } from './harness.ts';
@@ -36,20 +42,21 @@ function ownedSets(h: Harness): string {
     .join('\n');
 }
 
-async function waitFor(cond: () => boolean, deadlineMs: number): Promise<number> {
+/** Real-time liveness wait for the driver's commands to finish (not a bound on the driver). */
+async function waitFor(cond: () => boolean, description: string, timeoutMs = 30_000): Promise<void> {
   const start = Date.now();
   while (!cond()) {
-    if (Date.now() - start > deadlineMs) throw new Error(`condition not met within ${deadlineMs} ms`);
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  return Date.now() - start;
 }
 
 describe('dataplane: tamper repair', () => {
   let h: Harness;
+  const clock = new FakeClock();
 
   beforeAll(async () => {
-    h = await Harness.create({ iptablesRefreshIntervalMs: REFRESH_MS, ipsetsRefreshIntervalMs: REFRESH_MS, iptablesPostWriteCheckMs: 500 });
+    h = await Harness.create({ clock, iptablesRefreshIntervalMs: REFRESH_MS, ipsetsRefreshIntervalMs: REFRESH_MS, iptablesPostWriteCheckMs: 500 });
     await h.update(upsert(...h.baseResources(), webIngress));
   });
   afterAll(async () => {
@@ -75,13 +82,20 @@ describe('dataplane: tamper repair', () => {
     ipt('-N', 'TSR-FOREIGN');
     ipt('-A', 'TSR-FOREIGN', '-s', '10.99.0.0/16', '-j', 'DROP');
     ipt('-I', 'FORWARD', '1', '-s', '10.98.0.0/16', '-j', 'TSR-FOREIGN');
-    expect(owned(h.saveNode())).not.toEqual(wantRules);
-
-    const took = await waitFor(() => {
+    const damaged = owned(h.saveNode());
+    expect(damaged).not.toEqual(wantRules);
+    const repaired = (): boolean => {
       const rules = owned(h.saveNode());
       return rules.length === wantRules.length && rules.every((r, i) => r === wantRules[i]) && ownedSets(h) === wantSets;
-    }, REFRESH_MS + 3_000);
-    expect(took).toBeLessThanOrEqual(REFRESH_MS + 3_000);
+    };
+
+    // Nothing but the driver's own read-backs may repair: with its clock still, the damage stays.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(owned(h.saveNode())).toEqual(damaged);
+
+    // One refresh interval later, and no further: every owned difference is repaired.
+    await clock.advance(REFRESH_MS);
+    await waitFor(repaired, 'the refresh after the tampering to repair it');
 
     const save = h.saveNode();
     expect(save).toContain('-A TSR-FOREIGN -s 10.99.0.0/16 -j DROP');

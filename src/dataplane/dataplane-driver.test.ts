@@ -142,6 +142,23 @@ describe('DataplaneDriver', () => {
     expect(first.kernel.save()).toBe(before);
   });
 
+  it('a read-back that finds iptables tampered with re-reads the IP sets first, so a destroyed set is back before rules name it', async () => {
+    const { driver, kernel, clock, runner } = start();
+    driver.send([...state, { type: 'InSync' }]);
+    await driver.flushed();
+    const policyChain = 'cali-pi-np/shop/web';
+    kernel.chains.set(policyChain, []);
+    kernel.sets.delete('cali40s:clients');
+    runner.clear();
+    // The post-write check (5 s) is due long before the IP sets' own refresh (90 s).
+    await clock.advance(5_000);
+    for (let i = 0; i < 5; i++) await flushMicrotasks();
+    expect(runner.calls.map((c) => `${c.cmd} ${c.args[0]}`)).toEqual(['iptables-nft-save -t', 'ipset list', 'ipset restore', 'iptables-nft-restore --noflush']);
+    expect(kernel.sets.get('cali40s:clients')!.members.has('10.65.1.2')).toBe(true);
+    expect(kernel.chains.get(policyChain)!.length).toBeGreaterThan(0);
+    expect(await driver.metrics.restoreErrors.get()).toMatchObject({ values: [] });
+  });
+
   it('fails closed: run() and flushed() reject when a table write fails every retry', async () => {
     const { driver, kernel, clock, running } = start();
     kernel.failRestores = 100;

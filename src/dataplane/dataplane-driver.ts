@@ -13,6 +13,8 @@
  *   deletions (at most one per apply; more applies are scheduled while any remain). A rule never
  *   references a missing set, and a set is never destroyed while referenced.
  * - Read-backs are scheduled: the loop wakes when a table's or the IP sets' next check is due.
+ *   An iptables read-back that finds our rules changed behind our back also re-reads the IP
+ *   sets before anything is repaired, and a failed restore resyncs them before its retry.
  * - Failure: when a table or the IP sets fail every retry, `run()` rejects with that error
  *   (fail closed: the kernel keeps its last state) after logging it; the caller exits the
  *   process so it restarts and rebuilds, as Felix does.
@@ -160,6 +162,7 @@ export class DataplaneDriver {
         refreshIntervalMs: iptablesRefreshIntervalMs,
         postWriteCheckMs: iptablesPostWriteCheckMs,
         maxAttempts,
+        beforeRetry: () => this.resyncIpSets(),
       });
       filter.updateChains(renderer.staticChains());
       filter.updateChains(renderer.dispatchChains([]));
@@ -310,6 +313,14 @@ export class DataplaneDriver {
     });
   }
 
+  /** Re-reads the IP sets and writes whatever differs (e.g. a set destroyed behind our back). */
+  private async resyncIpSets(): Promise<void> {
+    for (const s of this.ipsets) {
+      s.invalidate();
+      await s.applyUpdates();
+    }
+  }
+
   private async applyOnce(): Promise<void> {
     const seq = this.pendingSeq;
     const start = this.clock.now();
@@ -320,6 +331,12 @@ export class DataplaneDriver {
     let ipsetBytes = 0;
     let iptablesBytes = 0;
     let chainsWritten = 0;
+    // A read-back that finds iptables tampered with re-reads the IP sets too, before either is
+    // repaired: whoever changed one may have changed the other, and a rule naming a destroyed
+    // set cannot be restored until the set is back.
+    let tampered = false;
+    for (const t of this.tables) if (await t.readBackIfDue()) tampered = true;
+    if (tampered) for (const s of this.ipsets) s.invalidate();
     for (const s of this.ipsets) ipsetBytes += (await s.applyUpdates()).bytes;
     for (const t of this.tables) {
       const r = await t.apply();

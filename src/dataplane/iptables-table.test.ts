@@ -9,7 +9,7 @@ import { FakeKernel } from './fake-kernel.ts';
 import { IptablesApplyError, IptablesTable, parseSave } from './iptables-table.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 
-function setup(opts: { refreshIntervalMs?: number; maxAttempts?: number } = {}) {
+function setup(opts: { refreshIntervalMs?: number; maxAttempts?: number; beforeRetry?: () => Promise<void> } = {}) {
   const kernel = new FakeKernel();
   const runner = new RecordingCommandRunner(kernel.handler);
   const clock = new FakeClock();
@@ -157,6 +157,33 @@ describe('IptablesTable', () => {
     expect(text).toContain('felix_iptables_save_calls{ip_version="4",table="filter"} 2');
     expect(text).toContain('felix_iptables_chains{ip_version="4",table="filter"} 6');
     expect(text).toMatch(/felix_iptables_rules\{ip_version="4",table="filter"\} \d+/);
+  });
+
+  it('runs beforeRetry after a failed restore and before the next attempt', async () => {
+    const events: string[] = [];
+    const { kernel, table, clock, restores } = setup({ beforeRetry: async () => void events.push(`beforeRetry after ${restores().length} restores`) });
+    table.updateChain(chain('cali-pi-x', '-j DROP'));
+    kernel.failRestores = 1;
+    const p = table.apply();
+    await clock.advance(10);
+    expect((await p).wrote).toBe(true);
+    expect(events).toEqual(['beforeRetry after 1 restores']);
+    expect(restores()).toHaveLength(2);
+  });
+
+  it('readBackIfDue tells tampering apart from its own pending updates', async () => {
+    const { kernel, table, clock } = setup({ refreshIntervalMs: 10_000 });
+    table.updateChain(chain('cali-pi-x', '-j DROP'));
+    expect(await table.readBackIfDue()).toBe(false); // the first read: the starting state
+    await table.apply();
+    expect(await table.readBackIfDue()).toBe(false); // not due yet
+    table.updateChain(chain('cali-pi-x', '-j ACCEPT'));
+    await clock.advance(10_000);
+    expect(await table.readBackIfDue()).toBe(false); // only our own pending change differs
+    await table.apply();
+    kernel.chains.set('cali-pi-x', []);
+    await clock.advance(10_000);
+    expect(await table.readBackIfDue()).toBe(true);
   });
 
   it('an update undone before the next apply (A → B → A) writes nothing', async () => {

@@ -59,6 +59,12 @@ export interface IptablesTableOptions {
   readonly maxAttempts?: number;
   /** First retry delay, doubling. @default 1 */
   readonly initialRetryMs?: number;
+  /**
+   * Runs after a failed restore, before the next attempt. The driver resyncs the IP sets here:
+   * one rule naming a set someone destroyed fails the whole transaction until the set is back,
+   * and the sets' own refresh may be far off.
+   */
+  readonly beforeRetry?: () => Promise<void>;
 }
 
 export class IptablesApplyError extends Error {
@@ -108,6 +114,7 @@ export class IptablesTable {
   private readonly lockArgs: string[];
   private readonly maxAttempts: number;
   private readonly initialRetryMs: number;
+  private readonly beforeRetry: (() => Promise<void>) | undefined;
   private readonly labels: { ip_version: string; table: string };
 
   private readonly desired = new Map<string, DesiredChain>();
@@ -139,6 +146,7 @@ export class IptablesTable {
       lockProbeIntervalMs = 50,
       maxAttempts = 10,
       initialRetryMs = 1,
+      beforeRetry,
     } = opts;
     if (ipVersion !== 4 && ipVersion !== 6) throw new RangeError(`IptablesTable: ipVersion must be 4 or 6, got ${String(ipVersion)}`);
     if (backend !== 'nft' && backend !== 'legacy') throw new RangeError(`IptablesTable: backend must be 'nft' or 'legacy', got '${String(backend)}'`);
@@ -159,6 +167,7 @@ export class IptablesTable {
     this.lockArgs = ['--wait', String(lockTimeoutSeconds), '--wait-interval', String(lockProbeIntervalMs * 1000)];
     this.maxAttempts = maxAttempts;
     this.initialRetryMs = initialRetryMs;
+    this.beforeRetry = beforeRetry;
     this.labels = { ip_version: String(ipVersion), table };
   }
 
@@ -267,13 +276,36 @@ export class IptablesTable {
       if (attempt < this.maxAttempts) {
         await sleep(this.clock, delay);
         delay *= 2;
+        await this.beforeRetry?.();
       }
     }
     this.log.error({ stderr: lastError }, 'iptables-restore failed on every attempt; leaving the kernel state as it is');
     throw new IptablesApplyError(`${this.restoreCmd} (table ${this.table}) failed ${this.maxAttempts} times: ${lastError}`);
   }
 
-  /** Reads the table back and marks every owned difference dirty. */
+  /**
+   * Reads the table back now if a read-back is due (the next `apply()` then does not read
+   * again). True when it found owned state changed behind our back — a difference beyond the
+   * updates not yet written — so the caller can check what else may have been tampered with.
+   * The first read-back describes the starting state, not damage; a failed one returns false
+   * and `apply()` retries it.
+   */
+  async readBackIfDue(): Promise<boolean> {
+    if (this.loaded && this.clock.now() < this.nextCheckAt()) return false;
+    const wasLoaded = this.loaded;
+    const pending = new Set(this.dirty);
+    const hooksPending = this.hooksDirty;
+    try {
+      await this.load();
+    } catch {
+      return false;
+    }
+    if (!wasLoaded) return false;
+    if (this.hooksDirty && !hooksPending) return true;
+    for (const name of this.dirty) if (!pending.has(name)) return true;
+    return false;
+  }
+
   /**
    * Starts the read-back the next `apply()` will need (if one is due), so the driver can
    * overlap it with rendering. The next `apply()` consumes it; no write happens in between.
