@@ -186,6 +186,51 @@ describe('IptablesTable', () => {
     expect(await table.readBackIfDue()).toBe(true);
   });
 
+  it('programs an on-demand chain only while an always-on chain jumps to it', async () => {
+    const { kernel, table, registry } = setup();
+    const gauge = async (name: string) => Number(new RegExp(`${name}\\{[^}]*\\} (\\d+)`).exec(await registry.metrics())![1]);
+    await table.apply();
+    const chainsBefore = await gauge('felix_iptables_chains');
+    table.updateChain(chain('cali-pi-p', '-j DROP'), { onDemand: true });
+    table.updateChain(chain('cali-po-p'), { onDemand: true });
+    await table.apply();
+    expect(kernel.chains.has('cali-pi-p')).toBe(false);
+    expect(await gauge('felix_iptables_chains')).toBe(chainsBefore);
+
+    table.updateChain(chain('cali-tw-a', '-j cali-pi-p', '-j DROP'));
+    await table.apply();
+    expect(kernel.chains.get('cali-pi-p')).toHaveLength(1);
+    expect(kernel.chains.has('cali-po-p')).toBe(false);
+    expect(await gauge('felix_iptables_chains')).toBe(chainsBefore + 2);
+
+    // A second referrer, then the first goes: still referenced.
+    table.updateChain(chain('cali-tw-b', '-j cali-pi-p'));
+    table.removeChain('cali-tw-a');
+    await table.apply();
+    expect(kernel.chains.has('cali-pi-p')).toBe(true);
+
+    table.updateChain(chain('cali-tw-b', '-j DROP'));
+    await table.apply();
+    expect(kernel.chains.has('cali-pi-p')).toBe(false);
+    expect(table.hasChain('cali-pi-p')).toBe(true);
+    expect(await gauge('felix_iptables_chains')).toBe(chainsBefore + 1);
+  });
+
+  it('deletes an unreferenced on-demand chain a previous run left in the kernel', async () => {
+    const first = setup();
+    first.table.updateChain(chain('cali-tw-a', '-j cali-pi-p'));
+    first.table.updateChain(chain('cali-pi-p', '-j DROP'), { onDemand: true });
+    await first.table.apply();
+    expect(first.kernel.chains.has('cali-pi-p')).toBe(true);
+
+    const second = setup();
+    second.kernel.chains = first.kernel.chains;
+    second.table.updateChain(chain('cali-tw-a', '-j DROP'));
+    second.table.updateChain(chain('cali-pi-p', '-j DROP'), { onDemand: true });
+    await second.table.apply();
+    expect(second.kernel.chains.has('cali-pi-p')).toBe(false);
+  });
+
   it('an update undone before the next apply (A → B → A) writes nothing', async () => {
     const { table, restores } = setup();
     table.updateChain(chain('cali-pi-x', '-j DROP'));

@@ -80,6 +80,10 @@ export interface TableApplyResult {
 
 interface DesiredChain {
   readonly rules: readonly IptablesRule[];
+  /** Programmed only while a programmed always-on chain jumps to it (see `updateChain`). */
+  readonly onDemand: boolean;
+  /** Owned chains this one jumps or goes to (counted only for always-on chains). */
+  readonly targets: readonly string[];
   /** Each rule rendered once, without its hash comment. */
   readonly tails: readonly string[];
   /**
@@ -130,6 +134,9 @@ export class IptablesTable {
   private postWriteAt = Infinity;
   private postWriteDelay: number;
   private ruleCount = 0;
+  private programmedChains = 0;
+  /** Owned chain → number of always-on desired chains jumping to it. */
+  private readonly refCounts = new Map<string, number>();
 
   constructor(opts: IptablesTableOptions) {
     const {
@@ -173,30 +180,80 @@ export class IptablesTable {
 
   // ---- desired state ------------------------------------------------------------------------
 
-  /** Sets (or replaces) an owned chain; a chain whose rules did not change stays clean. */
-  updateChain(chain: Chain): void {
+  /**
+   * Sets (or replaces) an owned chain; a chain whose rules did not change stays clean.
+   *
+   * An `onDemand` chain (policy and profile chains) is programmed only while an always-on chain
+   * jumps to it, as Felix programs only referenced chains: the egress chain of an
+   * ingress-only policy, say, never reaches the kernel. References are counted from always-on
+   * chains only, so an on-demand chain must not be the sole referrer of another.
+   */
+  updateChain(chain: Chain, opts: { readonly onDemand?: boolean } = {}): void {
     if (!chain.name.startsWith(CHAIN_PREFIX)) throw new RangeError(`IptablesTable: chain '${chain.name}' is not owned (needs prefix '${CHAIN_PREFIX}')`);
+    const onDemand = opts.onDemand ?? false;
     const tails = chain.rules.map(ruleTail);
     const old = this.desired.get(chain.name);
     // Same name and same rule texts ⇔ same hashes.
-    if (old !== undefined && sameList(old.tails, tails)) return;
-    this.ruleCount += chain.rules.length - (old?.rules.length ?? 0);
-    this.desired.set(chain.name, { rules: chain.rules, tails, hashes: undefined });
+    if (old !== undefined && old.onDemand === onDemand && sameList(old.tails, tails)) return;
+    if (old !== undefined && this.isProgrammed(chain.name, old)) this.count(old, -1);
+    const next: DesiredChain = { rules: chain.rules, onDemand, targets: onDemand ? [] : jumpTargets(chain.rules), tails, hashes: undefined };
+    this.desired.set(chain.name, next);
+    this.retarget(old?.targets ?? [], next.targets);
+    if (this.isProgrammed(chain.name, next)) this.count(next, +1);
     this.dirty.add(chain.name);
     this.updateGauges();
   }
 
-  updateChains(chains: Iterable<Chain>): void {
-    for (const c of chains) this.updateChain(c);
+  updateChains(chains: Iterable<Chain>, opts: { readonly onDemand?: boolean } = {}): void {
+    for (const c of chains) this.updateChain(c, opts);
   }
 
   removeChain(name: string): void {
     const old = this.desired.get(name);
     if (old === undefined) return;
-    this.ruleCount -= old.rules.length;
+    if (this.isProgrammed(name, old)) this.count(old, -1);
     this.desired.delete(name);
+    this.retarget(old.targets, []);
     this.dirty.add(name);
     this.updateGauges();
+  }
+
+  private isProgrammed(name: string, d: DesiredChain): boolean {
+    return !d.onDemand || (this.refCounts.get(name) ?? 0) > 0;
+  }
+
+  /** The desired chain if it belongs in the kernel now. */
+  private effective(name: string): DesiredChain | undefined {
+    const d = this.desired.get(name);
+    return d !== undefined && this.isProgrammed(name, d) ? d : undefined;
+  }
+
+  private count(d: DesiredChain, sign: 1 | -1): void {
+    this.programmedChains += sign;
+    this.ruleCount += sign * d.rules.length;
+  }
+
+  /** Moves references from `before` to `after`; an on-demand chain crossing zero changes state. */
+  private retarget(before: readonly string[], after: readonly string[]): void {
+    for (const t of after) {
+      const n = (this.refCounts.get(t) ?? 0) + 1;
+      this.refCounts.set(t, n);
+      const d = this.desired.get(t);
+      if (n === 1 && d?.onDemand === true) {
+        this.count(d, +1);
+        this.dirty.add(t);
+      }
+    }
+    for (const t of before) {
+      const n = (this.refCounts.get(t) ?? 0) - 1;
+      if (n > 0) this.refCounts.set(t, n);
+      else this.refCounts.delete(t);
+      const d = this.desired.get(t);
+      if (n === 0 && d?.onDemand === true) {
+        this.count(d, -1);
+        this.dirty.add(t);
+      }
+    }
   }
 
   /** The rules of ours that belong in kernel chains (`FORWARD`, …). */
@@ -221,8 +278,9 @@ export class IptablesTable {
     return this.desired.get(name)?.rules;
   }
 
-  get desiredChainNames(): Iterable<string> {
-    return this.desired.keys();
+  /** The chains this table wants in the kernel (on-demand chains only while referenced). */
+  get desiredChainNames(): string[] {
+    return [...this.desired.keys()].filter((name) => this.effective(name) !== undefined);
   }
 
   /** Forces a read-back on the next apply (e.g. after a suspected external change). */
@@ -334,10 +392,11 @@ export class IptablesTable {
     this.dirty.clear();
     this.hooksDirty = false;
     for (const [name, d] of this.desired) {
+      if (!this.isProgrammed(name, d)) continue;
       const a = owned.get(name);
       if (a === undefined || !sameList(a, hashesOf(name, d))) this.dirty.add(name);
     }
-    for (const name of owned.keys()) if (!this.desired.has(name)) this.dirty.add(name);
+    for (const name of owned.keys()) if (this.effective(name) === undefined) this.dirty.add(name);
     for (const [chain, h] of this.hooks) {
       if (!sameList(kernel.get(chain)?.hashes ?? [], h.hashes)) this.hooksDirty = true;
       else {
@@ -371,7 +430,7 @@ export class IptablesTable {
     const head: string[] = [`*${this.table}`];
     const deletes: string[] = [];
     for (const name of dirty) {
-      const want = this.desired.get(name);
+      const want = this.effective(name);
       const have = this.actual.get(name);
       if (want === undefined && have === undefined) continue;
       written.push(name);
@@ -387,7 +446,7 @@ export class IptablesTable {
     let ops: string[] = [];
     const CHUNK_LINES = 512;
     for (const name of dirty) {
-      const want = this.desired.get(name);
+      const want = this.effective(name);
       if (want === undefined) continue;
       const have = this.actual.get(name) ?? [];
       const hashes = hashesOf(name, want);
@@ -422,7 +481,7 @@ export class IptablesTable {
 
   private commitWritten(chains: readonly string[]): void {
     for (const name of chains) {
-      const want = this.desired.get(name);
+      const want = this.effective(name);
       if (want === undefined) this.actual.delete(name);
       else this.actual.set(name, [...hashesOf(name, want)]);
     }
@@ -449,14 +508,14 @@ export class IptablesTable {
    */
   private pruneUnchanged(): void {
     for (const name of this.dirty) {
-      const want = this.desired.get(name);
+      const want = this.effective(name);
       const have = this.actual.get(name);
       if (want !== undefined && have !== undefined && sameList(have, hashesOf(name, want))) this.dirty.delete(name);
     }
   }
 
   private updateGauges(): void {
-    this.metrics.chains.set(this.labels, this.desired.size);
+    this.metrics.chains.set(this.labels, this.programmedChains);
     this.metrics.rules.set(this.labels, this.ruleCount);
   }
 }
@@ -465,6 +524,16 @@ export class IptablesTable {
 function hashesOf(name: string, chain: DesiredChain): readonly string[] {
   if (chain.hashes === undefined) chain.hashes = hashRuleTails(name, chain.tails);
   return chain.hashes;
+}
+
+/** The owned chains `rules` jump (`-j`) or go (`-g`) to. */
+function jumpTargets(rules: readonly IptablesRule[]): string[] {
+  const out: string[] = [];
+  for (const r of rules) {
+    const m = /^-[jg] (cali-\S+)/.exec(r.action);
+    if (m !== null) out.push(m[1]!);
+  }
+  return out;
 }
 
 function ruleLine(chain: DesiredChain, hashes: readonly string[], i: number): string {

@@ -2,9 +2,9 @@
  * ActivePolicyUpdate/Remove and ActiveProfileUpdate/Remove → `cali-pi-`/`cali-po-` and
  * `cali-pri-`/`cali-pro-` chains in the filter table of every IP family.
  *
- * - The calc graph sends only *active* policies and profiles (used by a local endpoint), so
- *   every chain written here is referenced; Felix's "program only referenced chains" holds by
- *   construction.
+ * - The calc graph sends only *active* policies and profiles (used by a local endpoint), but a
+ *   policy may be used in one direction only: its chains are on-demand, so the table programs
+ *   each only while an endpoint chain jumps to it (Felix programs only referenced chains).
  * - A policy that cannot be rendered (a value the renderer rejects) fails closed: its chains
  *   become a single DROP, and the error is logged with the policy's identity.
  * - Untracked and pre-DNAT policies belong in the raw/mangle tables, which Tessera does not
@@ -17,6 +17,9 @@ import { policyChainName, profileChainName } from './chain-names.ts';
 import type { IptablesTable } from './iptables-table.ts';
 import { RuleRenderError } from './match-builder.ts';
 import type { RuleRenderer } from './rule-renderer.ts';
+
+/** Policy and profile chains are programmed only while an endpoint chain refers to them. */
+const ON_DEMAND = { onDemand: true } as const;
 
 export interface FamilyTables {
   readonly renderer: RuleRenderer;
@@ -42,7 +45,10 @@ export class PolicyManager {
           return true;
         }
         for (const f of this.families) {
-          f.filter.updateChains(this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id)));
+          f.filter.updateChains(
+            this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id)),
+            ON_DEMAND,
+          );
         }
         return true;
       }
@@ -60,6 +66,7 @@ export class PolicyManager {
               kind: 'Profile',
               name: id.name,
             }),
+            ON_DEMAND,
           );
         }
         return true;
