@@ -6,7 +6,7 @@ import type { Chain } from './chain.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { FakeKernel } from './fake-kernel.ts';
-import { IptablesApplyError, IptablesTable, parseSave } from './iptables-table.ts';
+import { IptablesApplyError, IptablesTable } from './iptables-table.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 
 function setup(opts: { refreshIntervalMs?: number; maxAttempts?: number; beforeRetry?: () => Promise<void> } = {}) {
@@ -244,32 +244,5 @@ describe('IptablesTable', () => {
   it('refuses to own a chain without the cali- prefix', () => {
     const { table } = setup();
     expect(() => table.updateChain(chain('KUBE-X', '-j DROP'))).toThrow(RangeError);
-  });
-});
-
-describe('parseSave', () => {
-  it('extracts hashes of owned chains and our rules in kernel chains, ignoring the rest', () => {
-    const text = [
-      '*filter',
-      ':INPUT ACCEPT [0:0]',
-      ':FORWARD ACCEPT [0:0]',
-      ':cali-x - [0:0]',
-      ':cali-empty - [0:0]',
-      ':DOCKER - [0:0]',
-      '-A FORWARD -j DOCKER',
-      '-A FORWARD -m comment --comment "cali:AAAAAAAAAAAAAAAA" -j cali-x',
-      '-A cali-x -p tcp -m comment --comment "cali:BBBBBBBBBBBBBBBB" -j DROP',
-      '-A cali-x -j ACCEPT',
-      '-A DOCKER -j RETURN',
-      'COMMIT',
-    ].join('\n');
-    const { owned, kernel } = parseSave(text, new Set(['FORWARD', 'INPUT']));
-    expect([...owned]).toEqual([
-      ['cali-x', ['BBBBBBBBBBBBBBBB', '']],
-      ['cali-empty', []],
-    ]);
-    expect(kernel.get('FORWARD')!.hashes).toEqual(['AAAAAAAAAAAAAAAA']);
-    expect(kernel.get('INPUT')!.hashes).toEqual([]);
-    expect(kernel.has('DOCKER')).toBe(false);
   });
 });
