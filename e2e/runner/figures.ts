@@ -3,11 +3,11 @@
  *
  * - policy latency: a Kubernetes NetworkPolicy (deny all ingress in x) is created / deleted
  *   N times; latency = from the API call to the first probe that sees the new verdict on EVERY
- *   agent (x/a lives on node-1, x/b on node-2; probes start every 5 ms, and a probe that saw the
- *   new verdict shows the rule was in place when it started);
- * - pod latency: a new pod labelled role=client (which x admits) is created N times; latency =
- *   from the pod's creation to its first successful connection to both x pods (its own node's
- *   endpoint chains and the other node's IP sets must both have it);
+ *   agent (one x pod per node, each probed from a y pod on another node; probes start every
+ *   5 ms, and a probe that saw the new verdict shows the rule was in place when it started);
+ * - pod latency: a new pod labelled role=client (which x admits) is created N times, on the
+ *   nodes in turn; latency = from the pod's creation to its first successful connection to
+ *   every x pod (its own node's endpoint chains and every other node's IP sets must have it);
  * - agents' RSS and CPU, idle (10 s) and during the two loops.
  *
  * Prints one line per figure and, last, the JSON of all of them. The namespaces are
@@ -24,18 +24,23 @@ import { ScenarioRun } from './run-scenario.ts';
 import type { ManifestObject, Scenario } from './scenario.ts';
 
 const N = Number(process.env['TESSERA_FIGURES_N'] ?? 100);
+/** Nodes, each with its own agent. @default 4 */
+const NODES = Number(process.env['TESSERA_FIGURES_NODES'] ?? 4);
+if (!Number.isInteger(NODES) || NODES < 2 || NODES > 16) throw new RangeError(`TESSERA_FIGURES_NODES must be an integer in 2..16, got ${process.env['TESSERA_FIGURES_NODES']}`);
+const nodeName = (k: number): string => `node-${k + 1}`;
+/** x/p<k> lives on node k (the policy's targets); y/p<k> on node k+1 (the probes' sources). */
+const xIp = (k: number): string => `10.68.1.${10 + k}`;
+const yIp = (k: number): string => `10.68.2.${10 + k}`;
 const PORT = 80;
 const ports = [{ name: 'http', containerPort: PORT, protocol: 'TCP' as const }];
 const ns = (name: string) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ns: name } });
 const SCENARIO: Scenario = {
   name: 'figures',
   namespaces: [ns('x'), ns('y')],
-  pods: [
-    { namespace: 'x', name: 'a', ip: '10.68.1.10', node: 'node-1', labels: { pod: 'a' }, containerPorts: ports },
-    { namespace: 'x', name: 'b', ip: '10.68.1.11', node: 'node-2', labels: { pod: 'b' }, containerPorts: ports },
-    { namespace: 'y', name: 'a', ip: '10.68.2.10', node: 'node-2', labels: { pod: 'a' }, containerPorts: ports },
-    { namespace: 'y', name: 'b', ip: '10.68.2.11', node: 'node-1', labels: { pod: 'b' }, containerPorts: ports },
-  ],
+  pods: Array.from({ length: NODES }, (_, k) => [
+    { namespace: 'x', name: `p${k}`, ip: xIp(k), node: nodeName(k), labels: { pod: `p${k}` }, containerPorts: ports },
+    { namespace: 'y', name: `p${k}`, ip: yIp(k), node: nodeName((k + 1) % NODES), labels: { pod: `p${k}` }, containerPorts: ports },
+  ]).flat(),
   probes: [],
 };
 const DENY: ManifestObject = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'deny-all', namespace: 'x' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } };
@@ -106,13 +111,14 @@ async function main(): Promise<void> {
   const deny = names.manifest(DENY);
   const clients = names.manifest(CLIENTS);
   const core = cluster.admin.makeApiClient(CoreV1Api);
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = { nodes: NODES };
   try {
     await run.setUp();
     await run.agentsIdle();
     const pids = [...cluster.agents.values()].map((a) => a.child.pid ?? 0);
     const probe = (from: string, to: string) => () => run.probeOnce(names.probe({ from, to, port: PORT, protocol: 'TCP', expected: true }), 100).then((v) => v === true);
-    const targets = [probe('y/b', 'x/a'), probe('y/a', 'x/b')];
+    // Every node's x pod, each probed from the y pod on the next node.
+    const targets = Array.from({ length: NODES }, (_, k) => probe(`y/p${k}`, `x/p${k}`));
 
     out['idle'] = (await measure(pids, () => sleep(10_000))).usage;
 
@@ -132,7 +138,7 @@ async function main(): Promise<void> {
     const pl = policy.result;
     out['policyLatencyMs'] = { n: pl.length, p50: Math.round(percentile(pl, 0.5)), p99: Math.round(percentile(pl, 0.99)), max: Math.round(Math.max(...pl)) };
     out['duringPolicyChurn'] = policy.usage;
-    console.log(`policy → enforced on every agent: n=${pl.length} p50=${percentile(pl, 0.5).toFixed(0)} ms p99=${percentile(pl, 0.99).toFixed(0)} ms`);
+    console.log(`policy → enforced on all ${NODES} agents: n=${pl.length} p50=${percentile(pl, 0.5).toFixed(0)} ms p99=${percentile(pl, 0.99).toFixed(0)} ms`);
 
     await run.upsert(clients);
     await run.agentsIdle();
@@ -140,7 +146,7 @@ async function main(): Promise<void> {
       const lat: number[] = [];
       for (let i = 0; i < N; i++) {
         const name = `n${i}`;
-        const node = i % 2 === 0 ? 'node-1' : 'node-2';
+        const node = nodeName(i % NODES);
         const ip = `10.68.3.${10 + (i % 200)}`;
         const net = cluster.network.addPod(y, name, ip, node);
         const server = await PodServer.start(net, []);
@@ -151,7 +157,7 @@ async function main(): Promise<void> {
             body: { metadata: { name, namespace: y, labels: { role: 'client' } }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
           });
           await core.patchNamespacedPodStatus({ name, namespace: y, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-          const to = ['10.68.1.10', '10.68.1.11'];
+          const to = Array.from({ length: NODES }, (_, k) => xIp(k));
           const seen = await Promise.all(to.map((host) => firstSeen(() => server.probe('TCP', host, PORT, 100), true)));
           lat.push(Math.max(...seen) - t0);
         } finally {
@@ -165,7 +171,7 @@ async function main(): Promise<void> {
     const pdl = pods.result;
     out['podLatencyMs'] = { n: pdl.length, p50: Math.round(percentile(pdl, 0.5)), p99: Math.round(percentile(pdl, 0.99)), max: Math.round(Math.max(...pdl)) };
     out['duringPodChurn'] = pods.usage;
-    console.log(`pod created → its policy enforced: n=${pdl.length} p50=${percentile(pdl, 0.5).toFixed(0)} ms p99=${percentile(pdl, 0.99).toFixed(0)} ms`);
+    console.log(`pod created → its policy enforced on all ${NODES} nodes: n=${pdl.length} p50=${percentile(pdl, 0.5).toFixed(0)} ms p99=${percentile(pdl, 0.99).toFixed(0)} ms`);
     await run.remove(names.ref({ apiVersion: CLIENTS.apiVersion, kind: CLIENTS.kind, name: 'clients', namespace: 'x' }));
   } finally {
     await run.tearDown().catch((e: unknown) => process.stderr.write(`teardown: ${String(e)}\n`));
