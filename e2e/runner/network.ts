@@ -155,11 +155,21 @@ export class ClusterNetwork {
     return pod;
   }
 
-  /** Deletes the pod's namespace (its veth and node-local route go with it) and remote routes. */
+  /**
+   * Deletes the pod's veth, its namespace and the remote routes. The veth goes first, by name:
+   * a deleted namespace is torn down by the kernel asynchronously (later still while a process
+   * is inside it), and until then its veth peer would keep the `cali…` name taken on the node,
+   * so the same pod in the next scenario could not be wired ("File exists").
+   */
   removePod(key: string): void {
     const pod = this.pods.get(key);
     if (pod === undefined) return;
     this.pods.delete(key);
+    try {
+      this.exec(this.nodeNs(pod.node), ['ip', 'link', 'del', pod.iface]);
+    } catch {
+      // Already gone.
+    }
     tryDel(pod.netns);
     this.live.delete(pod.netns);
     for (const [node, ns] of this.nodes) {
