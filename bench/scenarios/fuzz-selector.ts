@@ -18,18 +18,7 @@
  */
 import { report, type BenchScenario } from '../scenario.ts';
 import { parseSelector, SelectorParseError, type Selector } from '../../src/selector/index.ts';
-
-/** mulberry32: small, fast, good enough for fuzzing, and fully determined by the seed. */
-function makeRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../src/runtime/seeded-random.ts';
 
 const LABELS = ['a', 'b', 'app', 'in', 'not', 'has', 'all', 'global', 'contains', 'starts', 'ends', 'with', 'notin', 'constructor', '__proto__', 'projectcalico.org/namespace', 'x-y_z/1.2'];
 const VALUES = ['', 'a', 'b', 'web', 'in', '"', "'", 'x"y', "it's", ' ', '\t', 'é', '\u{1F600}', '\uFF5E', 'a\nb', '\\'];
@@ -201,7 +190,7 @@ const scenario: BenchScenario = {
     const seed = args[1] === undefined ? 1 : Number(args[1]);
     if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`fuzz-selector: count must be a non-negative integer, got ${args[0]}`);
     if (!Number.isSafeInteger(seed)) throw new RangeError(`fuzz-selector: seed must be an integer, got ${args[1]}`);
-    const gen = new Generator(makeRng(seed));
+    const gen = new Generator(seededRandom(seed));
     const maps = Array.from({ length: 12 }, () => gen.labels());
     maps.push({}, { a: '', b: 'web' });
 

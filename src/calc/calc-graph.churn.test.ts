@@ -12,18 +12,7 @@ import { MockDataplane } from './testing/mock-dataplane.ts';
 import { gnp, knp, profile, REMOTE_NODE, tier, wep } from './testing/fixtures.ts';
 import { resourceKey } from './testing/state.ts';
 import type { ResourceUpdate } from './update-processor.ts';
-
-/** mulberry32: a tiny seeded PRNG, so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../runtime/seeded-random.ts';
 
 function generator(rand: () => number) {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
@@ -101,7 +90,7 @@ function deleteOf(r: V3Resource): ResourceUpdate {
 }
 
 function runChurn(seed: number, steps: number): void {
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const gen = generator(rand);
   const graph = new CalcGraph({ nodeName: LOCAL_NODE });
   const dp = new MockDataplane();

@@ -7,16 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseSelector, type Selector } from '../selector/index.ts';
 import { LabelInheritIndex, type Labels } from './label-inherit-index.ts';
-
-function mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../runtime/seeded-random.ts';
 
 const SELECTORS = [
   "a == 'x'",
@@ -45,7 +36,7 @@ describe('LabelInheritIndex', () => {
 
   for (let seed = 1; seed <= 20; seed++) {
     it(`matches a brute-force oracle under random churn (seed ${seed})`, () => {
-      const rand = mulberry(seed);
+      const rand = seededRandom(seed);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
       const pairs = new Set<string>();
       const idx = new LabelInheritIndex({
