@@ -1,18 +1,30 @@
 /**
  * manifests/ against the real API server: `kubectl apply -f manifests/` installs (the
  * workloads never run — there is no kubelet), a second apply changes nothing, the RBAC
- * is least-privilege (the agent cannot write), and the admission policy reserves
- * knp.default.* policies for the controllers' ServiceAccount.
+ * is least-privilege (the agent cannot write), the admission policy reserves
+ * knp.default.* policies for the controllers' ServiceAccount, and the workloads' pods are
+ * admitted with their priority classes, RuntimeDefault seccomp and memory bounds.
  *
- * The admission policy is cluster-wide, so this file removes its binding at the end:
- * other files' tests must not depend on it.
+ * The admission policies are cluster-wide, so this file removes them at the end: other
+ * files' tests must not depend on them.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { ApiException, CustomObjectsApi, NetworkingV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  NetworkingV1Api,
+  PolicyV1Api,
+  RbacAuthorizationV1Api,
+  SchedulingV1Api,
+  type V1Pod,
+  type V1PodTemplateSpec,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
@@ -21,6 +33,7 @@ import { issueServiceAccountToken, type ServiceAccountIdentity } from '../contro
 import { installCalicoCrds } from './calico-crds.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
 import { adminKubeConfig, sharedControlPlane } from './shared-control-plane.ts';
+import { removeTesseraAdmission } from './tessera-admission.ts';
 
 async function statusOf(call: Promise<unknown>): Promise<{ code: number; message: string }> {
   return call.then(
@@ -30,6 +43,28 @@ async function statusOf(call: Promise<unknown>): Promise<{ code: number; message
       throw err;
     },
   );
+}
+
+/** Mebibytes in a memory quantity the manifests use (`128Mi`, `1Gi`). */
+function mebibytes(quantity: string | undefined): number {
+  const m = /^(\d+)(Mi|Gi)$/.exec(quantity ?? '');
+  if (m === null) throw new Error(`memory quantity ${JSON.stringify(quantity)}: expected <n>Mi or <n>Gi`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
+
+/**
+ * Creates a pod from a workload's template, as its controller would, and returns it as the
+ * API server admitted it (priority resolved from the class, defaults applied); then deletes
+ * it. With no scheduler it stays unbound, so the delete is immediate.
+ */
+async function admitPod(template: V1PodTemplateSpec | undefined, name: string): Promise<V1Pod> {
+  if (template === undefined) throw new Error(`${name}: the workload has no spec.template`);
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  const namespace = 'tessera-system';
+  const body: V1Pod = { metadata: { ...template.metadata, name: `${name}-${randomBytes(3).toString('hex')}` }, spec: template.spec };
+  const pod = await core.createNamespacedPod({ namespace, body });
+  await core.deleteNamespacedPod({ namespace, name: pod.metadata?.name ?? '', gracePeriodSeconds: 0 });
+  return pod;
 }
 
 function knp(name: string, namespace: string): object {
@@ -53,7 +88,7 @@ describe('kubectl apply -f manifests/', () => {
   });
 
   afterAll(async () => {
-    await kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'tessera-reserve-knp-policies']);
+    await removeTesseraAdmission();
     await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']);
     rmSync(dir, { recursive: true, force: true });
     unregister();
@@ -71,7 +106,9 @@ describe('kubectl apply -f manifests/', () => {
       'clusterrole.rbac.authorization.k8s.io/tessera-controllers',
       'clusterrole.rbac.authorization.k8s.io/tessera-agent',
       'validatingadmissionpolicy.admissionregistration.k8s.io/tessera-reserve-knp-policies',
+      'priorityclass.scheduling.k8s.io/tessera-controllers',
       'deployment.apps/tessera-controllers',
+      'poddisruptionbudget.policy/tessera-controllers',
       'daemonset.apps/tessera-agent',
     ]) {
       expect(result.stdout).toContain(kind);
@@ -82,10 +119,56 @@ describe('kubectl apply -f manifests/', () => {
   });
 
   it('applying it a second time changes nothing', async () => {
+    const pdbVersion = (): Promise<string> =>
+      kubectlOk(['get', '-n', 'tessera-system', 'poddisruptionbudget/tessera-controllers', '-o', 'jsonpath={.metadata.resourceVersion}']);
+    const before = await pdbVersion();
     const out = await kubectlOk(['apply', '-f', 'manifests/']);
     const lines = out.trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(15);
-    for (const line of lines) expect(line).toMatch(/ unchanged$/);
+    // kubectl's client-side apply reports a PodDisruptionBudget "configured" every time: its
+    // spec.selector has patch strategy "replace", so the computed patch is never empty. The
+    // API server finds nothing to change: the resourceVersion stays.
+    const pdb = 'poddisruptionbudget.policy/tessera-controllers';
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${pdb} (unchanged|configured)$`)));
+    for (const line of lines.filter((l) => !l.startsWith(`${pdb} `))) expect(line).toMatch(/ unchanged$/);
+    expect(await pdbVersion()).toBe(before);
+  });
+
+  it('the controllers have their PriorityClass and a PodDisruptionBudget; both workloads are admitted with RuntimeDefault seccomp and memory bounds', async () => {
+    const admin = adminKubeConfig();
+    const apps = admin.makeApiClient(AppsV1Api);
+    const deployment = await apps.readNamespacedDeployment({ namespace: 'tessera-system', name: 'tessera-controllers' });
+    const daemonSet = await apps.readNamespacedDaemonSet({ namespace: 'tessera-system', name: 'tessera-agent' });
+
+    const priorityClass = await admin.makeApiClient(SchedulingV1Api).readPriorityClass({ name: 'tessera-controllers' });
+    expect(priorityClass.value).toBe(1_000_000_000); // the highest a user may set
+    expect(priorityClass.globalDefault ?? false).toBe(false); // not every pod's class
+
+    const pdb = await admin.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ namespace: 'tessera-system', name: 'tessera-controllers' });
+    expect(pdb.spec?.maxUnavailable).toBe(1);
+    expect(pdb.spec?.unhealthyPodEvictionPolicy).toBe('AlwaysAllow');
+    expect(deployment.spec?.template.metadata?.labels).toMatchObject(pdb.spec?.selector?.matchLabels ?? { selector: 'missing' });
+
+    const controllersPod = await admitPod(deployment.spec?.template, 'tessera-controllers');
+    expect(controllersPod.spec?.priorityClassName).toBe('tessera-controllers');
+    expect(controllersPod.spec?.priority).toBe(1_000_000_000);
+    const agentPod = await admitPod(daemonSet.spec?.template, 'tessera-agent');
+    expect(agentPod.spec?.priorityClassName).toBe('system-node-critical');
+    expect(agentPod.spec?.priority).toBe(2_000_001_000);
+
+    for (const pod of [controllersPod, agentPod]) {
+      expect(pod.spec?.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
+      for (const c of pod.spec?.containers ?? []) {
+        // The image's entrypoint (the compiled `tessera`) runs; the manifest only picks the sub-command.
+        expect(c.command).toBeUndefined();
+        const { requests, limits } = c.resources ?? {};
+        expect(mebibytes(requests?.['memory'])).toBeGreaterThanOrEqual(128);
+        expect(mebibytes(limits?.['memory'])).toBeGreaterThan(mebibytes(requests?.['memory']));
+        expect(c.securityContext?.allowPrivilegeEscalation).toBe(false);
+        expect(c.securityContext?.readOnlyRootFilesystem).toBe(true);
+        expect(c.securityContext?.capabilities?.drop).toEqual(['ALL']);
+      }
+    }
   });
 
   it('the agent ServiceAccount is read-only: creating a NetworkPolicy is forbidden (403), reading Calico policies is allowed', async () => {

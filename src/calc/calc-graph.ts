@@ -5,8 +5,8 @@
  * Wiring (each arrow a direct, synchronous call):
  * ```
  * ResourceUpdate → UpdateProcessor (validation filter; invalid = deleted)
- *   → Dispatcher ─ tier     → PolicyResolver
- *                ├ policy   → PolicyResolver, ActiveRulesCalculator
+ *   → Dispatcher ─ tier     → PolicyResolver, MissingTierIndex
+ *                ├ policy   → PolicyResolver, ActiveRulesCalculator, MissingTierIndex
  *                ├ profile  → IPSetMemberIndex (labels), ActiveRulesCalculator
  *                └ endpoint → IPSetMemberIndex (all endpoints)
  *                             LocalEndpointFilter → PolicyResolver, ActiveRulesCalculator
@@ -21,7 +21,11 @@
  * - `flush()` returns nothing before `onStatusUpdated('in-sync')`; the first flush after it
  *   returns the full state followed by `{type: 'InSync'}`; later flushes return deltas;
  * - an invalid object never throws out of `onUpdates`: it is logged, counted and treated
- *   as deleted.
+ *   as deleted;
+ * - a policy naming a tier that has no Tier object is logged (once per change, from the
+ *   first flush after in-sync) and counted in `tessera_calc_policies_missing_tier`. A Tier
+ *   being deleted (deletionTimestamp set, held by a finalizer) is still a Tier: it keeps
+ *   its place in the order until it is gone.
  */
 import type { Registry } from 'prom-client';
 import type { DataplaneMessage } from '../proto/index.ts';
@@ -33,6 +37,7 @@ import { EventSequencer } from './event-sequencer.ts';
 import { IPSetMemberIndex } from './ipset-member-index.ts';
 import { LocalEndpointFilter } from './local-endpoint-filter.ts';
 import { calcGraphMetrics, type CalcGraphMetrics } from './metrics.ts';
+import { MissingTierIndex, missingTierMessage } from './missing-tier-index.ts';
 import { PolicyResolver } from './policy-resolver.ts';
 import { RuleScanner } from './rule-scanner.ts';
 import { UpdateProcessor, type ResourceUpdate } from './update-processor.ts';
@@ -61,6 +66,7 @@ export class CalcGraph {
   readonly #arc: ActiveRulesCalculator;
   readonly #resolver: PolicyResolver;
   readonly #localFilter: LocalEndpointFilter;
+  readonly #missingTiers = new MissingTierIndex();
   #inSync = false;
   #sentInSync = false;
 
@@ -120,10 +126,14 @@ export class CalcGraph {
     });
 
     const d = this.#dispatcher;
-    d.register('tier', (u) => this.#resolver.onTierUpdate(u.key, u.value));
+    d.register('tier', (u) => {
+      this.#resolver.onTierUpdate(u.key, u.value);
+      this.#missingTiers.onTierUpdate(u.key, u.value);
+    });
     d.register('policy', (u) => {
       this.#resolver.onPolicyUpdate(u.key, u.value);
       this.#arc.onPolicyUpdate(u.key, u.value);
+      this.#missingTiers.onPolicyUpdate(u.key, u.value);
     });
     d.register('profile', (u) => {
       this.#memberIndex.onProfileLabelsUpdate(u.key, u.value?.labels);
@@ -153,6 +163,7 @@ export class CalcGraph {
   /** What the event sequencer emits now; `[]` before in-sync. */
   flush(): DataplaneMessage[] {
     if (!this.#inSync) return [];
+    this.#reportMissingTiers();
     this.#resolver.flush();
     const out = this.#sequencer.flush();
     if (!this.#sentInSync) {
@@ -164,6 +175,16 @@ export class CalcGraph {
     this.#metrics.activeLocalPolicies.set(this.#arc.activePolicyCount);
     this.#metrics.activeLocalSelectors.set(this.#scanner.activeSetCount);
     return out;
+  }
+
+  #reportMissingTiers(): void {
+    for (const change of this.#missingTiers.flush()) {
+      const { kind, namespace, name, tier } = change.policy;
+      const fields = { kind, namespace, name, tier };
+      if (change.type === 'missing') this.#log.warn({ ...fields, reason: missingTierMessage(tier) }, 'policy names a tier that does not exist');
+      else this.#log.info(fields, 'policy names an existing tier again');
+    }
+    this.#metrics.policiesMissingTier.set(this.#missingTiers.missingCount);
   }
 
   /** Active IP sets (for benchmarks and tests). */

@@ -6,3 +6,4 @@ export { CalcGraph, type CalcGraphOptions, type SyncStatus } from './calc-graph.
 export { AsyncCalcGraph, type AsyncCalcGraphOptions } from './async-calc-graph.ts';
 export type { ResourceUpdate, InvalidResource } from './update-processor.ts';
 export type { DataplaneMessage } from '../proto/index.ts';
+export { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers, type MissingTierPolicy } from './missing-tier-index.ts';

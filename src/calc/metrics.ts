@@ -14,6 +14,7 @@ export interface CalcGraphMetrics {
   readonly activeLocalSelectors: Gauge;
   readonly resyncState: Gauge;
   readonly invalidUpdates: Counter<'kind'>;
+  readonly policiesMissingTier: Gauge;
 }
 
 export function calcGraphMetrics(registry: Registry): CalcGraphMetrics {
@@ -35,5 +36,7 @@ export function calcGraphMetrics(registry: Registry): CalcGraphMetrics {
       new Gauge({ name: 'felix_resync_state', help: 'Datastore sync state: 1 = wait, 2 = resync, 3 = in-sync.', registers })),
     invalidUpdates: getOrCreate(registry, 'tessera_calc_invalid_updates_total', () =>
       new Counter({ name: 'tessera_calc_invalid_updates_total', help: 'Objects dropped by the validation filter, by kind.', labelNames: ['kind'], registers })),
+    policiesMissingTier: getOrCreate(registry, 'tessera_calc_policies_missing_tier', () =>
+      new Gauge({ name: 'tessera_calc_policies_missing_tier', help: 'Policies whose tier has no Tier object (enforced in a tier ordered after every existing one).', registers })),
   };
 }

@@ -1,7 +1,7 @@
 /**
- * The dataplane's Prometheus metrics, with Felix's names (dataplane.md §9), registered on an
- * injected registry. Gauges are set from counts the components keep incrementally, never by
- * walking the whole ruleset.
+ * The dataplane's Prometheus metrics, with Felix's names (dataplane.md §9) where Felix has one
+ * and `tessera_` otherwise, registered on an injected registry. Gauges are set from counts the
+ * components keep incrementally, never by walking the whole ruleset.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { getOrCreate } from '../runtime/metrics.ts';
@@ -15,6 +15,18 @@ export class DataplaneMetrics {
   readonly ipsetCalls: Counter;
   readonly ipsetErrors: Counter;
   readonly applyTime: Histogram;
+  /** Chains iptables-restore rejected, now programmed as their fail-closed stand-ins (or kept, for a deletion). */
+  readonly rejectedChains: Gauge<'ip_version' | 'table'>;
+  /** Rejections, once per chain and desired version. */
+  readonly chainRejections: Counter<'ip_version' | 'table'>;
+  /** Applies that failed (an outage: nothing to narrow to); Felix's name. */
+  readonly applyFailures: Counter;
+  /** Applies that failed in a row; 0 once one succeeds. */
+  readonly consecutiveApplyFailures: Gauge;
+  /** This node's endpoints withheld because another endpoint claims their interface or address, by kind of claim. */
+  readonly conflictingEndpoints: Gauge<'kind'>;
+  /** This node's endpoints not programmed because no `--interface-prefix` covers their interface. */
+  readonly foreignInterfaceEndpoints: Gauge;
 
   constructor(registry: Registry) {
     const labelNames = ['ip_version', 'table'] as const;
@@ -44,6 +56,38 @@ export class DataplaneMetrics {
         name: 'felix_int_dataplane_apply_time_seconds',
         help: 'Time in seconds that it took to apply a dataplane update.',
         buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers: [registry],
+      }),
+    );
+    this.rejectedChains = getOrCreate(registry, 'tessera_dataplane_rejected_chains', () =>
+      new Gauge({
+        name: 'tessera_dataplane_rejected_chains',
+        help: 'Chains iptables-restore rejected, programmed as a DROP (fail closed) until a retry is accepted.',
+        labelNames,
+        registers: [registry],
+      }),
+    );
+    this.chainRejections = getOrCreate(registry, 'tessera_dataplane_chain_rejections', () =>
+      new Counter({ name: 'tessera_dataplane_chain_rejections', help: 'Chains iptables-restore rejected, counted once per chain and desired version.', labelNames, registers: [registry] }),
+    );
+    this.applyFailures = getOrCreate(registry, 'felix_int_dataplane_failures', () =>
+      new Counter({ name: 'felix_int_dataplane_failures', help: 'Number of times dataplane updates failed and will be retried.', registers: [registry] }),
+    );
+    this.consecutiveApplyFailures = getOrCreate(registry, 'tessera_dataplane_consecutive_apply_failures', () =>
+      new Gauge({ name: 'tessera_dataplane_consecutive_apply_failures', help: 'Dataplane applies that failed in a row (0 after a success).', registers: [registry] }),
+    );
+    this.conflictingEndpoints = getOrCreate(registry, 'tessera_dataplane_conflicting_endpoints', () =>
+      new Gauge({
+        name: 'tessera_dataplane_conflicting_endpoints',
+        help: "This node's WorkloadEndpoints in a conflict (an interface or address another endpoint also claims): not programmed, their interfaces drop all traffic.",
+        labelNames: ['kind'] as const,
+        registers: [registry],
+      }),
+    );
+    this.foreignInterfaceEndpoints = getOrCreate(registry, 'tessera_dataplane_foreign_interface_endpoints', () =>
+      new Gauge({
+        name: 'tessera_dataplane_foreign_interface_endpoints',
+        help: "This node's WorkloadEndpoints whose interface no configured interface prefix covers: not programmed (their traffic never reaches the dispatch chains).",
         registers: [registry],
       }),
     );

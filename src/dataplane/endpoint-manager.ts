@@ -11,15 +11,28 @@
  *
  * Invalid interface names (not 1–15 of `[A-Za-z0-9_.-]`) are logged and the endpoint is
  * skipped, so no name can inject text into `iptables-restore` input.
+ *
+ * An interface outside every configured prefix (Felix `InterfacePrefix`, `--interface-prefix`)
+ * is never reached by the hooks, so its endpoint is not programmed: one error per change of
+ * the endpoint, and the `tessera_dataplane_foreign_interface_endpoints` gauge.
+ *
+ * Endpoints whose claims conflict — one interface, or overlapping addresses, claimed by more
+ * than one endpoint of this node, whichever way the interface was learnt — are all withheld:
+ * their interfaces get DROP chains until the conflict is gone (`endpoint-conflicts.ts`).
  */
 import type { DataplaneMessage, WorkloadEndpoint } from '../proto/index.ts';
 import { workloadEndpointIdKey } from '../proto/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { endpointChainName } from './chain-names.ts';
 import type { CommandRunner } from './command-runner.ts';
+import type { DataplaneMetrics } from './dataplane-metrics.ts';
+import { ConflictReporter, contestedInterfaceChains, findClaimConflicts, type EndpointClaim } from './endpoint-conflicts.ts';
 import { RuleRenderError } from './match-builder.ts';
 import type { FamilyTables } from './policy-manager.ts';
 import { isValidInterfaceName } from './rule-renderer.ts';
+
+/** The `programmed` value of an interface whose endpoints conflict; no endpoint key is empty. */
+const CONTESTED = '';
 
 interface EndpointState {
   readonly namespace: string;
@@ -34,8 +47,9 @@ interface EndpointState {
 export class EndpointManager {
   private readonly log: Logger;
   private readonly endpoints = new Map<string, EndpointState>();
-  /** iface → endpoint key currently owning the chains. */
+  /** iface → key of the endpoint whose chains it has, or CONTESTED for the fail-closed DROP. */
   private readonly programmed = new Map<string, string>();
+  private readonly conflicts: ConflictReporter;
   private dispatchDirty = true;
   /** The dispatch chains (root and children) last handed to the tables; the same in every family. */
   private dispatchChainNames: ReadonlySet<string> = new Set();
@@ -44,8 +58,17 @@ export class EndpointManager {
     private readonly families: readonly FamilyTables[],
     private readonly runner: CommandRunner,
     logger: Logger,
+    private readonly metrics?: DataplaneMetrics,
   ) {
     this.log = logger.child({ component: 'endpoint-manager' });
+    this.conflicts = new ConflictReporter(logger, metrics);
+  }
+
+  /** Every endpoint's claims, programmable or not (see `endpoint-conflicts.ts`). */
+  private *claims(): Iterable<EndpointClaim> {
+    for (const [key, ep] of this.endpoints) {
+      yield { key, namespace: ep.namespace, name: ep.name, iface: ep.iface, nets: [...ep.endpoint.ipv4Nets, ...ep.endpoint.ipv6Nets] };
+    }
   }
 
   onMessage(msg: DataplaneMessage): boolean {
@@ -100,9 +123,16 @@ export class EndpointManager {
     }
   }
 
-  /** Pushes changed endpoint chains and dispatch chains into the tables. */
+  /**
+   * Pushes changed endpoint chains and dispatch chains into the tables. Each interface gets
+   * exactly one of: its endpoint's chains; the fail-closed DROP chains, when its endpoint is in
+   * a conflict (`endpoint-conflicts.ts`); or nothing — an interface no endpoint claims, or one
+   * outside every `--interface-prefix`, which the hooks never send to the dispatch chains.
+   */
   render(): void {
-    const wanted = new Map<string, EndpointState & { key: string }>();
+    const withheld = this.conflicts.update(findClaimConflicts(this.claims()), this.endpoints);
+    const wanted = new Map<string, { key: string; ep: EndpointState } | typeof CONTESTED>();
+    let foreign = 0;
     for (const [key, ep] of this.endpoints) {
       if (ep.iface === undefined) continue;
       if (!isValidInterfaceName(ep.iface)) {
@@ -110,33 +140,46 @@ export class EndpointManager {
         ep.dirty = false;
         continue;
       }
-      const other = wanted.get(ep.iface);
-      if (other !== undefined) {
-        this.log.warn({ iface: ep.iface, endpoints: [other.key, key] }, 'two endpoints claim one interface; using the first by key');
-        if (other.key < key) continue;
+      if (!this.families.every((f) => f.renderer.coversInterface(ep.iface!))) {
+        // Felix has the same rule: InterfacePrefix must match the CNI's naming. The hooks only
+        // send `-i/-o <prefix>+` to the dispatch chains, so chains for this interface would
+        // never see a packet: rather than pretend, they are not written at all.
+        if (ep.dirty) {
+          this.log.error(
+            { namespace: ep.namespace, name: ep.name, iface: ep.iface },
+            'interface matches no configured interface prefix (--interface-prefix): endpoint not programmed, its policy is not enforced',
+          );
+        }
+        ep.dirty = false;
+        foreign++;
+        continue;
       }
-      wanted.set(ep.iface, { ...ep, key });
+      wanted.set(ep.iface, withheld.has(key) ? CONTESTED : { key, ep });
     }
-    for (const [iface, ep] of wanted) {
+    this.metrics?.foreignInterfaceEndpoints.set(foreign);
+    for (const [iface, want] of wanted) {
       const prevKey = this.programmed.get(iface);
-      if (prevKey === ep.key && !ep.dirty) continue;
-      if (ep.dirty && !this.families.every((f) => f.renderer.coversInterface(iface))) {
-        // Felix has the same rule: InterfacePrefix must match the CNI's naming, or the
-        // endpoint's traffic never reaches the dispatch chains.
-        this.log.error({ namespace: ep.namespace, name: ep.name, iface }, 'interface does not match any configured interface prefix: its traffic bypasses policy');
+      if (want === CONTESTED) {
+        if (prevKey === CONTESTED) continue;
+        for (const f of this.families) f.filter.updateChains(contestedInterfaceChains(iface));
+        if (prevKey === undefined) this.dispatchDirty = true;
+        this.programmed.set(iface, CONTESTED);
+        continue;
       }
+      const { key, ep } = want;
+      if (prevKey === key && !ep.dirty) continue;
       for (const f of this.families) {
         try {
-          f.filter.updateChains(f.renderer.endpointChains(iface, ep.endpoint));
+          // The owner names the endpoint if iptables-restore rejects its chains (they then drop).
+          f.filter.updateChains(f.renderer.endpointChains(iface, ep.endpoint), { owner: { kind: 'WorkloadEndpoint', namespace: ep.namespace, name: ep.name } });
         } catch (e) {
           if (!(e instanceof RuleRenderError)) throw e;
           this.log.error({ namespace: ep.namespace, name: ep.name, err: e.message }, 'cannot render endpoint chains');
         }
       }
-      const state = this.endpoints.get(ep.key);
-      if (state !== undefined) state.dirty = false;
+      ep.dirty = false;
       if (prevKey === undefined) this.dispatchDirty = true;
-      this.programmed.set(iface, ep.key);
+      this.programmed.set(iface, key);
     }
     for (const iface of [...this.programmed.keys()]) {
       if (wanted.has(iface)) continue;
