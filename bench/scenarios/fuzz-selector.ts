@@ -10,9 +10,10 @@
  * - deep nesting of `(` and `!(` around the nesting limit.
  *
  * A crash is any exception other than `SelectorParseError`, an unmutated generated
- * selector being rejected, or, for inputs that parse: the canonical form failing to
- * re-parse to itself, a unique-ID mismatch, the re-parsed selector evaluating differently on
- * any of a set of label maps, or `neverMatches()` claiming a selector that matched.
+ * selector being rejected, or, for inputs that parse: the canonical form failing to parse,
+ * the round-trip form (`toRoundTripString`) failing to re-parse to the same canonical form,
+ * a unique-ID mismatch, the re-parsed selector evaluating differently on any of a set of
+ * label maps, or `neverMatches()` claiming a selector that matched.
  * Prints one JSON line and exits non-zero if there was any crash, with the first few
  * crashing inputs on stderr.
  */
@@ -165,14 +166,18 @@ class Generator {
 /** Returns a description of what went wrong, or undefined if the parsed selector is sound. */
 function checkParsed(sel: Selector, maps: readonly Record<string, string>[]): string | undefined {
   const canonical = sel.toString();
+  // Calico's canonical form of `!(!x)` is `!!x`, which re-parses as `x` (src/selector/ast.ts):
+  // the exact round trip goes through toRoundTripString; the canonical form must still parse.
+  const exact = sel.toRoundTripString();
   let again: Selector;
   try {
-    again = parseSelector(canonical);
+    parseSelector(canonical);
+    again = parseSelector(exact);
   } catch (e) {
-    return `canonical form ${JSON.stringify(canonical)} does not re-parse: ${String(e)}`;
+    return `canonical form ${JSON.stringify(canonical)} or ${JSON.stringify(exact)} does not re-parse: ${String(e)}`;
   }
-  if (again.toString() !== canonical) return `canonical ${JSON.stringify(canonical)} re-prints as ${JSON.stringify(again.toString())}`;
-  if (again.uniqueId() !== sel.uniqueId()) return `unique ID changed across round trip of ${JSON.stringify(canonical)}`;
+  if (again.toString() !== canonical) return `round trip ${JSON.stringify(exact)} re-prints as ${JSON.stringify(again.toString())}, not ${JSON.stringify(canonical)}`;
+  if (again.uniqueId() !== sel.uniqueId()) return `unique ID changed across round trip of ${JSON.stringify(exact)}`;
   const never = sel.neverMatches();
   for (const m of maps) {
     const want = sel.evaluate(m);

@@ -23,13 +23,12 @@ describe('normaliseCidr', () => {
     ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1/128'],
     ['fe80:0:0:1:0:0:0:1', 'fe80:0:0:1::1/128'],
     ['1:0:2:0:3:0:4:0', '1:0:2:0:3:0:4:0/128'],
-    ['::ffff:10.1.2.3', '::ffff:10.1.2.3/128'],
     ['64:ff9b::192.0.2.33/96', '64:ff9b::/96'],
   ])('canonicalises IPv6 (RFC 5952) and clears host bits: %s → %s', (input, want) => {
     expect(normaliseCidr(input)).toBe(want);
   });
 
-  it.each(['10.0.0.0/33', '::/129', '10.0.0.0/-1', '10.0.0.0/08', '10.0.0/8', '300.1.1.1', 'fe80::1%eth0', 'garbage', ''])(
+  it.each(['10.0.0.0/33', '::/129', '10.0.0.0/-1', '10.0.0/8', '300.1.1.1', 'fe80::1%eth0', 'garbage', ''])(
     'throws CidrParseError for %j',
     (input) => {
       expect(() => normaliseCidr(input)).toThrow(CidrParseError);
@@ -37,9 +36,61 @@ describe('normaliseCidr', () => {
   );
 });
 
+/**
+ * Go's own readings (`net.ParseCIDR` + `IPNet.String()`, Calico's `cnet.ParseCIDROrIP`), each
+ * checked against Go: its `net`/`netip` parsing is the same in 1.24.6 (Calico v3.30's) and 1.26.
+ */
+describe('parseCidr reads text exactly as Go does', () => {
+  it.each([
+    // Prefix lengths: decimal with any number of leading zeros (Go's dtoi).
+    ['10.0.0.0/08', '10.0.0.0/8'],
+    ['10.1.0.0/016', '10.1.0.0/16'],
+    ['10.0.0.0/0000000000000000000000008', '10.0.0.0/8'],
+    ['fd00::/0064', 'fd00::/64'],
+    // IPv4-mapped IPv6: the 128-bit mask first; a network that is still mapped is IPv4.
+    ['::ffff:10.0.0.0/104', '10.0.0.0/8'],
+    ['::ffff:10.1.2.3/120', '10.1.2.0/24'],
+    ['::ffff:10.0.0.0/96', '0.0.0.0/0'],
+    ['::ffff:10.0.0.0/95', '::fffe:0:0/95'],
+    ['::ffff:10.0.0.0/64', '::/64'],
+    ['::ffff:0a00:0001/128', '10.0.0.1/32'],
+    ['::ffff:10.1.2.3', '10.1.2.3/32'],
+    // An ellipsis may stand for a single zero group; hex digits in either case.
+    ['1:2:3:4:5:6:7::', '1:2:3:4:5:6:7:0/128'],
+    ['FD00:0:0:0:0:0:0:1/64', 'fd00::/64'],
+  ])('%s → %s', (input, want) => {
+    expect(normaliseCidr(input)).toBe(want);
+  });
+
+  it.each([
+    ['010.0.0.0/8', 'IPv4 field has octet with leading zero'],
+    ['10.0.0.01', 'IPv4 field has octet with leading zero'],
+    ['::ffff:010.0.0.0/104', 'IPv4 field has octet with leading zero'],
+    ['00001::/16', 'each group must have 4 or less digits'],
+    ['1:2:3:4:5:6:7:8::', 'the :: must expand to at least one field of zeros'],
+    ['1::2::3', 'multiple :: in address'],
+    ['1:2:3:4:5:6:1.2.3.4:5', 'unexpected character'],
+    ['1:2:3:4:5:1.2.3.4', 'embedded IPv4 address must replace the final 2 fields of the address'],
+    ['fe80::1%eth0/64', 'an IPv6 zone is not an address'],
+    ['10.0.0.0/+8', 'invalid prefix length'],
+    ['10.0.0.0/8 ', 'invalid prefix length'],
+    ['10.0.0.0/', 'invalid prefix length'],
+    ['10.0.0.0/104', 'invalid prefix length (IPv4 allows 0-32)'],
+  ])('rejects %j (%s)', (input, why) => {
+    const r = parseCidr(input);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.message).toContain(why);
+  });
+
+  it('an IPv4-mapped network is IPv4, with its prefix in IPv4 bits', () => {
+    expect(parseCidr('::ffff:10.0.0.0/104')).toMatchObject({ ok: true, value: { version: 4, prefixLength: 8, hasHostBits: false } });
+    expect(parseCidr('::ffff:10.0.0.0/64')).toMatchObject({ ok: true, value: { version: 6, prefixLength: 64, hasHostBits: true } });
+  });
+});
+
 describe('parseCidr', () => {
   it('reports the written address, the network and whether host bits were set', () => {
-    expect(parseCidr('10.1.2.3/16')).toEqual({
+    expect(parseCidr('10.1.2.3/16')).toMatchObject({
       ok: true,
       value: {
         version: 4,
@@ -75,6 +126,12 @@ describe('parseIP / formatIP', () => {
       if (!r.ok) throw new Error(r.message);
       expect(formatIP(r.value.bytes)).toBe(text);
     }
+  });
+
+  it('reads an IPv4-mapped address as IPv4 (Go: IP.To4)', () => {
+    const r = parseIP('::ffff:10.1.2.3');
+    expect(r).toMatchObject({ ok: true, value: { version: 4 } });
+    if (r.ok) expect(formatIP(r.value.bytes)).toBe('10.1.2.3');
   });
 
   it('rejects CIDRs and zones where a plain address is wanted', () => {

@@ -1,19 +1,34 @@
 /**
- * IPv4/IPv6 addresses and CIDRs, parsed without dependencies.
+ * IPv4/IPv6 addresses and CIDRs: the one parser in the codebase, reading text exactly as
+ * Go's `net.ParseIP` / `net.ParseCIDR` do at the Go version Calico v3.30 is built with
+ * (1.24.6, `metadata.mk` `GO_BUILD_VER`; both parse through `net/netip.ParseAddr`), and as
+ * Calico then turns the result into text (`net.IPNet.String()`, `cnet.ParseCIDROrIP`).
  *
- * Calico accepts a plain address wherever it accepts a CIDR and treats it as a full-length
- * prefix (`cnet.ParseCIDROrIP`). Two levels of strictness exist upstream:
- * - rule `nets`/`notNets`, endpoint `ipNetworks` (validator tag `net`): the CIDR must be
- *   strictly masked — `10.1.2.3/16` is rejected;
+ * What Go accepts and how it reads it:
+ * - IPv4: exactly four decimal fields 0-255, **no leading zeros** (`010.0.0.1` is rejected;
+ *   Go ≤ 1.16 read it as decimal, and Kubernetes' legacy `ParseCIDRSloppy` still strips the
+ *   zeros and re-parses, so the apiserver accepts it with a warning — Calico does not);
+ * - IPv6: RFC 4291 text — 1-4 hex digits per group, one `::`, which must stand for at least
+ *   one zero group, an embedded dotted IPv4 (no leading zeros) only as the last 32 bits;
+ *   zones (`%eth0`) are never an address here;
+ * - prefix length: decimal digits with **any number of leading zeros** (`/08` is 8: Go's
+ *   `dtoi`), 0-32 for an IPv4 address, 0-128 for any IPv6 address;
+ * - an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) **is an IPv4 address** once parsed
+ *   (`IP.To4()`); as a CIDR its 128-bit mask is applied first and, when the network is still
+ *   mapped (prefix ≥ 96), it prints and matches as IPv4 with prefix − 96:
+ *   `::ffff:10.0.0.0/104` is `10.0.0.0/8`, `::ffff:10.0.0.0/64` is `::/64`.
+ *
+ * Calico accepts a plain address wherever it accepts a CIDR and takes it as a full-length
+ * prefix (`cnet.ParseCIDROrIP`); `parseCidr` does the same and says so in `isAddress`, so a
+ * caller that needs Go's `ParseCIDR` (a Kubernetes ipBlock) rejects `isAddress`. Two levels of
+ * strictness exist upstream, and `hasHostBits` lets callers choose:
+ * - rule `nets`/`notNets`, endpoint `ipNetworks` (validator tag `net`): strictly masked;
  * - `allowSpoofedSourcePrefixes` (`cidr`) and converted Kubernetes ipBlocks: host bits are
  *   allowed and cleared, so `10.1.2.3/16` becomes `10.1.0.0/16`.
- * `parseCidr` reports both the network and whether host bits were set; callers choose.
  *
- * Output uses Go's `net.IPNet.String()` forms: dotted quad for IPv4, RFC 5952 for IPv6
- * (lower-case, leading zeros dropped, the longest run of ≥ 2 zero groups compressed).
- * Zone suffixes (`fe80::1%eth0`) are not addresses here, as in Go's `ParseCIDR`.
+ * Output uses Go's `IP.String()` forms: dotted quad for IPv4, RFC 5952 for IPv6 (lower-case,
+ * leading zeros dropped, the first longest run of ≥ 2 zero groups compressed).
  */
-import { isIP } from 'node:net';
 import { failed, parsed, show } from './parse-result.ts';
 import type { ParseResult } from './parse-result.ts';
 
@@ -21,76 +36,158 @@ export type IPVersion = 4 | 6;
 
 export interface ParsedIP {
   readonly version: IPVersion;
-  /** 4 or 16 bytes, network order. */
+  /** 4 bytes (IPv4, IPv4-mapped included) or 16 bytes, network order. */
   readonly bytes: Uint8Array;
 }
 
 export interface ParsedCidr {
+  /** The network's family: an IPv4-mapped network with prefix ≥ 96 is IPv4. */
   readonly version: IPVersion;
+  /** In the network's family: `::ffff:10.0.0.0/104` has prefix length 8. */
   readonly prefixLength: number;
   /** The address as written (canonical form), host bits included. */
   readonly address: string;
   /** The network: address with host bits cleared, e.g. `10.1.0.0/16`. */
   readonly network: string;
+  /** The network's address bytes (4 or 16, matching `version`), host bits cleared. */
+  readonly networkBytes: Uint8Array;
   /** True when the written address had bits set beyond the prefix. */
   readonly hasHostBits: boolean;
   /** True when no `/len` was written (a single address). */
   readonly isAddress: boolean;
 }
 
-function parseV4Bytes(text: string): Uint8Array {
-  return Uint8Array.from(text.split('.').map(Number));
+/** Go `netip.ParseAddr`: 16 bytes, and whether the text was an IPv4 address (`Is4`). */
+interface Addr {
+  readonly bytes: Uint8Array;
+  readonly is4: boolean;
 }
 
-function parseV6Bytes(text: string): Uint8Array {
-  let head = text;
-  let tailV4: Uint8Array | undefined;
-  const lastColon = text.lastIndexOf(':');
-  if (text.slice(lastColon + 1).includes('.')) {
-    tailV4 = parseV4Bytes(text.slice(lastColon + 1));
-    head = text.slice(0, lastColon + 1);
-    // "::1.2.3.4" leaves "::"; "a:b::1.2.3.4" leaves "a:b::"; "a::b:1.2.3.4" leaves "a::b:".
-    if (head.endsWith(':') && !head.endsWith('::')) head = head.slice(0, -1);
+type AddrResult = Addr | string;
+
+const DOT = 46;
+const COLON = 58;
+const PERCENT = 37;
+
+/** Go `parseIPv4Fields`: writes 4 octets of `s` into `out` at `at`, or returns why not. */
+function parseIPv4Fields(s: string, out: Uint8Array, at: number): string | undefined {
+  let value = 0;
+  let digits = 0;
+  let field = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (digits === 1 && value === 0) return 'IPv4 field has octet with leading zero';
+      value = value * 10 + (c - 48);
+      digits++;
+      if (value > 255) return 'IPv4 field has value >255';
+    } else if (c === DOT) {
+      if (i === 0 || i === s.length - 1 || s.charCodeAt(i - 1) === DOT) return 'IPv4 field must have at least one digit';
+      if (field === 3) return 'IPv4 address too long';
+      out[at + field++] = value;
+      value = 0;
+      digits = 0;
+    } else {
+      return 'unexpected character';
+    }
   }
-  const groupsWanted = tailV4 === undefined ? 8 : 6;
-  const toGroups = (s: string): number[] => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
-  let groups: number[];
-  const gap = head.indexOf('::');
-  if (gap >= 0) {
-    const left = toGroups(head.slice(0, gap));
-    const right = toGroups(head.slice(gap + 2));
-    groups = [...left, ...new Array<number>(groupsWanted - left.length - right.length).fill(0), ...right];
-  } else {
-    groups = toGroups(head);
+  if (field < 3) return 'IPv4 address too short';
+  out[at + 3] = value;
+  return undefined;
+}
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}
+
+/** Go `netip.parseIPv6`, zones rejected (neither `ParseIP` nor `ParseCIDR` keeps one). */
+function parseIPv6(text: string): AddrResult {
+  if (text.includes('%')) return 'an IPv6 zone is not an address';
+  const ip = new Uint8Array(16);
+  let s = text;
+  let ellipsis = -1;
+  if (s.length >= 2 && s.charCodeAt(0) === COLON && s.charCodeAt(1) === COLON) {
+    ellipsis = 0;
+    s = s.slice(2);
+    if (s.length === 0) return { bytes: ip, is4: false };
   }
-  const bytes = new Uint8Array(16);
-  groups.forEach((g, i) => {
-    bytes[i * 2] = g >> 8;
-    bytes[i * 2 + 1] = g & 0xff;
-  });
-  if (tailV4 !== undefined) bytes.set(tailV4, 12);
-  return bytes;
+  let i = 0;
+  while (i < 16) {
+    let off = 0;
+    let acc = 0;
+    for (; off < s.length; off++) {
+      const h = hexValue(s.charCodeAt(off));
+      if (h < 0) break;
+      if (off > 3) return 'each group must have 4 or less digits';
+      acc = acc * 16 + h;
+    }
+    if (off === 0) return 'each colon-separated field must have at least one digit';
+    if (off < s.length && s.charCodeAt(off) === DOT) {
+      if (ellipsis < 0 && i !== 12) return 'embedded IPv4 address must replace the final 2 fields of the address';
+      if (i + 4 > 16) return 'too many hex fields to fit an embedded IPv4 at the end of the address';
+      const why = parseIPv4Fields(s, ip, i);
+      if (why !== undefined) return why;
+      s = '';
+      i += 4;
+      break;
+    }
+    ip[i] = acc >> 8;
+    ip[i + 1] = acc & 0xff;
+    i += 2;
+    s = s.slice(off);
+    if (s.length === 0) break;
+    if (s.charCodeAt(0) !== COLON) return 'unexpected character, want colon';
+    if (s.length === 1) return 'colon must be followed by more characters';
+    s = s.slice(1);
+    if (s.charCodeAt(0) === COLON) {
+      if (ellipsis >= 0) return 'multiple :: in address';
+      ellipsis = i;
+      s = s.slice(1);
+      if (s.length === 0) break;
+    }
+  }
+  if (s.length !== 0) return 'trailing garbage after address';
+  if (i < 16) {
+    if (ellipsis < 0) return 'address string too short';
+    const n = 16 - i;
+    for (let j = i - 1; j >= ellipsis; j--) ip[j + n] = ip[j] ?? 0;
+    ip.fill(0, ellipsis, ellipsis + n);
+  } else if (ellipsis >= 0) {
+    return 'the :: must expand to at least one field of zeros';
+  }
+  return { bytes: ip, is4: false };
 }
 
-/** Parses a plain IPv4 or IPv6 address. */
-export function parseIP(text: unknown): ParseResult<ParsedIP> {
-  if (typeof text !== 'string') return failed(`${show(text)} is not an IP address`);
-  if (text.includes('%')) return failed(`${show(text)} is not an IP address (zones are not allowed)`);
-  const version = isIP(text);
-  if (version === 4) return parsed({ version, bytes: parseV4Bytes(text) });
-  if (version === 6) return parsed({ version, bytes: parseV6Bytes(text) });
-  return failed(`${show(text)} is not an IP address`);
+/** Go `netip.ParseAddr` (zones rejected): the first `.`, `:` or `%` decides the family. */
+function parseAddr(s: string): AddrResult {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === DOT) {
+      const bytes = new Uint8Array(16);
+      bytes[10] = 0xff;
+      bytes[11] = 0xff;
+      const why = parseIPv4Fields(s, bytes, 12);
+      return why ?? { bytes, is4: true };
+    }
+    if (c === COLON) return parseIPv6(s);
+    if (c === PERCENT) return 'missing IPv6 address';
+  }
+  return 'unable to parse IP';
 }
 
-function isV4Mapped(bytes: Uint8Array): boolean {
-  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return false;
-  return bytes[10] === 0xff && bytes[11] === 0xff;
+/** Go `IP.To4()` on 16 bytes: the IPv4 address of an IPv4-mapped address, else undefined. */
+function to4(bytes: Uint8Array): Uint8Array | undefined {
+  for (let i = 0; i < 10; i++) if (bytes[i] !== 0) return undefined;
+  return bytes[10] === 0xff && bytes[11] === 0xff ? bytes.subarray(12, 16) : undefined;
 }
 
-/** Formats 4 or 16 address bytes in Go's canonical text form. */
+/** Go `IP.String()` for 4 or 16 bytes (IPv4-mapped 16 bytes print as IPv4, as in Go). */
 export function formatIP(bytes: Uint8Array): string {
-  if (bytes.length === 4) return Array.from(bytes).join('.');
-  if (isV4Mapped(bytes)) return `::ffff:${Array.from(bytes.subarray(12)).join('.')}`;
+  const v4 = bytes.length === 4 ? bytes : to4(bytes);
+  if (v4 !== undefined) return `${v4[0]}.${v4[1]}.${v4[2]}.${v4[3]}`;
   const groups: number[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0));
   // Longest run of zero groups (length ≥ 2, first on ties) is compressed to "::".
@@ -114,6 +211,28 @@ export function formatIP(bytes: Uint8Array): string {
   return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLen))}`;
 }
 
+/** Go `net.ParseIP` then `To4()` where it applies: IPv4 and IPv4-mapped addresses are IPv4. */
+export function parseIP(text: unknown): ParseResult<ParsedIP> {
+  if (typeof text !== 'string') return failed(`${show(text)} is not an IP address`);
+  const addr = parseAddr(text);
+  if (typeof addr === 'string') return failed(`${show(text)} is not an IP address (${addr})`);
+  const v4 = to4(addr.bytes);
+  return parsed(v4 !== undefined ? { version: 4, bytes: Uint8Array.from(v4) } : { version: 6, bytes: addr.bytes });
+}
+
+/** Go `dtoi` over the whole string: decimal digits, leading zeros allowed; -1 if not. */
+function prefixDigits(text: string): number {
+  if (text.length === 0) return -1;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return -1;
+    n = n * 10 + (c - 48);
+    if (n >= 0xffffff) return -1; // Go: dtoi's `big`
+  }
+  return n;
+}
+
 function maskBytes(bytes: Uint8Array, prefixLength: number): Uint8Array {
   const out = Uint8Array.from(bytes);
   for (let i = 0; i < out.length; i++) {
@@ -123,32 +242,39 @@ function maskBytes(bytes: Uint8Array, prefixLength: number): Uint8Array {
   return out;
 }
 
-/** Parses `addr/len` or a plain address (taken as `/32` or `/128`). */
+/**
+ * Parses `addr/len` as Go's `net.ParseCIDR` does, or a plain address as a full-length prefix
+ * (Calico `cnet.ParseCIDROrIP`); the network prints as Go's `IPNet.String()`.
+ */
 export function parseCidr(text: unknown): ParseResult<ParsedCidr> {
   if (typeof text !== 'string') return failed(`${show(text)} is not a CIDR or IP address`);
   const slash = text.indexOf('/');
   const addressText = slash < 0 ? text : text.slice(0, slash);
-  const ip = parseIP(addressText);
-  if (!ip.ok) return failed(`${show(text)} is not a CIDR or IP address`);
-  const { version, bytes } = ip.value;
-  const bits = version === 4 ? 32 : 128;
-  let prefixLength = bits;
+  const addr = parseAddr(addressText);
+  if (typeof addr === 'string') return failed(`${show(text)} is not a CIDR or IP address (${addr})`);
+  // Go: the prefix counts bits of the address as parsed — 32 for IPv4, 128 for any IPv6
+  // address, IPv4-mapped included; the mask is applied to the 16-byte form.
+  const bits = addr.is4 ? 32 : 128;
+  let written = bits;
   if (slash >= 0) {
-    const lenText = text.slice(slash + 1);
-    // Go's ParseCIDR: decimal digits, no sign, no leading zeros.
-    if (!/^(?:0|[1-9]\d{0,2})$/.test(lenText) || Number(lenText) > bits) {
-      return failed(`${show(text)} has an invalid prefix length (IPv${version} allows 0-${bits})`);
+    written = prefixDigits(text.slice(slash + 1));
+    if (written < 0 || written > bits) {
+      return failed(`${show(text)} has an invalid prefix length (IPv${addr.is4 ? 4 : 6} allows 0-${bits})`);
     }
-    prefixLength = Number(lenText);
   }
-  const network = maskBytes(bytes, prefixLength);
-  const hasHostBits = network.some((b, i) => b !== bytes[i]);
+  const masked = maskBytes(addr.bytes, addr.is4 ? written + 96 : written);
+  // Go `networkNumberAndMask`: a network that is still IPv4-mapped is IPv4.
+  const v4Net = to4(masked);
+  const version: IPVersion = v4Net !== undefined ? 4 : 6;
+  const networkBytes = v4Net !== undefined ? Uint8Array.from(v4Net) : masked;
+  const prefixLength = v4Net !== undefined && !addr.is4 ? written - 96 : written;
   return parsed({
     version,
     prefixLength,
-    address: formatIP(bytes),
-    network: `${formatIP(network)}/${prefixLength}`,
-    hasHostBits,
+    address: formatIP(addr.bytes),
+    network: `${formatIP(networkBytes)}/${prefixLength}`,
+    networkBytes,
+    hasHostBits: masked.some((b, i) => b !== addr.bytes[i]),
     isAddress: slash < 0,
   });
 }
@@ -156,10 +282,12 @@ export function parseCidr(text: unknown): ParseResult<ParsedCidr> {
 /** True when the address (or every address of a CIDR) `inner` lies inside `outer`. */
 export function cidrContains(outer: ParsedCidr, inner: string): boolean {
   const parsedInner = parseCidr(inner);
-  if (!parsedInner.ok || parsedInner.value.version !== outer.version) return false;
-  if (parsedInner.value.prefixLength < outer.prefixLength) return false;
-  const masked = parseCidr(`${parsedInner.value.address}/${outer.prefixLength}`);
-  return masked.ok && masked.value.network === outer.network;
+  if (!parsedInner.ok) return false;
+  const x = parsedInner.value;
+  if (x.version !== outer.version || x.prefixLength < outer.prefixLength) return false;
+  const cut = maskBytes(x.networkBytes, outer.prefixLength);
+  for (let i = 0; i < cut.length; i++) if (cut[i] !== outer.networkBytes[i]) return false;
+  return true;
 }
 
 /** Thrown by `normaliseCidr` for text that is neither a CIDR nor an address. */

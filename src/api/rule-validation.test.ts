@@ -151,7 +151,7 @@ describe('nets', () => {
   it('rejects strings that are not CIDRs', () => {
     expect(ingress({ action: 'Allow', source: { nets: ['10.0.0.0/33', 'ten'] } })).toEqual([
       { path: 'spec.ingress[0].source.nets[0]', message: '"10.0.0.0/33" has an invalid prefix length (IPv4 allows 0-32)' },
-      { path: 'spec.ingress[0].source.nets[1]', message: '"ten" is not a CIDR or IP address' },
+      { path: 'spec.ingress[0].source.nets[1]', message: '"ten" is not a CIDR or IP address (unable to parse IP)' },
     ]);
   });
 

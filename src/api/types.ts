@@ -192,7 +192,8 @@ export interface WorkloadEndpointSpec {
   ipv6Gateway?: string;
   /** Profiles applied after all tiers, in order (e.g. `kns.<ns>`, `ksa.<ns>.<sa>`). */
   profiles?: string[];
-  interfaceName: string;
+  /** Host-side interface; empty or absent: the agent resolves it from the host route (Calico requires it). */
+  interfaceName?: string;
   mac?: string;
   /** Named ports, which rules can match by name. */
   ports?: WorkloadEndpointPort[];

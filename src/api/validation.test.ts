@@ -318,12 +318,19 @@ describe('WorkloadEndpoint', () => {
     ]);
   });
 
-  it('requires an interface name and checks MAC, container ID and gateways', () => {
+  it('accepts an endpoint without an interface name (the agent resolves it from the host route), not a bad one', () => {
+    expect(validateResource(wep({ interfaceName: undefined }))).toEqual([]);
+    expect(validateResource(wep({ interfaceName: '' }))).toEqual([]);
+    expect(validateResource(wep({ interfaceName: 'cali/0' }))).toEqual([
+      { path: 'spec.interfaceName', message: `"cali/0" is not a valid interface name (1-15 of alphanumerics, '_', '.' and '-')` },
+    ]);
+  });
+
+  it('checks MAC, container ID and gateways', () => {
     expect(
-      validateResource(wep({ interfaceName: undefined, mac: 'zz:zz', containerID: '-x', ipv4Gateway: 'fe80::1', ipv6Gateway: '10.0.0.1' })),
+      validateResource(wep({ mac: 'zz:zz', containerID: '-x', ipv4Gateway: 'fe80::1', ipv6Gateway: '10.0.0.1' })),
     ).toEqual([
       { path: 'spec.containerID', message: `"-x" is not a valid container ID (alphanumerics and '-')` },
-      { path: 'spec.interfaceName', message: 'interfaceName is required (the host side of the endpoint, e.g. cali1234567890a)' },
       { path: 'spec.mac', message: '"zz:zz" is not a MAC address' },
       { path: 'spec.ipv4Gateway', message: '"fe80::1" is not an IPv4 address' },
       { path: 'spec.ipv6Gateway', message: '"10.0.0.1" is not an IPv6 address' },

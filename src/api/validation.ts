@@ -91,8 +91,8 @@ export function validateResource(resource: unknown): FieldError[] {
 
   const spec = resource['spec'];
   if (isAbsent(spec)) {
-    // Calico's CRDs require `spec` on policies and tiers (`json:"spec"`); a Profile may omit
-    // it, and a WorkloadEndpoint then lacks its required interfaceName.
+    // Calico's CRDs require `spec` on policies and tiers (`json:"spec"`); a Profile or a
+    // WorkloadEndpoint may omit it (an endpoint's fields are all optional here).
     if (v3kind === 'WorkloadEndpoint') checkWorkloadEndpointSpec(c, {});
     else if (v3kind !== 'Profile') c.error('spec', `spec is required for a ${v3kind}`);
     return c.findings;
@@ -396,10 +396,11 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
     }
   }
 
+  // libcalico-go requires interfaceName; Tessera lets it be empty or absent (controllers'
+  // `--workload-interface-naming none`): the agent then resolves the interface from the host
+  // route to the endpoint's address (dataplane/endpoint-manager.ts).
   const iface = spec['interfaceName'];
-  if (isAbsent(iface) || iface === '') {
-    c.error('spec.interfaceName', 'interfaceName is required (the host side of the endpoint, e.g. cali1234567890a)');
-  } else if (expectString(c, 'spec.interfaceName', iface) && iface !== '*' && !interfaceNameRegex.test(iface)) {
+  if (!isAbsent(iface) && iface !== '' && expectString(c, 'spec.interfaceName', iface) && iface !== '*' && !interfaceNameRegex.test(iface)) {
     c.error('spec.interfaceName', `${JSON.stringify(iface)} is not a valid interface name (1-15 of alphanumerics, '_', '.' and '-')`);
   }
 

@@ -109,6 +109,19 @@ describe('UpdateProcessor (v1 view)', () => {
     expect(p).toMatchObject({ preDnat: true, applyOnForward: true, untracked: false });
   });
 
+  it("keeps a negated negation's tree through the rewrite, so its IP set ID is Calico's (!!has(a))", () => {
+    const g: GlobalNetworkPolicy = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'GlobalNetworkPolicy',
+      metadata: { name: 'g' },
+      spec: { selector: 'all()', types: ['Ingress'], ingress: [{ action: 'Allow', source: { selector: '!(!has(a))' }, destination: { notSelector: '!(!has(b))' } }] },
+    };
+    const rule = policyOf(g).inboundRules[0];
+    // Calico v3.30.3: selector.Parse("!(!has(a))").UniqueID().
+    expect(parseSelector(rule?.src.selector ?? '').uniqueId()).toBe('s:VZFYmDV_Drir7seXQB5vQXF8-34s2nf1b8ItRA');
+    expect(parseSelector(rule?.dst.notSelector ?? '').toString()).toBe('!!has(b)');
+  });
+
   it('defaults types from the rules (API defaulting) before Felix reads them', () => {
     const p = policyOf({ ...knpWeb, spec: { selector: "app == 'a'", egress: [{ action: 'Allow' }] } });
     expect(p).toMatchObject({ governsIngress: false, governsEgress: true, id: { tier: 'default' } });

@@ -255,8 +255,13 @@ function parse(text: string): Selector {
   }
 }
 
+/**
+ * The selector's text for combining and re-parsing downstream: canonical, except that a
+ * negated negation keeps its parentheses, so the tree the rule scanner parses — and so the IP
+ * set's ID — is the one Calico gets from the text as written (`!(!has(a))` → `!!has(a)`).
+ */
 function canonical(text: string): string {
-  return parse(text).toString();
+  return parse(text).toRoundTripString();
 }
 
 /** `pcns.`-prefixed, with `all()` → has(namespace) and `global()` → !has(namespace) (§3.8). */

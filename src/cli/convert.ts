@@ -6,14 +6,21 @@
  * applied first (`SetDefaults_NetworkPolicy`: empty `policyTypes` → `[Ingress]`, plus
  * `Egress` when `spec.egress` is non-empty; calico-semantics §3.2). Documents of other
  * kinds are skipped with a note on stderr. Dropped rules are reported on stderr as
- * `NetworkPolicy ns/name: spec.ingress[0]: reason`. Exit status: 0 when every rule
- * converted, 1 when a rule was dropped or an input could not be read, 2 on a usage error.
+ * `NetworkPolicy ns/name: spec.ingress[0]: reason`. A policy whose conversion is invalid
+ * (validation.ts: e.g. a label key that is no selector, no name) is an input error naming
+ * it and the converted field, or with `--skip-invalid` a note. Exit status
+ * (exit-status.ts): 0 when every rule converted, 1 when a rule was dropped, 2 on a usage
+ * error, 3 when an input cannot be read or parsed or a policy is invalid (nothing is
+ * printed on stdout then).
  */
 import { parseInputArgs, UsageError } from './args.ts';
 import { stringify } from 'yaml';
 
+import { applyDefaults, isError, validateResource } from '../api/index.ts';
 import { convertNetworkPolicy, type K8sNetworkPolicy } from '../controllers/policy-converter.ts';
+import { fileProblem, InputError, type InputProblem } from '../runtime/input-error.ts';
 import { describeManifestSource, isManifestProblem, readManifests } from '../runtime/manifest-files.ts';
+import { EXIT_FAILED, EXIT_USAGE, reportInputError } from './exit-status.ts';
 
 export interface ConvertOutput {
   stdout(text: string): void;
@@ -25,13 +32,19 @@ const processOutput: ConvertOutput = {
   stderr: (text) => process.stderr.write(text),
 };
 
-const USAGE = `usage: tessera convert -f <file|dir> [-f <file|dir>...] [--output yaml|json]
+const USAGE = `usage: tessera convert -f <file|dir> [-f <file|dir>...] [--output yaml|json] [--skip-invalid]
 
 Prints the projectcalico.org/v3 NetworkPolicy (knp.default.<name>) that Tessera's
 controllers write for each networking.k8s.io/v1 NetworkPolicy in the input.
+--skip-invalid leaves out policies whose conversion is invalid (a note each on stderr).
+
+Exit status: 0 every rule converted; 1 a rule was dropped (named on stderr); 2 usage error;
+3 input not usable — an unreadable file or directory, a YAML syntax error
+(file:line:column), a policy whose conversion is invalid without --skip-invalid. The
+reason is on stderr and nothing is printed on stdout.
 `;
 
-function parseArgs(argv: readonly string[]): { paths: string[]; output: 'yaml' | 'json' } | 'help' {
+function parseArgs(argv: readonly string[]): { paths: string[]; output: 'yaml' | 'json'; skipInvalid: boolean } | 'help' {
   return parseInputArgs(argv, ['yaml', 'json'] as const, 'yaml');
 }
 
@@ -56,38 +69,51 @@ export async function runConvert(argv: readonly string[], out: ConvertOutput = p
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     out.stderr(`tessera convert: ${err.message}\n\n${USAGE}`);
-    return 2;
+    return EXIT_USAGE;
   }
   if (opts === 'help') {
     out.stdout(USAGE);
     return 0;
   }
-  let failed = false;
+  let dropped = false;
+  const problems: InputProblem[] = [];
   const policies: unknown[] = [];
   for (const entry of await readManifests(opts.paths)) {
     if (isManifestProblem(entry)) {
-      out.stderr(`${describeManifestSource(entry.source)}: ${entry.reason}\n`);
-      failed = true;
+      problems.push(fileProblem(entry));
       continue;
     }
     if (!isK8sNetworkPolicy(entry.value)) {
       const o = entry.value as { kind?: unknown } | null;
-      out.stderr(`skipped ${describeManifestSource(entry.source)}: not a networking.k8s.io/v1 NetworkPolicy (kind ${String(o?.kind ?? 'unknown')})\n`);
+      out.stderr(`note: ${describeManifestSource(entry.source)}: skipped: not a networking.k8s.io/v1 NetworkPolicy (kind ${String(o?.kind ?? 'unknown')})\n`);
       continue;
     }
     const k8s = defaultK8sPolicyTypes(entry.value);
     const { policy, errors, warnings } = convertNetworkPolicy(k8s);
     const name = `NetworkPolicy ${k8s.metadata?.namespace ?? 'default'}/${k8s.metadata?.name ?? ''}`;
+    // What the controllers would write and every agent drop (update-processor.ts): invalid.
+    const invalid = validateResource(applyDefaults(policy)).filter(isError);
+    if (invalid.length > 0) {
+      const object = `${name} (as ${policy.metadata.name})`;
+      if (opts.skipInvalid) {
+        out.stderr(`note: ${object}: invalid, skipped: ${invalid.map((e) => `${e.path}: ${e.message}`).join('; ')}\n`);
+      } else {
+        const source = describeManifestSource(entry.source);
+        problems.push(...invalid.map((e): InputProblem => ({ type: 'object', object, source, path: e.path, reason: e.message })));
+      }
+      continue;
+    }
     for (const e of errors) out.stderr(`${name}: spec.${e.direction}[${e.index}]: rule dropped: ${e.reason}\n`);
     for (const w of warnings) out.stderr(`warning: ${name}: ${w}\n`);
-    if (errors.length > 0) failed = true;
+    if (errors.length > 0) dropped = true;
     policies.push(policy);
   }
+  if (problems.length > 0) return reportInputError('convert', new InputError(problems), out);
   if (opts.output === 'json') {
     const doc = policies.length === 1 ? policies[0] : { apiVersion: 'v1', kind: 'List', items: policies };
     out.stdout(`${JSON.stringify(doc, null, 2)}\n`);
   } else {
     out.stdout(policies.map((p) => stringify(p)).join('---\n'));
   }
-  return failed ? 1 : 0;
+  return dropped ? EXIT_FAILED : 0;
 }

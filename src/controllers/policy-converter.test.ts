@@ -174,8 +174,13 @@ describe('ports, protocols and rule emission (§3.4)', () => {
     expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: [443] } }]);
     expect(r.policy.spec.egress).toBeUndefined();
     expect(r.errors).toEqual([
-      { direction: 'ingress', index: 0, reason: expect.stringMatching(/^k8s rule couldn't be converted: failed to parse k8s port: invalid port http:90/) },
-      { direction: 'egress', index: 0, reason: expect.stringMatching(/invalid port 90:80/) },
+      {
+        direction: 'ingress',
+        index: 0,
+        field: 'spec.ingress[0].ports[0]',
+        reason: expect.stringMatching(/^k8s rule couldn't be converted: failed to parse k8s port: invalid port http:90/),
+      },
+      { direction: 'egress', index: 0, field: 'spec.egress[0].ports[0]', reason: expect.stringMatching(/invalid port 90:80/) },
     ]);
   });
 
@@ -208,6 +213,13 @@ describe('simplifyPorts (Calico SimplifyPorts)', () => {
     );
   });
 
+  it('counts numeric ports by expanding ranges, as Calico does', () => {
+    expect(simplifyPorts(ports('80:82', 'http'))).toEqual(ports('http', '80:82'));
+    expect(simplifyPorts(ports('80:80', 'http'))).toEqual(ports('80:80', 'http'));
+    expect(simplifyPorts(ports(80, 80, 'http'))).toEqual(ports('http', 80));
+    expect(simplifyPorts(ports('80:81'))).toEqual(ports('80:81'));
+  });
+
   it('de-duplicates and merges contained ranges', () => {
     expect(simplifyPorts(ports(80, 80, '70:100', 90))).toEqual(ports('70:100'));
   });
@@ -223,23 +235,132 @@ describe('peers (§3.5)', () => {
     ]);
   });
 
-  it('quirk: an unparseable cidr yields no criteria (any address), with a warning', () => {
-    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: 'nonsense' } }] }] }));
-    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', source: {}, destination: {} }]);
-    expect(r.errors).toEqual([]);
-    expect(r.warnings.join()).toMatch(/matches any address/);
+  it('never fails open: a cidr Go cannot parse drops the rule (Calico would match any address)', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: 'nonsense' } }] }, { ports: [{ port: 443 }] }] }));
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: [443] } }]);
+    expect(r.errors).toEqual([
+      {
+        direction: 'ingress',
+        index: 0,
+        field: 'spec.ingress[0].from[0].ipBlock.cidr',
+        reason: expect.stringMatching(/^k8s rule couldn't be converted: spec\.ingress\[0\]\.from\[0\]\.ipBlock\.cidr: "nonsense" is not a CIDR/),
+      },
+    ]);
   });
 
-  it('an unparseable except entry ends the except list', () => {
-    expect(ingressRules({ ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16', 'bad', '10.2.0.0/16'] } }] }] })).toEqual([
-      { action: 'Allow', source: { nets: ['10.0.0.0/8'], notNets: ['10.1.0.0/16'] }, destination: {} },
-    ]);
+  it.each([
+    ['a missing cidr', { ipBlock: { cidr: undefined as unknown as string } }, 'spec.ingress[0].from[1].ipBlock.cidr'],
+    ['a bare address (Go ParseCIDR needs a prefix)', { ipBlock: { cidr: '10.0.0.1' } }, 'spec.ingress[0].from[1].ipBlock.cidr'],
+    ['a zone', { ipBlock: { cidr: 'fe80::/64%eth0' } }, 'spec.ingress[0].from[1].ipBlock.cidr'],
+    ['a bad except entry (Calico would keep the earlier ones and drop the rest)', { ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16', 'bad', '10.2.0.0/16'] } }, 'spec.ingress[0].from[1].ipBlock.except[1]'],
+    ['a null except entry (Go: "")', { ipBlock: { cidr: '10.0.0.0/8', except: [null] } }, 'spec.ingress[0].from[1].ipBlock.except[0]'],
+  ])('%s drops the rule, naming the field', (_what, peer, field) => {
+    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ podSelector: {} }, peer] }] }));
+    expect(r.policy.spec.ingress).toBeUndefined();
+    expect(r.errors.map((e) => e.field)).toEqual([field]);
+  });
+
+  it('a leading zero in an IPv4 field (accepted by the apiserver, rejected by Go) drops the rule and says why', () => {
+    const r = convertNetworkPolicy(np({ policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: '010.0.0.0/8' } }] }] }));
+    expect(r.policy.spec.egress).toBeUndefined();
+    expect(r.errors[0]?.field).toBe('spec.egress[0].to[0].ipBlock.cidr');
+    expect(r.errors[0]?.reason).toMatch(/leading zero.*Kubernetes' legacy parser reads the zeros as decimal/);
   });
 
   it('a peer with only a namespaceSelector selects every pod there (orchestrator term)', () => {
     expect(ingressRules({ ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: 'ops' } } }] }] })).toEqual([
       { action: 'Allow', source: { selector: ORCH, namespaceSelector: "team == 'ops'" }, destination: {} },
     ]);
+  });
+});
+
+/**
+ * The classes a differential run against Calico v3.30.3's own conversion found (issue 16):
+ * exact inputs, and Calico's exact output.
+ */
+describe('Calico parity on inputs the apiserver accepts (issue 16)', () => {
+  it('ipBlock cidr 10.0.0.0/08 (leading zero in the prefix length) → nets [10.0.0.0/8]', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/08' } }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', source: { nets: ['10.0.0.0/8'] }, destination: {} }]);
+  });
+
+  it('except ["10.1.0.0/016", …] → notNets [10.1.0.0/16, …], every exception kept', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/016', '10.2.0.0/16', '10.3.0.0/0024'] } }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([
+      { action: 'Allow', source: { nets: ['10.0.0.0/8'], notNets: ['10.1.0.0/16', '10.2.0.0/16', '10.3.0.0/24'] }, destination: {} },
+    ]);
+  });
+
+  it('IPv4-mapped cidr ::ffff:10.0.0.0/104 → 10.0.0.0/8 (as Go and Kubernetes read it)', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: '::ffff:10.0.0.0/104', except: ['::ffff:10.1.0.0/112'] } }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', source: { nets: ['10.0.0.0/8'], notNets: ['10.1.0.0/16'] }, destination: {} }]);
+  });
+
+  it('ports [{port: 80, endPort: 82}, {port: http}] → ["http", "80:82"] (Calico counts expanded ports)', () => {
+    expect(ingressRules({ ingress: [{ ports: [{ port: 80, endPort: 82 }, { port: 'http' }] }] })).toEqual([
+      { action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: ['http', '80:82'] } },
+    ]);
+  });
+});
+
+describe('null list elements decode as Go zero values (hand-written YAML)', () => {
+  it('from: [null] is a peer with no selectors: the policy namespace\'s pods, not any source', () => {
+    expect(ingressRules({ ingress: [{ from: [null] }] })).toEqual([{ action: 'Allow', source: { selector: ORCH }, destination: {} }]);
+    const egress = convertNetworkPolicy(np({ policyTypes: ['Egress'], egress: [{ to: [null], ports: [{ port: 53, protocol: 'UDP' }] }] })).policy.spec.egress;
+    expect(egress).toEqual([{ action: 'Allow', protocol: 'UDP', source: {}, destination: { ports: [53], selector: ORCH } }]);
+  });
+
+  it('ingress: [null] is ingress: [{}] (allow all); egress: [null] likewise', () => {
+    const r = convertNetworkPolicy(np({ policyTypes: ['Ingress', 'Egress'], ingress: [null], egress: [null] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', source: {}, destination: {} }]);
+    expect(r.policy.spec.egress).toEqual([{ action: 'Allow', source: {}, destination: {} }]);
+  });
+
+  it('ports: [null] is ports: [{}]: every TCP port', () => {
+    expect(ingressRules({ ingress: [{ ports: [null] }] })).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: {} }]);
+    expect(ingressRules({ ingress: [{ ports: [null, { protocol: 'UDP', port: 53 }] }] })).toEqual([
+      { action: 'Allow', protocol: 'TCP', source: {}, destination: {} },
+      { action: 'Allow', protocol: 'UDP', source: {}, destination: { ports: [53] } },
+    ]);
+  });
+
+  it('matchExpressions: [null] is a requirement with no operator, skipped as Calico skips it (with a warning)', () => {
+    const r = convertNetworkPolicy(np({ podSelector: { matchLabels: { app: 'web' }, matchExpressions: [null] }, ingress: [{ from: [{ podSelector: { matchExpressions: [null, { key: 'a', operator: 'Exists' }] } }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.selector).toBe(`${ORCH} && app == 'web'`);
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', source: { selector: `${ORCH} && has(a)` }, destination: {} }]);
+    expect(r.warnings).toEqual([
+      'spec.ingress[0].from[0].podSelector.matchExpressions[0]: operator undefined is not In, NotIn, Exists or DoesNotExist: ignored, as Calico does',
+      'spec.podSelector.matchExpressions[0]: operator undefined is not In, NotIn, Exists or DoesNotExist: ignored, as Calico does',
+    ]);
+  });
+
+  it('null lists are absent lists; null values and policy types are zero values', () => {
+    const r = convertNetworkPolicy(
+      np({ podSelector: null, policyTypes: [null, 'Ingress'], ingress: [{ from: null, ports: null }, { from: [{ podSelector: { matchExpressions: [{ key: 'k', operator: 'In', values: [null, 'x'] }] } }] }] }),
+    );
+    expect(r.policy.spec.types).toEqual(['Ingress']);
+    expect(r.policy.spec.ingress).toEqual([
+      { action: 'Allow', source: {}, destination: {} },
+      { action: 'Allow', source: { selector: `${ORCH} && k in { '', 'x' }` }, destination: {} },
+    ]);
+  });
+
+  it('a value of the wrong type drops its rule, naming the field, and never throws', () => {
+    const bad = (rule: unknown): ReturnType<typeof convertNetworkPolicy> => convertNetworkPolicy(np({ ingress: [rule as never] }));
+    expect(bad('x').errors[0]?.field).toBe('spec.ingress[0]');
+    expect(bad({ from: 'x' }).errors[0]?.field).toBe('spec.ingress[0].from');
+    expect(bad({ from: [{ ipBlock: 'x' }] }).errors[0]?.field).toBe('spec.ingress[0].from[0].ipBlock');
+    expect(bad({ ports: [{ port: true }] }).errors[0]?.field).toBe('spec.ingress[0].ports[0].port');
+    expect(bad({ ports: [{ port: 80, endPort: 80.5 }] }).errors[0]?.field).toBe('spec.ingress[0].ports[0].endPort');
+    expect(bad({ ports: [{ protocol: 6 }] }).errors[0]?.field).toBe('spec.ingress[0].ports[0].protocol');
+    const notAList = convertNetworkPolicy(np({ ingress: 'x' as never }));
+    expect(notAList.policy.spec.ingress).toBeUndefined();
+    expect(notAList.warnings).toEqual(['spec.ingress: "x" is not a list: no ingress rules converted']);
   });
 });
 

@@ -9,10 +9,24 @@
  *   number means every port of its protocol and overrides that protocol's numbers; no
  *   ports → one protocol-less group), groups emitted in sorted protocol order, each
  *   crossed with the peers in order; ports simplified per group (`SimplifyPorts`);
- * - `endPort` → a `port:endPort` range; named ports stay names; ipBlock → nets/notNets.
+ * - `endPort` → a `port:endPort` range; named ports stay names; ipBlock → nets/notNets,
+ *   read by Go's `net.ParseCIDR` (api/cidr.ts: `/08` is `/8`, `::ffff:10.0.0.0/104` is
+ *   `10.0.0.0/8`).
  *
- * As in Calico's KDD driver, a rule that cannot be converted (its ports do not parse) is
- * dropped and reported in `errors`, and the rest of the policy is kept.
+ * Input is decoded as Go decodes it (the objects of `tessera convert/simulate -f` are
+ * hand-written YAML): a `null` list element is that element's zero value — `ingress: [null]`
+ * is `ingress: [{}]` (allow all), `from: [null]` is a peer with no selectors (the policy's
+ * namespace's pods), `ports: [null]` is `{}` (every TCP port), a `null` matchExpression has
+ * no operator and is ignored — and a `null` list is an absent one.
+ *
+ * **Never fails open.** A rule that cannot be converted is dropped and reported in `errors`
+ * with the field that failed, and the rest of the policy is kept (Calico's KDD driver drops
+ * rules whose ports do not parse the same way). Where Calico itself widens — an ipBlock
+ * whose `cidr` or an `except` entry Go cannot parse gives Calico a rule with no address
+ * criterion, or one with fewer exceptions — Tessera drops the rule instead: a dropped allow
+ * rule only ever narrows what the policy allows. That covers CIDRs the apiserver still
+ * accepts, with a warning, through Kubernetes' legacy parser (`010.0.0.0/8`: leading zeros
+ * in an IPv4 field, which Go ≥ 1.17 rejects and Kubernetes reads as decimal).
  *
  * Pure: no I/O. The caller adds ownership (labels, ownerReferences) before writing.
  */
@@ -22,6 +36,7 @@ import { KNP_NAME_PREFIX } from '../api/names.ts';
 import { DEFAULT_TIER_NAME } from '../api/tiers.ts';
 import { formatPort, parsePort, type Port } from '../api/port.ts';
 import { parseCidr } from '../api/cidr.ts';
+import { show } from '../api/parse-result.ts';
 import { k8sLabelSelectorToCalico, type K8sLabelSelector } from '../selector/k8s-label-selector.ts';
 
 /** Calico: the order of every converted Kubernetes policy. */
@@ -29,7 +44,8 @@ export const KNP_ORDER = 1000;
 
 /**
  * The structural shape of a Kubernetes NetworkPolicy (compatible with client-node's
- * `V1NetworkPolicy`, which this pure module does not import).
+ * `V1NetworkPolicy`, which this pure module does not import). `null` is allowed wherever
+ * hand-written YAML can put it; the converter decodes it as Go would.
  */
 export interface K8sNetworkPolicy {
   apiVersion?: string;
@@ -40,21 +56,21 @@ export interface K8sNetworkPolicy {
 
 export interface K8sNetworkPolicySpec {
   podSelector?: K8sLabelSelector | null;
-  policyTypes?: string[];
-  ingress?: Array<{ from?: K8sPeer[]; ports?: K8sPort[] }>;
-  egress?: Array<{ to?: K8sPeer[]; ports?: K8sPort[] }>;
+  policyTypes?: Array<string | null> | null;
+  ingress?: Array<{ from?: Array<K8sPeer | null> | null; ports?: Array<K8sPort | null> | null } | null> | null;
+  egress?: Array<{ to?: Array<K8sPeer | null> | null; ports?: Array<K8sPort | null> | null } | null> | null;
 }
 
 export interface K8sPeer {
   podSelector?: K8sLabelSelector | null;
   namespaceSelector?: K8sLabelSelector | null;
-  ipBlock?: { cidr: string; except?: string[] } | null;
+  ipBlock?: { cidr: string; except?: Array<string | null> | null } | null;
 }
 
 export interface K8sPort {
-  protocol?: string;
-  port?: number | string;
-  endPort?: number;
+  protocol?: string | null;
+  port?: number | string | null;
+  endPort?: number | null;
 }
 
 /** A dropped rule: which one and why (Calico `ErrorPolicyConversionRule`). */
@@ -62,6 +78,8 @@ export interface RuleConversionError {
   direction: 'ingress' | 'egress';
   /** Index of the rule in `spec.ingress` / `spec.egress` of the Kubernetes policy. */
   index: number;
+  /** The field that could not be converted, e.g. `spec.ingress[0].from[1].ipBlock.cidr`. */
+  field: string;
   reason: string;
 }
 
@@ -78,37 +96,150 @@ export function convertedPolicyName(k8sName: string): string {
   return `${KNP_NAME_PREFIX}${k8sName}`;
 }
 
+/** Why one rule cannot be converted; caught per rule, which is then dropped. */
+class UnconvertibleRuleError extends Error {
+  override readonly name = 'UnconvertibleRuleError';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A decoded port entry: Calico fills in TCP when the protocol is omitted. */
+interface DecodedPort {
+  readonly field: string;
+  readonly protocol: string;
+  readonly port?: number | string;
+  readonly endPort?: number;
+}
+
+/** A decoded peer; `null` stands for "no peer" (absent or empty `from`/`to`). */
+interface DecodedPeer {
+  readonly field: string;
+  readonly podSelector?: K8sLabelSelector;
+  readonly namespaceSelector?: K8sLabelSelector;
+  readonly ipBlock?: { readonly cidr: unknown; readonly except: readonly string[] };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A list as Go decodes it: absent or `null` → empty. Each element goes to `element`, a
+ * `null` one too: the element decoder returns the zero value for it.
+ */
+function decodeList<T>(value: unknown, field: string, element: (v: unknown, at: string) => T): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new UnconvertibleRuleError(field, `${field}: ${show(value)} is not a list`);
+  return value.map((v: unknown, i) => element(v ?? null, `${field}[${i}]`));
+}
+
+/** An object; `null` is the zero value `{}`. */
+function decodeObject(v: unknown, at: string): Record<string, unknown> {
+  if (v === null) return {};
+  if (!isRecord(v)) throw new UnconvertibleRuleError(at, `${at}: ${show(v)} is not an object`);
+  return v;
+}
+
+/** A string; `null` is the zero value `""`. */
+function decodeString(v: unknown, at: string): string {
+  if (v === null) return '';
+  if (typeof v !== 'string') throw new UnconvertibleRuleError(at, `${at}: ${show(v)} is not a string`);
+  return v;
+}
+
+/** A LabelSelector pointer: `null` (or absent) is no selector. */
+function decodeSelector(v: unknown, at: string): K8sLabelSelector | undefined {
+  if (v === undefined || v === null) return undefined;
+  return decodeObject(v, at) as K8sLabelSelector;
+}
+
+/** A peer; `null` is the zero value, a peer with no fields set. */
+function decodePeer(v: unknown, at: string): DecodedPeer {
+  const o = decodeObject(v, at);
+  const podSelector = decodeSelector(o['podSelector'], `${at}.podSelector`);
+  const namespaceSelector = decodeSelector(o['namespaceSelector'], `${at}.namespaceSelector`);
+  const block = o['ipBlock'];
+  if (block === undefined || block === null) {
+    return { field: at, ...(podSelector ? { podSelector } : {}), ...(namespaceSelector ? { namespaceSelector } : {}) };
+  }
+  const b = decodeObject(block, `${at}.ipBlock`);
+  const except = decodeList(b['except'], `${at}.ipBlock.except`, decodeString);
+  return { field: at, ipBlock: { cidr: b['cidr'], except } };
+}
+
+/** A port entry; `null` is the zero value `{}` (every TCP port). */
+function decodePort(v: unknown, at: string): DecodedPort {
+  const o = decodeObject(v, at);
+  const protocol = o['protocol'] === undefined || o['protocol'] === null ? 'TCP' : decodeString(o['protocol'], `${at}.protocol`);
+  const port = o['port'];
+  const endPort = o['endPort'];
+  if (port !== undefined && port !== null && typeof port !== 'string' && !Number.isInteger(port)) {
+    throw new UnconvertibleRuleError(`${at}.port`, `${at}.port: ${show(port)} is not a port number or name`);
+  }
+  if (endPort !== undefined && endPort !== null && !Number.isInteger(endPort)) {
+    throw new UnconvertibleRuleError(`${at}.endPort`, `${at}.endPort: ${show(endPort)} is not a port number`);
+  }
+  return {
+    field: at,
+    protocol,
+    ...(port !== undefined && port !== null ? { port: port as number | string } : {}),
+    ...(endPort !== undefined && endPort !== null ? { endPort: endPort as number } : {}),
+  };
+}
+
+const KNOWN_OPERATORS: ReadonlySet<unknown> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
+
+/** Warns about matchExpressions Calico skips (a `null` one, an unknown operator). */
+function warnIgnoredExpressions(sel: unknown, at: string, warnings: string[]): void {
+  if (!isRecord(sel) || !Array.isArray(sel['matchExpressions'])) return;
+  sel['matchExpressions'].forEach((e: unknown, i) => {
+    const op = isRecord(e) ? e['operator'] : undefined;
+    if (!KNOWN_OPERATORS.has(op)) {
+      warnings.push(`${at}.matchExpressions[${i}]: operator ${show(op)} is not In, NotIn, Exists or DoesNotExist: ignored, as Calico does`);
+    }
+  });
+}
+
 export function convertNetworkPolicy(np: K8sNetworkPolicy): ConversionResult {
   const name = np.metadata?.name ?? '';
   const namespace = np.metadata?.namespace ?? 'default';
-  const spec = np.spec ?? {};
+  const spec: Record<string, unknown> = isRecord(np.spec) ? np.spec : {};
   const errors: RuleConversionError[] = [];
   const warnings: string[] = [];
 
-  const ingress: Rule[] = [];
-  (spec.ingress ?? []).forEach((r, index) => {
-    const converted = convertRule(r.from ?? [], r.ports ?? [], true, warnings);
-    if (typeof converted === 'string') errors.push({ direction: 'ingress', index, reason: converted });
-    else ingress.push(...converted);
-  });
-  const egress: Rule[] = [];
-  (spec.egress ?? []).forEach((r, index) => {
-    const converted = convertRule(r.to ?? [], r.ports ?? [], false, warnings);
-    if (typeof converted === 'string') errors.push({ direction: 'egress', index, reason: converted });
-    else egress.push(...converted);
-  });
+  const rulesOf = (direction: 'ingress' | 'egress'): Rule[] => {
+    const out: Rule[] = [];
+    const list = spec[direction];
+    if (list !== undefined && list !== null && !Array.isArray(list)) {
+      warnings.push(`spec.${direction}: ${show(list)} is not a list: no ${direction} rules converted`);
+      return out;
+    }
+    (list ?? []).forEach((raw: unknown, index: number) => {
+      const at = `spec.${direction}[${index}]`;
+      try {
+        out.push(...convertRule(decodeObject(raw ?? null, at), at, direction === 'ingress', warnings));
+      } catch (e) {
+        if (!(e instanceof UnconvertibleRuleError)) throw e;
+        errors.push({ direction, index, field: e.field, reason: `k8s rule couldn't be converted: ${e.message}` });
+      }
+    });
+    return out;
+  };
+  const ingress = rulesOf('ingress');
+  const egress = rulesOf('egress');
 
-  const listed = spec.policyTypes ?? [];
+  const listed = Array.isArray(spec['policyTypes']) ? (spec['policyTypes'] as unknown[]) : [];
   const types: PolicyType[] = [];
   if (listed.includes('Ingress')) types.push('Ingress');
   if (listed.includes('Egress')) types.push('Egress');
-  if (types.length === 0) {
-    types.push('Ingress');
-    if ((spec.egress ?? []).length > 0) {
-      warnings.push('policyTypes is empty: the egress rules are converted but not enforced (types: [Ingress])');
-    }
-  }
+  else if (egress.length > 0) warnings.push('policyTypes does not include Egress: the egress rules are converted but not enforced');
+  if (types.length === 0) types.push('Ingress');
 
+  warnIgnoredExpressions(spec['podSelector'], 'spec.podSelector', warnings);
   const policy: NetworkPolicy = {
     apiVersion: API_VERSION,
     kind: 'NetworkPolicy',
@@ -116,7 +247,7 @@ export function convertNetworkPolicy(np: K8sNetworkPolicy): ConversionResult {
     spec: {
       tier: DEFAULT_TIER_NAME,
       order: KNP_ORDER,
-      selector: k8sLabelSelectorToCalico(spec.podSelector, { pod: true }),
+      selector: k8sLabelSelectorToCalico(isRecord(spec['podSelector']) ? (spec['podSelector'] as K8sLabelSelector) : undefined, { pod: true }),
       types,
       ...(ingress.length > 0 ? { ingress } : {}),
       ...(egress.length > 0 ? { egress } : {}),
@@ -125,46 +256,47 @@ export function convertNetworkPolicy(np: K8sNetworkPolicy): ConversionResult {
   return { policy, errors, warnings };
 }
 
-/** One k8s rule → Calico rules, or the reason it cannot be converted. */
-function convertRule(peers: readonly K8sPeer[], ports: readonly K8sPort[], ingress: boolean, warnings: string[]): Rule[] | string {
+/** One k8s rule (at `at`) → Calico rules; throws `UnconvertibleRuleError`. */
+function convertRule(rule: Record<string, unknown>, at: string, ingress: boolean, warnings: string[]): Rule[] {
+  const peerField = ingress ? 'from' : 'to';
+  const peers = decodeList(rule[peerField], `${at}.${peerField}`, decodePeer);
+  const ports = decodeList(rule['ports'], `${at}.ports`, decodePort);
+
   // protocol → ports; `null` means every port of that protocol.
   const byProtocol = new Map<string, Port[] | null>();
-  if (ports.length === 0) {
-    byProtocol.set('', null);
-  } else {
-    for (const p of ports) {
-      const protocol = p.protocol ?? 'TCP';
-      if (p.port === undefined || p.port === null) {
-        byProtocol.set(protocol, null);
-        continue;
-      }
-      const text = p.endPort === undefined || p.endPort === null ? String(p.port) : `${String(p.port)}:${p.endPort}`;
-      const parsed = parsePort(/^\d+$/.test(text) ? Number(text) : text);
-      if (!parsed.ok) return `k8s rule couldn't be converted: failed to parse k8s port: invalid port ${text}: ${parsed.message}`;
-      const existing = byProtocol.get(protocol);
-      if (existing === null) continue; // all ports of this protocol already allowed
-      if (existing === undefined) byProtocol.set(protocol, [parsed.value]);
-      else existing.push(parsed.value);
+  if (ports.length === 0) byProtocol.set('', null);
+  for (const p of ports) {
+    if (p.port === undefined) {
+      byProtocol.set(p.protocol, null);
+      continue;
     }
+    const text = p.endPort === undefined ? String(p.port) : `${String(p.port)}:${p.endPort}`;
+    const parsed = parsePort(/^\d+$/.test(text) ? Number(text) : text);
+    if (!parsed.ok) throw new UnconvertibleRuleError(p.field, `failed to parse k8s port: invalid port ${text}: ${parsed.message}`);
+    const existing = byProtocol.get(p.protocol);
+    if (existing === null) continue; // all ports of this protocol already allowed
+    if (existing === undefined) byProtocol.set(p.protocol, [parsed.value]);
+    else existing.push(parsed.value);
   }
 
-  const peerList: Array<K8sPeer | null> = peers.length === 0 ? [null] : [...peers];
+  // Every peer is converted before any rule is emitted: one bad peer drops the whole rule.
+  const peerList: Array<DecodedPeer | null> = peers.length === 0 ? [null] : peers;
+  const fields = peerList.map((p) => peerFields(p, warnings));
   const rules: Rule[] = [];
   // Go's sort.Strings: byte order; "" (no protocol) first, then SCTP < TCP < UDP.
   for (const protocol of [...byProtocol.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
     const group = byProtocol.get(protocol);
     const portSpecs = group === null || group === undefined ? undefined : simplifyPorts(group).map(formatPort);
-    for (const peer of peerList) {
-      const fields = peerFields(peer, warnings);
+    for (const peer of fields) {
       const rule: Rule = { action: 'Allow' };
       if (protocol !== '') rule.protocol = protocol;
       const portsPart: EntityRule = portSpecs === undefined ? {} : { ports: portSpecs as PortSpec[] };
       if (ingress) {
-        rule.source = fields;
+        rule.source = { ...peer };
         rule.destination = portsPart;
       } else {
         rule.source = {};
-        rule.destination = { ...portsPart, ...fields };
+        rule.destination = { ...portsPart, ...peer };
       }
       rules.push(rule);
     }
@@ -172,50 +304,46 @@ function convertRule(peers: readonly K8sPeer[], ports: readonly K8sPort[], ingre
   return rules;
 }
 
-/** calico-semantics §3.5 (`k8sPeerToCalicoFields`). */
-function peerFields(peer: K8sPeer | null, warnings: string[]): EntityRule {
+/** An ipBlock CIDR as Go's `net.ParseCIDR` reads it, or the reason the rule is dropped. */
+function ipBlockNet(text: unknown, at: string): string {
+  const r = parseCidr(text);
+  if (r.ok && !r.value.isAddress) return r.value.network;
+  const why = r.ok ? 'no prefix length' : r.message;
+  const legacy = why.includes('leading zero') ? "; Kubernetes' legacy parser reads the zeros as decimal, Go's (and so Calico's) rejects them" : '';
+  throw new UnconvertibleRuleError(
+    at,
+    `${at}: ${show(text)} is not a CIDR as Go's net.ParseCIDR reads it (${why})${legacy}; the rule is dropped rather than match any address`,
+  );
+}
+
+/** calico-semantics §3.5 (`k8sPeerToCalicoFields`), except that an unparseable CIDR drops the rule. */
+function peerFields(peer: DecodedPeer | null, warnings: string[]): EntityRule {
   if (peer === null) return {};
-  if (peer.ipBlock !== undefined && peer.ipBlock !== null) {
-    // Go's net.ParseCIDR needs a prefix length; a bare address does not parse.
-    const cidr = parseGoCidr(peer.ipBlock.cidr);
-    if (cidr === undefined) {
-      // Calico's quirk, kept: the peer then has no criteria at all and matches any address.
-      warnings.push(`ipBlock.cidr ${JSON.stringify(peer.ipBlock.cidr)} does not parse: the peer matches any address`);
-      return {};
-    }
-    const out: EntityRule = { nets: [cidr] };
-    const notNets: string[] = [];
-    for (const e of peer.ipBlock.except ?? []) {
-      const ex = parseGoCidr(e);
-      if (ex === undefined) {
-        warnings.push(`ipBlock.except ${JSON.stringify(e)} does not parse: it and later exceptions are ignored`);
-        break;
-      }
-      notNets.push(ex);
-    }
+  if (peer.ipBlock !== undefined) {
+    const out: EntityRule = { nets: [ipBlockNet(peer.ipBlock.cidr, `${peer.field}.ipBlock.cidr`)] };
+    const notNets = peer.ipBlock.except.map((e, i) => ipBlockNet(e, `${peer.field}.ipBlock.except[${i}]`));
     if (notNets.length > 0) out.notNets = notNets;
     return out;
   }
+  warnIgnoredExpressions(peer.podSelector, `${peer.field}.podSelector`, warnings);
+  warnIgnoredExpressions(peer.namespaceSelector, `${peer.field}.namespaceSelector`, warnings);
   const out: EntityRule = { selector: k8sLabelSelectorToCalico(peer.podSelector, { pod: true }) };
   const ns = k8sLabelSelectorToCalico(peer.namespaceSelector, { pod: false });
   if (ns !== '') out.namespaceSelector = ns;
   return out;
 }
 
-function parseGoCidr(text: unknown): string | undefined {
-  if (typeof text !== 'string' || !text.includes('/')) return undefined;
-  const r = parseCidr(text);
-  return r.ok ? r.value.network : undefined;
-}
-
 /**
- * Calico `SimplifyPorts`: with at most one numeric port the list is unchanged; otherwise
- * named ports first (in order), then the numeric ports sorted, de-duplicated and
- * coalesced into ranges (overlapping or adjacent ranges merge).
+ * Calico `SimplifyPorts`: a list of at most one entry, or whose numeric entries cover at most
+ * one port number, is unchanged; otherwise named ports first (in order), then the numeric
+ * ports sorted, de-duplicated and coalesced into ranges (overlapping or adjacent ranges
+ * merge). Calico counts the numeric ports by expanding every range, so `[80:82, "http"]`
+ * (three port numbers) becomes `["http", "80:82"]`.
  */
 export function simplifyPorts(ports: readonly Port[]): Port[] {
   const numeric = ports.filter((p): p is Extract<Port, { kind: 'range' }> => p.kind === 'range');
-  if (ports.length <= 1 || numeric.length <= 1) return [...ports];
+  const expanded = numeric.reduce((n, r) => n + (r.max - r.min + 1), 0);
+  if (ports.length <= 1 || expanded <= 1) return [...ports];
   const out: Port[] = ports.filter((p) => p.kind === 'named');
   const sorted = [...numeric].sort((a, b) => a.min - b.min || a.max - b.max);
   let cur: { min: number; max: number } | undefined;

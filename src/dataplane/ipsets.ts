@@ -17,7 +17,11 @@
  *   apply. (Felix spreads content checks over applies with a time budget; a full list is
  *   simpler and, at 100k members, well under a second.)
  * - Failures: `ipset restore` is not atomic, so a failure triggers a resync and a retry with
- *   backoff; after `maxAttempts` `applyUpdates()` rejects with `IpSetsApplyError`.
+ *   backoff; after `maxAttempts` `applyUpdates()` rejects with `IpSetsApplyError`, with the
+ *   desired state intact. That is an outage to the driver, which retries the whole apply with
+ *   capped backoff for as long as it lasts (issue 19 point 3): the next `applyUpdates()` starts
+ *   with a resync, so whatever the failed attempts wrote or not, it writes exactly the
+ *   difference.
  */
 import type { IpSetType } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';

@@ -49,8 +49,14 @@ describe('RuleRenderer.renderRule: matches (dataplane.md §3)', () => {
       notDstNamedPortIpSetIds: ['n:named'],
     });
     expect(text(v4.renderRule(r))).toEqual([
-      `-p udp ! -p tcp ! --source 192.168.0.0/16 -m set ! --match-set ${S} src -m multiport ! --destination-ports 53 -m set ! --match-set ${N} dst,dst -j DROP`,
+      `-p udp ! --source 192.168.0.0/16 -m set ! --match-set ${S} src -m multiport ! --destination-ports 53 -m set ! --match-set ${N} dst,dst -j DROP`,
     ]);
+  });
+
+  it('renders notProtocol as `! -p` alone; next to a protocol it is implied (iptables takes one -p), or contradicts it and the rule matches nothing', () => {
+    expect(text(v4.renderRule(rule({ action: 'deny', notProtocol: 'tcp' })))).toEqual(['! -p tcp -j DROP']);
+    expect(text(v4.renderRule(rule({ action: 'deny', protocol: 'udp', notProtocol: 'tcp' })))).toEqual(['-p udp -j DROP']);
+    expect(text(v4.renderRule(rule({ action: 'deny', protocol: 'tcp', notProtocol: 6 })))).toEqual([]);
   });
 
   it('matches a single destination named port with dst,dst', () => {

@@ -104,6 +104,14 @@ const SET_PASS_MARK = actionSetMark(MARK_PASS);
 const RETURN_IF_ACCEPTED: IptablesRule = { match: matchMarkSet(MARK_ACCEPT), action: RETURN };
 const RETURN_IF_PASSED: IptablesRule = { match: matchMarkSet(MARK_PASS), action: RETURN };
 const PORT_PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'udplite']);
+/** IANA numbers of the names `protocolToken` yields (anything else is a number already). */
+const TOKEN_NUMBERS: Readonly<Record<string, number>> = { tcp: 6, udp: 17, icmp: 1, 'ipv6-icmp': 58, sctp: 132, udplite: 136, esp: 50, ah: 51, gre: 47 };
+
+/** The protocol number of a `protocolToken` result. */
+function tokenNumber(token: string): number {
+  return TOKEN_NUMBERS[token] ?? Number(token);
+}
+
 /**
  * ICMPv6 types a workload may always send to the node, ahead of its egress policy (Felix
  * `filterWorkloadToHostChain`): multicast listener query, report and done (130–132), router
@@ -330,7 +338,14 @@ export class RuleRenderer {
 
     const single: string[] = [];
     if (proto !== undefined) single.push(`-p ${proto}`);
-    if (rule.notProtocol !== undefined) single.push(`! -p ${protocolToken(rule.notProtocol, v)}`);
+    if (rule.notProtocol !== undefined) {
+      const notProto = protocolToken(rule.notProtocol, v);
+      // iptables takes one `-p` per rule ("multiple -p flags not allowed": Felix's `-p X ! -p Y`
+      // fails the whole restore). Next to a positive protocol the negated one either names the
+      // same protocol (the rule matches nothing: render nothing) or is implied by it.
+      if (proto === undefined) single.push(`! -p ${notProto}`);
+      else if (tokenNumber(proto) === tokenNumber(notProto)) return;
+    }
 
     // Criteria iptables can express once per rule become match blocks (OR of alternatives)
     // or, for negated CIDRs, "clear the all-blocks mark if this matches".

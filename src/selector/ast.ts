@@ -6,10 +6,12 @@
  * - `and`/`or` nodes have at least two operands. A group with one operand is replaced by it,
  *   exactly as Calico's parser does; nested groups are kept, not flattened, because the
  *   canonical form (and so the unique ID and the IP set name) depends on the nesting.
- * - A `not` never wraps another `not`: double negation cancels. Calico collapses a run of
- *   `!` by parity but would keep `!(!has(a))` as two nodes, printing `!!has(a)`, which then
- *   re-parses to `has(a)` and breaks the round-trip guarantee; Tessera cancels across
- *   parentheses too (the only place Tessera's canonical form differs from Calico's).
+ * - A `not` wraps another `not` only as Calico's parser builds one. A run of `!` collapses
+ *   by parity (`!!has(a)` is `has(a)`), but a negated parenthesised negation keeps both
+ *   nodes: `!(!has(a))` prints `!!has(a)`, and that canonical form — Calico's, and so the
+ *   selector's unique ID and IP set name — is not itself a fixed point: it re-parses to
+ *   `has(a)`. Code that must re-parse a printed selector into the same tree uses
+ *   `toRoundTripString`, which keeps those parentheses.
  * - Set members (`in`/`not in`) are de-duplicated and sorted by UTF-8 bytes, as Calico's
  *   `ConvertToStringSetInPlace` does, so the canonical form does not depend on input order.
  *
@@ -51,7 +53,7 @@ export interface SetNode {
   readonly values: readonly string[];
 }
 
-/** `!operand`. The operand is never itself a `not`. */
+/** `!operand`. The operand is a `not` only for `!(!…)` (see the module invariants). */
 export interface NotNode {
   readonly kind: 'not';
   readonly operand: SelectorNode;
@@ -97,7 +99,10 @@ function isNormalisedSet(values: readonly string[]): boolean {
   return true;
 }
 
-/** `!operand`, cancelling a double negation. */
+/**
+ * `!operand`, cancelling a double negation: for code that builds selectors by meaning. (The
+ * parser, which must keep Calico's tree, wraps instead: `!(!x)` stays two nodes.)
+ */
 export function makeNot(operand: SelectorNode): SelectorNode {
   return operand.kind === 'not' ? operand.operand : { kind: 'not', operand };
 }
@@ -125,7 +130,6 @@ export function normaliseNode(node: SelectorNode): SelectorNode {
       return isNormalisedSet(node.values) ? node : makeSet(node.kind, node.label, node.values);
     case 'not': {
       const operand = normaliseNode(node.operand);
-      if (operand.kind === 'not') return operand.operand;
       return operand === node.operand ? node : { kind: 'not', operand };
     }
     case 'and':
@@ -163,9 +167,24 @@ export function quoteValue(value: string): string {
 /**
  * Canonical text of a (normalised) node: Calico's `collectFragments`. Leaves print as
  * `label OP "value"`; every group is parenthesised; `!` is printed directly before its
- * operand. `parse(toCanonicalString(n))` yields a tree that prints identically.
+ * operand. `parse(toCanonicalString(n))` yields a tree that prints identically, except
+ * where `n` holds a negated negation (`!!has(a)` re-parses as `has(a)`).
  */
 export function toCanonicalString(node: SelectorNode): string {
+  return printNode(node, false);
+}
+
+/**
+ * Text that parses back to exactly `node`: the canonical form, except that a negated
+ * negation keeps its parentheses (`!(!has(a))`). For selectors that are printed to be
+ * combined and parsed again (the update processor), so that the final tree — and its
+ * canonical form and unique ID — are the ones Calico computes from the text as written.
+ */
+export function toRoundTripString(node: SelectorNode): string {
+  return printNode(node, true);
+}
+
+function printNode(node: SelectorNode, keepNotNot: boolean): string {
   switch (node.kind) {
     case 'all':
       return 'all()';
@@ -189,14 +208,15 @@ export function toCanonicalString(node: SelectorNode): string {
       return `${out}}`;
     }
     case 'not':
-      return `!${toCanonicalString(node.operand)}`;
+      if (keepNotNot && node.operand.kind === 'not') return `!(${printNode(node.operand, true)})`;
+      return `!${printNode(node.operand, keepNotNot)}`;
     case 'and':
     case 'or': {
       const sep = node.kind === 'and' ? ' && ' : ' || ';
       let out = '(';
       for (let i = 0; i < node.operands.length; i++) {
         if (i > 0) out += sep;
-        out += toCanonicalString(node.operands[i] as SelectorNode);
+        out += printNode(node.operands[i] as SelectorNode, keepNotNot);
       }
       return `${out})`;
     }

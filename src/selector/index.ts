@@ -19,7 +19,7 @@ export type {
   OrNode,
   LabelNode,
 } from './ast.ts';
-export { makeGroup, makeNot, makeSet, toCanonicalString } from './ast.ts';
+export { makeGroup, makeNot, makeSet, toCanonicalString, toRoundTripString } from './ast.ts';
 export type { LabelRestriction, LabelRestrictions } from './label-restrictions.ts';
 export { prefixLabels } from './prefix-labels.ts';
 export { makeUniqueId } from './unique-id.ts';

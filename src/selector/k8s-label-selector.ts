@@ -16,6 +16,9 @@
  *   expressions have unknown operators yields `""`.)
  * - Values are not validated (an In with no values prints `k in { '' }`): the apiserver
  *   validates LabelSelectors, and offline input must be validated before conversion.
+ * - `null` where hand-written YAML may put it decodes as Go's zero value: a `null`
+ *   matchExpression has no operator and is skipped, a `null` value is `''`, `null`
+ *   matchLabels/matchExpressions are empty.
  */
 import { compareUtf8 } from './byte-order.ts';
 
@@ -24,8 +27,8 @@ import { compareUtf8 } from './byte-order.ts';
  * `@kubernetes/client-node`'s `V1LabelSelector` is accepted without importing it here.
  */
 export interface K8sLabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+  matchLabels?: Record<string, string> | null;
+  matchExpressions?: Array<{ key: string; operator: string; values?: Array<string | null> | null } | null> | null;
 }
 
 /** Options for `k8sLabelSelectorToCalico`. */
@@ -54,7 +57,9 @@ export function k8sLabelSelectorToCalico(
   for (const k of keys) terms.push(`${k} == '${matchLabels[k] ?? ''}'`);
 
   for (const e of expressions) {
-    const valueList = (e.values ?? []).join("', '");
+    // Go decodes a `null` element as the zero requirement: no operator, so skipped below.
+    if (e === null || e === undefined) continue;
+    const valueList = (e.values ?? []).map((v) => v ?? '').join("', '");
     switch (e.operator) {
       case 'In':
         terms.push(`${e.key} in { '${valueList}' }`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SelectorParseError } from './errors.ts';
 import { MAX_NESTING_DEPTH, parseSelector, parseSelectorNode } from './parser.ts';
+import { makeUniqueId } from './unique-id.ts';
 
 function rejects(text: string): SelectorParseError {
   try {
@@ -30,9 +31,32 @@ describe('parser: negation', () => {
     expect(parseSelectorNode('!a == "b"')).toEqual({ kind: 'not', operand: { kind: 'eq', label: 'a', value: 'b' } });
     expect(parseSelector('!a == "b" && has(c)').toString()).toBe('(!a == "b" && has(c))');
   });
-  it('cancels double negation across parentheses so the canonical form round-trips', () => {
-    expect(parseSelector('!(!has(a))').toString()).toBe('has(a)');
-    expect(parseSelector('!(!(!a == "b"))').toString()).toBe('!a == "b"');
+  it("keeps a negated parenthesised negation as Calico does: !(!has(a)) is canonically !!has(a), with that ID", () => {
+    const sel = parseSelector('!(!has(a))');
+    expect(sel.toString()).toBe('!!has(a)');
+    expect(sel.uniqueId()).toBe(makeUniqueId('s', '!!has(a)'));
+    // Calico v3.30.3's selector.Parse("!(!has(a))").UniqueID(), run for this test.
+    expect(sel.uniqueId()).toBe('s:VZFYmDV_Drir7seXQB5vQXF8-34s2nf1b8ItRA');
+    expect(sel.uniqueId()).not.toBe(parseSelector('has(a)').uniqueId());
+    expect(parseSelector('!((!has(a)))').toString()).toBe('!!has(a)');
+    expect(parseSelector('!(!(!a == "b"))').toString()).toBe('!!!a == "b"');
+    expect(parseSelector('!(!has(a) && has(b))').toString()).toBe('!(!has(a) && has(b))');
+    // Its canonical form is not a fixed point: the printed run of ! collapses on re-parsing.
+    expect(parseSelector('!!has(a)').toString()).toBe('has(a)');
+  });
+  it('toRoundTripString keeps the parentheses a negated negation needs to parse back to the same tree', () => {
+    for (const text of ['!(!has(a))', '!(!(!a == "b"))', '(!(!has(a)) && has(b)) || !(!c in {"x"})']) {
+      const sel = parseSelector(text);
+      const again = parseSelector(sel.toRoundTripString());
+      expect(again.root).toEqual(sel.root);
+      expect(again.uniqueId()).toBe(sel.uniqueId());
+    }
+    expect(parseSelector('!(!has(a))').toRoundTripString()).toBe('!(!has(a))');
+    expect(parseSelector('!(!(!has(a)))').toRoundTripString()).toBe('!(!(!has(a)))');
+  });
+  it('evaluates a negated negation as the operand', () => {
+    expect(parseSelector('!(!has(a))').evaluate({ a: '' })).toBe(true);
+    expect(parseSelector('!(!has(a))').evaluate({})).toBe(false);
   });
   it('rejects a bare !', () => {
     expect(rejects('!').message).toBe('unexpected end of selector at column 2');

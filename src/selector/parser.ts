@@ -13,14 +13,14 @@
  *   anything else) for everything else — with one deliberate limit: parentheses may nest
  *   at most `MAX_NESTING_DEPTH` deep, so hostile input cannot overflow the JS stack
  *   (Go's growable stacks let Calico go deeper; no real selector comes close).
- * - Returns a normalised tree (see ast.ts): single-operand groups vanish, `!` cancels in
- *   pairs, set members are sorted and unique.
+ * - Returns a normalised tree (see ast.ts): single-operand groups vanish, a run of `!`
+ *   collapses by parity, set members are sorted and unique. A `!` before a parenthesised
+ *   negation is kept, as Calico keeps it: `!(!has(a))` is two `not` nodes.
  */
 import {
   ALL_NODE,
   GLOBAL_NODE,
   makeGroup,
-  makeNot,
   makeSet,
   type SelectorNode,
   type ValueOperator,
@@ -124,7 +124,8 @@ class Parser {
       this.pos++;
     }
     const node = this.parsePrimary();
-    return negated ? makeNot(node) : node;
+    // Calico wraps whatever the primary is, a parenthesised negation included.
+    return negated ? { kind: 'not', operand: node } : node;
   }
 
   private parsePrimary(): SelectorNode {

@@ -11,7 +11,7 @@
  *   unique ID, same IP set.
  * - Safe to share between callers; there is no mutable state beyond the lazy caches.
  */
-import { normaliseNode, toCanonicalString, type SelectorNode } from './ast.ts';
+import { normaliseNode, toCanonicalString, toRoundTripString, type SelectorNode } from './ast.ts';
 import { compileNode, type Evaluator, type Labels } from './compile.ts';
 import {
   computeLabelRestrictions,
@@ -50,10 +50,19 @@ export class Selector {
     return this.#matches(labels);
   }
 
-  /** Canonical form, e.g. `(a == "b" && has(c))`. Parsing it yields an equal selector. */
+  /**
+   * Canonical form, e.g. `(a == "b" && has(c))` — Calico's, which the unique ID hashes.
+   * Parsing it yields an equal selector unless the tree holds a negated negation:
+   * `!(!has(a))` prints `!!has(a)`, which parses as `has(a)` (see `toRoundTripString`).
+   */
   toString(): string {
     this.#canonical ??= toCanonicalString(this.root);
     return this.#canonical;
+  }
+
+  /** Text that parses to exactly this tree (the canonical form, `!(!…)` kept in parentheses). */
+  toRoundTripString(): string {
+    return toRoundTripString(this.root);
   }
 
   /** `s:` + base64url(SHA-224("s:" + canonical)), 40 characters; equal for equal selectors. */

@@ -6,11 +6,17 @@
  * `spec.serviceAccountName`, containers' ports, `status.podIP`), so they go through the same
  * Pod → WorkloadEndpoint builder as `-f` input. A pod without `node` runs on `node-1`.
  *
+ * Dual-stack pods (the e2e runner's extension): a pod's optional `ip6` goes into
+ * `status.podIPs` after its `ip`, so its WorkloadEndpoint has a /128 next to the /32; a
+ * probe's optional `ipVersion` (4 or 6, default 4) is checked here (6 needs `ip6` on both
+ * pods) and is the address family the probe is meant for.
+ *
  * `steps` (optional, per scenario; the extension defined in e2e/scenarios/README.md): applied
  * in order on top of step 0 (the top-level policies and probes). Inside one step:
  * `namespaceLabels`, `podLabels` (full replacement maps), `policies` (upsert by
  * apiVersion/kind/namespace/name), `deletePolicies`, then its `probes`.
  */
+import { isIPv6 } from 'node:net';
 import type { V3Resource } from '../api/index.ts';
 import type { K8sNetworkPolicy } from '../controllers/index.ts';
 import type { K8sPod } from '../controllers/workload-endpoint-builder.ts';
@@ -22,6 +28,8 @@ export interface ScenarioProbe {
   readonly to: string;
   readonly port: number;
   readonly protocol: ProbeProtocol;
+  /** The address family probed (both pods need `ip6` for 6). @default 4 */
+  readonly ipVersion?: 4 | 6;
   readonly expected: boolean;
 }
 
@@ -30,6 +38,8 @@ export interface ScenarioPod {
   readonly name: string;
   readonly labels?: Record<string, string>;
   readonly ip?: string;
+  /** An IPv6 address as well: a dual-stack pod. */
+  readonly ip6?: string;
   readonly node?: string;
   readonly serviceAccount?: string;
   readonly containerPorts?: ReadonlyArray<{ name?: string; containerPort: number; protocol?: string }>;
@@ -83,9 +93,13 @@ export function parseScenarioFile(text: string, file: string): ScenarioFile {
     for (const f of ['namespaces', 'pods', 'policies', 'probes'] as const) {
       if (s[f] !== undefined && !Array.isArray(s[f])) throw new ScenarioFormatError(`${where}: ${f} must be a list`);
     }
-    for (const [j, p] of (s.probes ?? []).entries()) checkProbe(p, `${where}: probes[${j}]`);
+    for (const [j, p] of (s.pods ?? []).entries()) {
+      if (p.ip6 !== undefined && !isIPv6(p.ip6)) throw new ScenarioFormatError(`${where}: pods[${j}]: ip6 ${JSON.stringify(p.ip6)} is not an IPv6 address`);
+    }
+    const dualStack = new Set((s.pods ?? []).filter((p) => p.ip6 !== undefined).map((p) => `${p.namespace}/${p.name}`));
+    for (const [j, p] of (s.probes ?? []).entries()) checkProbe(p, `${where}: probes[${j}]`, dualStack);
     for (const [k, step] of (s.steps ?? []).entries()) {
-      for (const [j, p] of (step.probes ?? []).entries()) checkProbe(p, `${where}: steps[${k}].probes[${j}]`);
+      for (const [j, p] of (step.probes ?? []).entries()) checkProbe(p, `${where}: steps[${k}].probes[${j}]`, dualStack);
     }
   });
   return {
@@ -94,11 +108,15 @@ export function parseScenarioFile(text: string, file: string): ScenarioFile {
   };
 }
 
-function checkProbe(p: Partial<ScenarioProbe>, where: string): void {
+function checkProbe(p: Partial<ScenarioProbe>, where: string, dualStack: ReadonlySet<string>): void {
   if (typeof p.from !== 'string' || typeof p.to !== 'string') throw new ScenarioFormatError(`${where}: from and to must be "ns/pod"`);
   if (typeof p.port !== 'number' || !Number.isInteger(p.port) || p.port < 1 || p.port > 65535) throw new ScenarioFormatError(`${where}: port must be 1–65535`);
   if (p.protocol !== 'TCP' && p.protocol !== 'UDP' && p.protocol !== 'SCTP') throw new ScenarioFormatError(`${where}: protocol must be TCP, UDP or SCTP`);
   if (typeof p.expected !== 'boolean') throw new ScenarioFormatError(`${where}: expected must be true or false`);
+  if (p.ipVersion !== undefined && p.ipVersion !== 4 && p.ipVersion !== 6) throw new ScenarioFormatError(`${where}: ipVersion must be 4 or 6`);
+  if (p.ipVersion === 6 && !(dualStack.has(p.from) && dualStack.has(p.to))) {
+    throw new ScenarioFormatError(`${where}: ipVersion 6 needs ip6 on both pods (${p.from} → ${p.to})`);
+  }
 }
 
 function podObject(p: ScenarioPod): K8sPod {
@@ -109,7 +127,11 @@ function podObject(p: ScenarioPod): K8sPod {
       serviceAccountName: p.serviceAccount ?? 'default',
       containers: [{ ports: (p.containerPorts ?? []).map((c) => ({ ...c })) }],
     },
-    status: { phase: 'Running', ...(p.ip !== undefined ? { podIP: p.ip } : {}) },
+    status: {
+      phase: 'Running',
+      ...(p.ip !== undefined ? { podIP: p.ip } : {}),
+      ...(p.ip !== undefined && p.ip6 !== undefined ? { podIPs: [{ ip: p.ip }, { ip: p.ip6 }] } : {}),
+    },
   };
 }
 

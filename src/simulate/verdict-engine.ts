@@ -17,35 +17,62 @@
  *
  * Probes carry no source port (the kernel picks an ephemeral one): a rule that requires
  * source ports is treated as not matching, a rule that excludes source ports as matching.
+ * An `ICMP` probe is one echo request of the packet's family (ICMP type 8 code 0, ICMPv6 type
+ * 128 code 0, what `ping` sends); it has no ports, so it matches no numeric or named port.
  */
 import { cidrContains, parseCidr, type ParsedCidr } from '../api/index.ts';
 import { policyIdKey, type PolicyId, type PortRange, type Rule, type RuleAction, type WorkloadEndpoint } from '../proto/index.ts';
 import type { NodeState } from './node-state.ts';
 
 export type Direction = 'ingress' | 'egress';
+/** What a scenario probe or `explain` names: a connection on a port. */
 export type ProbeProtocol = 'TCP' | 'UDP' | 'SCTP';
+/** A packet's protocol; `ICMP` is an echo request, ICMP or ICMPv6 by the packet's IP version. */
+export type PacketProtocol = ProbeProtocol | 'ICMP';
+
+/** An ICMP packet's type and code. */
+export interface IcmpHeader {
+  readonly type: number;
+  readonly code: number;
+}
+
+/** Echo request (RFC 792 type 8, RFC 4443 type 128), code 0: what `ping` sends. */
+const ECHO_REQUEST: Readonly<Record<4 | 6, IcmpHeader>> = { 4: { type: 8, code: 0 }, 6: { type: 128, code: 0 } };
 
 /** One probe packet (the first packet of a connection). */
 export interface Packet {
   /** Source and destination as host networks (`10.0.0.1/32`), the form IP sets hold. */
   readonly srcNet: string;
   readonly dstNet: string;
-  readonly protocol: ProbeProtocol;
+  readonly protocol: PacketProtocol;
   readonly dstPort: number;
   readonly ipVersion: 4 | 6;
   /** `<dst ip>,<proto>:<port>`: the destination's key in a named-port IP set. */
   readonly dstIpPort: string;
+  /** IP protocol number: 6, 17, 132, or 1 / 58 for ICMP by IP version. */
+  readonly protocolNumber: number;
+  /** Present for ICMP packets only. */
+  readonly icmp?: IcmpHeader;
 }
 
-export function makePacket(srcNet: string, dstNet: string, protocol: ProbeProtocol, dstPort: number): Packet {
+/** A probe packet; `dstPort` is ignored for `ICMP` (an echo request has no ports). */
+export function makePacket(srcNet: string, dstNet: string, protocol: PacketProtocol, dstPort: number): Packet {
   const dstIp = dstNet.split('/')[0] ?? dstNet;
+  const ipVersion = dstIp.includes(':') ? 6 : 4;
+  if (protocol === 'ICMP') {
+    const name = ipVersion === 4 ? 'icmp' : 'icmpv6';
+    const icmp = ECHO_REQUEST[ipVersion];
+    // No named-port set holds an ICMP member (WorkloadEndpoint ports are TCP, UDP or SCTP).
+    return { srcNet, dstNet, protocol, dstPort: 0, ipVersion, dstIpPort: `${dstIp},${name}:${icmp.type}/${icmp.code}`, protocolNumber: ipVersion === 4 ? 1 : 58, icmp };
+  }
   return {
     srcNet,
     dstNet,
     protocol,
     dstPort,
-    ipVersion: dstIp.includes(':') ? 6 : 4,
+    ipVersion,
     dstIpPort: `${dstIp},${protocol.toLowerCase()}:${dstPort}`,
+    protocolNumber: PROBE_PROTOCOL_NUMBER[protocol],
   };
 }
 
@@ -125,23 +152,43 @@ function fmtRanges(ranges: readonly PortRange[]): string {
 
 const host = (net: string): string => net.split('/')[0] ?? net;
 
+const protocolName = (pkt: Packet): string => (pkt.protocol !== 'ICMP' ? pkt.protocol : pkt.ipVersion === 4 ? 'ICMP' : 'ICMPv6');
+
+/**
+ * Whether an ICMP header is matched by a rule's `{type, code?}` (iptables `--icmp-type T[/C]`:
+ * without a code any code of the type). A packet that is not ICMP never reaches this (the rule
+ * then has protocol ICMP or ICMPv6, which the packet failed already).
+ */
+function icmpMatches(m: { readonly type?: number; readonly code?: number }, h: IcmpHeader | undefined): boolean {
+  if (h === undefined) return false;
+  if (m.type !== undefined && m.type !== h.type) return false;
+  return m.code === undefined || m.code === h.code;
+}
+
+const fmtIcmp = (m: { readonly type?: number; readonly code?: number }): string => `type ${m.type ?? 'any'}${m.code === undefined ? '' : ` code ${m.code}`}`;
+
 /**
  * Undefined when `rule` matches `pkt`; otherwise the first failed criterion, described
  * when `describe` is set (else a constant, to keep the matrix path allocation-free).
  */
 export function ruleMismatch(rule: Rule, pkt: Packet, state: NodeState, describe: boolean): string | undefined {
   const d = (f: () => string): string => (describe ? f() : 'x');
-  const proto = PROBE_PROTOCOL_NUMBER[pkt.protocol];
+  const proto = pkt.protocolNumber;
   if (rule.protocol !== undefined && protocolNumber(rule.protocol) !== proto) {
-    return d(() => `protocol: rule wants ${String(rule.protocol).toUpperCase()}, packet is ${pkt.protocol}`);
+    return d(() => `protocol: rule wants ${String(rule.protocol).toUpperCase()}, packet is ${protocolName(pkt)}`);
   }
   if (rule.notProtocol !== undefined && protocolNumber(rule.notProtocol) === proto) {
-    return d(() => `notProtocol: rule excludes ${pkt.protocol}`);
+    return d(() => `notProtocol: rule excludes ${protocolName(pkt)}`);
   }
   if (rule.ipVersion !== undefined && rule.ipVersion !== pkt.ipVersion) {
     return d(() => `ipVersion: rule is IPv${rule.ipVersion}, packet is IPv${pkt.ipVersion}`);
   }
-  if (rule.icmp !== undefined) return d(() => `icmp: rule matches ICMP type ${rule.icmp?.type}, packet is ${pkt.protocol}`);
+  if (rule.icmp !== undefined && !icmpMatches(rule.icmp, pkt.icmp)) {
+    return d(() => `icmp: rule matches ICMP ${fmtIcmp(rule.icmp!)}, packet is ${pkt.icmp === undefined ? pkt.protocol : `ICMP ${fmtIcmp(pkt.icmp)}`}`);
+  }
+  if (rule.notIcmp !== undefined && icmpMatches(rule.notIcmp, pkt.icmp)) {
+    return d(() => `notICMP: rule excludes ICMP ${fmtIcmp(rule.notIcmp!)}`);
+  }
 
   if (rule.srcNets.length > 0 && !rule.srcNets.some((n) => netContains(n, pkt.srcNet))) {
     return d(() => `source nets: ${host(pkt.srcNet)} is not in ${rule.srcNets.join(', ')}`);

@@ -1,0 +1,45 @@
+/**
+ * The differential test at scale: `npm run bench -- differential [rounds=2000] [seed=random]
+ * [probes=300]`. Each round applies a set of random Calico and Kubernetes policies to the
+ * fixture's six dual-stack pods on two nodes (e2e/differential) and compares, probe by probe,
+ * the simulator's verdict with real TCP, UDP and ICMP echo traffic through the real dataplane in
+ * network namespaces (needs root, iptables, ipset, ping, conntrack).
+ *
+ * Prints the seed first (on stderr), then a reproducer scenario for every failing round, and
+ * one JSON line `{rounds, probes, disagreements, failedRounds, seconds, seed}`; exits non-zero
+ * on any disagreement.
+ */
+import { Differential } from '../../e2e/differential/differential.ts';
+import { KernelCluster } from '../../e2e/differential/kernel-cluster.ts';
+import { report, type BenchScenario } from '../scenario.ts';
+
+function intArg(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`differential: ${name} must be a non-negative integer, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+const scenario: BenchScenario = {
+  description: 'random policies: simulator verdicts vs real traffic through the real dataplane, per probe',
+  includeInDefaultRun: false,
+  async run(args) {
+    const rounds = intArg(args[0], 'rounds', 2000);
+    const seed = intArg(args[1], 'seed', Math.floor(Math.random() * 2 ** 31));
+    const probesPerRound = intArg(args[2], 'probes', 300);
+    process.stderr.write(`differential: seed ${seed}, ${rounds} rounds, ${probesPerRound} probes per round\n`);
+    const kernel = await KernelCluster.create();
+    try {
+      const diff = new Differential(kernel, { probesPerRound, log: (line) => process.stderr.write(`${line}\n`) });
+      const start = performance.now();
+      const result = await diff.run(rounds, seed);
+      const seconds = Math.round((performance.now() - start) / 10) / 100;
+      report('differential', 'random', { rounds, probes: result.probes, disagreements: result.disagreements, failedRounds: result.failed.length, seconds, seed });
+      if (result.disagreements > 0) process.exitCode = 1;
+    } finally {
+      await kernel[Symbol.asyncDispose]();
+    }
+  },
+};
+
+export default scenario;

@@ -1,0 +1,289 @@
+/**
+ * Seeded random policies over the fixture (fixture.ts): projectcalico.org/v3 Tiers,
+ * NetworkPolicies and GlobalNetworkPolicies, and networking.k8s.io/v1 NetworkPolicies, using
+ * every rule criterion the dataplane renders — tiers with orders and both default actions,
+ * policy orders, Allow/Deny/Pass/Log, selectors with `!`, `has`, `in`, `not in`, `&&`, `||`,
+ * `notSelector`, `namespaceSelector` (also on GlobalNetworkPolicies and their rule sides),
+ * `serviceAccounts` and `serviceAccountSelector`, `nets`/`notNets` of both families,
+ * `ports`/`notPorts` with named ports and ranges, TCP/UDP/ICMP/ICMPv6 with type and code,
+ * `notProtocol`, `notICMP`, `ipVersion`; Kubernetes peers with ipBlock/except, named ports,
+ * endPort, empty and absent lists.
+ *
+ * Every Calico object is checked with the project's own validation (`validateResource` after
+ * `applyDefaults`) and regenerated until valid, so a round never tests input the API server
+ * would refuse.
+ *
+ * Two choices keep both sides comparable without guessing what the kernel picks:
+ * - source ports (numeric or named) are only ever below 1024, so the probes' ephemeral source
+ *   ports never match them, which is what the verdict engine assumes;
+ * - ICMP type/code matches use echo request and reply (the probes send echo requests), plus
+ *   other types that never match, so both outcomes occur.
+ */
+import { applyDefaults, isError, validateResource, type Rule, type EntityRule, type V3Resource } from '../../src/api/index.ts';
+import type { K8sNetworkPolicy } from '../../src/controllers/index.ts';
+
+/** The random source with the few draws a generator needs. */
+export class Draw {
+  constructor(private readonly next: () => number) {}
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+
+  int(lo: number, hi: number): number {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+
+  pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.next() * xs.length)] as T;
+  }
+
+  /** 0 to `max` distinct elements of `xs`, in their order. */
+  some<T>(xs: readonly T[], max = xs.length): T[] {
+    const n = this.int(0, Math.min(max, xs.length));
+    const chosen = new Set<number>();
+    while (chosen.size < n) chosen.add(this.int(0, xs.length - 1));
+    return [...chosen].sort((a, b) => a - b).map((i) => xs[i] as T);
+  }
+}
+
+const POD_TERMS = [
+  "app == 'web'",
+  "app == 'db'",
+  "app != 'web'",
+  'has(app)',
+  '!has(app)',
+  'has(role)',
+  "role == 'admin'",
+  "role in {'admin', 'client'}",
+  "app in {'web', 'cache'}",
+  "app not in {'db'}",
+  "projectcalico.org/namespace == 'alpha'",
+  "projectcalico.org/namespace != 'gamma'",
+  'all()',
+];
+const NS_TERMS = ["team == 'red'", "team == 'blue'", 'has(env)', '!has(env)', "projectcalico.org/name == 'beta'", "kubernetes.io/metadata.name in {'alpha', 'gamma'}", 'all()'];
+const SA_TERMS = ["sa == 'front'", "sa == 'ops'", 'has(priv)', '!has(priv)', "sa not in {'ops'}", 'all()'];
+const SA_NAMES = ['front', 'ops', 'default'];
+
+const NETS4 = ['10.66.0.0/16', '10.66.1.0/24', '10.66.2.0/24', '10.66.3.0/24', '10.66.1.11/32', '10.66.3.32/32', '10.66.2.16/28', '0.0.0.0/0'];
+const NETS6 = ['fd00:66::/32', 'fd00:66:1::/64', 'fd00:66:2::/64', 'fd00:66:3::/64', 'fd00:66:1::11/128', 'fd00:66:3::32/128', 'fd00:66:2::10/124', '::/0'];
+const DST_PORTS: ReadonlyArray<number | string> = [80, 8080, 53, 5353, '50:90', '5000:9000', '1:1023', 'http', 'dns', 'metrics'];
+const NAMED_PORTS = ['http', 'dns', 'metrics'];
+/** Never the probes' ephemeral source ports (see the file comment). */
+const SRC_PORTS: ReadonlyArray<number | string> = [80, 53, '1:1023', '100:200', 'http', 'dns'];
+const ICMP_V4 = [{ type: 8 }, { type: 8, code: 0 }, { type: 8, code: 1 }, { type: 0 }, { type: 3, code: 1 }];
+const ICMP_V6 = [{ type: 128 }, { type: 128, code: 0 }, { type: 128, code: 3 }, { type: 129 }, { type: 1 }];
+
+/** Kubernetes ipBlocks: a CIDR and the exceptions inside it to draw from. */
+const IP_BLOCKS: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['10.66.0.0/16', ['10.66.1.0/24', '10.66.3.32/32', '10.66.2.16/28']],
+  ['10.66.2.0/24', ['10.66.2.16/28', '10.66.2.21/32']],
+  ['0.0.0.0/0', ['10.66.1.0/24', '10.66.3.0/24']],
+  ['fd00:66::/32', ['fd00:66:1::/64', 'fd00:66:3::32/128']],
+  ['fd00:66:2::/64', ['fd00:66:2::10/124', 'fd00:66:2::21/128']],
+  ['::/0', ['fd00:66:1::/64']],
+];
+
+export interface GeneratedRound {
+  /** Tiers first, then the policies, in apply order. */
+  readonly objects: readonly (V3Resource | K8sNetworkPolicy)[];
+}
+
+export interface GeneratorOptions {
+  /** Policies per round, at most. @default 5 */
+  readonly maxPolicies?: number;
+  /** Rules per direction of a policy, at most. @default 3 */
+  readonly maxRules?: number;
+}
+
+export class PolicyGenerator {
+  private readonly maxPolicies: number;
+  private readonly maxRules: number;
+
+  constructor(
+    private readonly d: Draw,
+    opts: GeneratorOptions = {},
+  ) {
+    this.maxPolicies = opts.maxPolicies ?? 5;
+    this.maxRules = opts.maxRules ?? 3;
+  }
+
+  /** A selector of up to three terms joined by `&&`/`||`, maybe negated as a whole. */
+  selector(terms: readonly string[]): string {
+    const n = this.d.pick([1, 1, 1, 2, 2, 3]);
+    let s = this.d.pick(terms);
+    for (let i = 1; i < n; i++) s = `${s} ${this.d.pick(['&&', '||'])} ${this.d.pick(terms)}`;
+    if (this.d.chance(0.15)) s = `!(${s})`;
+    return s;
+  }
+
+  round(): GeneratedRound {
+    const objects: (V3Resource | K8sNetworkPolicy)[] = [];
+    const tiers = ['default'];
+    for (const name of ['tier-a', 'tier-b']) {
+      if (!this.d.chance(0.4)) continue;
+      tiers.push(name);
+      objects.push(this.valid(() => ({ apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name }, spec: { order: this.d.int(1, 3) * 100, defaultAction: this.d.pick(['Deny', 'Pass'] as const) } })));
+    }
+    const count = this.d.int(1, this.maxPolicies);
+    for (let i = 0; i < count; i++) {
+      const kind = this.d.pick(['cnp', 'cnp', 'gnp', 'gnp', 'knp']);
+      if (kind === 'knp') objects.push(this.k8sPolicy(`knp-${i}`));
+      else objects.push(this.valid(() => this.calicoPolicy(kind === 'gnp' ? 'GlobalNetworkPolicy' : 'NetworkPolicy', `${kind}-${i}`, this.d.pick(tiers))));
+    }
+    return { objects };
+  }
+
+  /** Draws from `make` until the result passes validation (20 tries, then throws). */
+  private valid(make: () => V3Resource): V3Resource {
+    for (let i = 0; i < 20; i++) {
+      const r = make();
+      if (validateResource(applyDefaults(structuredClone(r))).filter(isError).length === 0) return r;
+    }
+    throw new Error('PolicyGenerator: no valid object in 20 draws');
+  }
+
+  private calicoPolicy(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', name: string, tier: string): V3Resource {
+    const d = this.d;
+    const spec: Record<string, unknown> = {};
+    // Calico: a policy not in `default` has a name prefixed with its tier.
+    const fullName = tier === 'default' ? name : `${tier}.${name}`;
+    if (tier !== 'default' || d.chance(0.3)) spec['tier'] = tier;
+    if (d.chance(0.7)) spec['order'] = d.pick([10, 100, 100, 200, 500.5]);
+    if (d.chance(0.8)) spec['selector'] = this.selector(POD_TERMS);
+    if (d.chance(0.15)) spec['serviceAccountSelector'] = this.selector(SA_TERMS);
+    if (kind === 'GlobalNetworkPolicy' && d.chance(0.3)) spec['namespaceSelector'] = this.selector(NS_TERMS);
+    const types = d.pick([['Ingress'], ['Egress'], ['Ingress', 'Egress'], undefined]);
+    if (types !== undefined) spec['types'] = types;
+    const ingress = this.rules(kind, 'ingress');
+    const egress = this.rules(kind, 'egress');
+    if (ingress.length > 0 || d.chance(0.3)) spec['ingress'] = ingress;
+    if (egress.length > 0 || d.chance(0.3)) spec['egress'] = egress;
+    const metadata = kind === 'NetworkPolicy' ? { name: fullName, namespace: d.pick(['alpha', 'beta', 'gamma']) } : { name: fullName };
+    return { apiVersion: 'projectcalico.org/v3', kind, metadata, spec } as V3Resource;
+  }
+
+  private rules(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', direction: 'ingress' | 'egress'): Rule[] {
+    const out: Rule[] = [];
+    const n = this.d.int(0, this.maxRules);
+    for (let i = 0; i < n; i++) out.push(this.validRule(kind, direction));
+    return out;
+  }
+
+  /** A rule that is valid on its own (checked inside a minimal policy of `kind`). */
+  private validRule(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', direction: 'ingress' | 'egress'): Rule {
+    const metadata = kind === 'NetworkPolicy' ? { name: 'probe', namespace: 'alpha' } : { name: 'probe' };
+    for (;;) {
+      const rule = this.rule(kind);
+      const policy = { apiVersion: 'projectcalico.org/v3', kind, metadata, spec: { [direction]: [rule] } } as V3Resource;
+      if (validateResource(applyDefaults(structuredClone(policy))).filter(isError).length === 0) return rule;
+    }
+  }
+
+  private rule(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy'): Rule {
+    const d = this.d;
+    const rule: Rule = { action: d.pick(['Allow', 'Allow', 'Allow', 'Deny', 'Deny', 'Pass', 'Log']) };
+    const family = d.pick([undefined, undefined, 4, 6] as const);
+    if (family !== undefined && d.chance(0.5)) rule.ipVersion = family;
+    const protocol = d.pick([undefined, undefined, 'TCP', 'TCP', 'UDP', 'UDP', 'ICMP', 'ICMPv6', 'SCTP', 6, 17]);
+    if (protocol !== undefined) rule.protocol = protocol;
+    if (d.chance(0.1)) rule.notProtocol = d.pick(['TCP', 'UDP', 'ICMP', 17]);
+    const icmpFamily = protocol === 'ICMP' ? ICMP_V4 : protocol === 'ICMPv6' ? ICMP_V6 : undefined;
+    if (icmpFamily !== undefined) {
+      if (d.chance(0.5)) rule.icmp = { ...d.pick(icmpFamily) };
+      if (d.chance(0.2)) rule.notICMP = { ...d.pick(icmpFamily) };
+    }
+    const portsOk = protocol === 'TCP' || protocol === 'UDP' || protocol === 6 || protocol === 17;
+    const src = this.entity(kind, family, portsOk, SRC_PORTS);
+    const dst = this.entity(kind, family, portsOk, DST_PORTS);
+    if (src !== undefined && d.chance(0.7)) rule.source = src;
+    if (dst !== undefined && d.chance(0.7)) rule.destination = dst;
+    return rule;
+  }
+
+  private entity(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', family: 4 | 6 | undefined, portsOk: boolean, ports: ReadonlyArray<number | string>): EntityRule | undefined {
+    const d = this.d;
+    const e: EntityRule = {};
+    if (d.chance(0.35)) e.selector = this.selector(POD_TERMS);
+    if (d.chance(0.15)) e.notSelector = this.selector(POD_TERMS);
+    if (d.chance(kind === 'GlobalNetworkPolicy' ? 0.3 : 0.15)) e.namespaceSelector = d.chance(0.1) ? 'global()' : this.selector(NS_TERMS);
+    if (d.chance(0.12)) {
+      const names = d.some(SA_NAMES, 2);
+      e.serviceAccounts = { ...(names.length > 0 ? { names } : {}), ...(names.length === 0 || d.chance(0.3) ? { selector: this.selector(SA_TERMS) } : {}) };
+    }
+    const nets = family === 6 ? NETS6 : family === 4 ? NETS4 : d.pick([NETS4, NETS6]);
+    if (d.chance(0.2)) e.nets = d.some(nets, 2);
+    if (d.chance(0.15)) e.notNets = d.some(nets.filter((n) => !n.endsWith('/0')), 2);
+    const portList = portsOk ? ports : ports.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p));
+    if (d.chance(0.3)) e.ports = d.some(portList, 3);
+    if (d.chance(0.15)) e.notPorts = d.some(portList, 2);
+    for (const k of Object.keys(e) as (keyof EntityRule)[]) if (Array.isArray(e[k]) && (e[k] as unknown[]).length === 0) delete e[k];
+    return Object.keys(e).length === 0 ? undefined : e;
+  }
+
+  private k8sPolicy(name: string): K8sNetworkPolicy {
+    const d = this.d;
+    const spec: Record<string, unknown> = { podSelector: this.labelSelector(['app', 'role']) };
+    const types = d.pick([['Ingress'], ['Egress'], ['Ingress', 'Egress'], undefined]);
+    if (types !== undefined) spec['policyTypes'] = types;
+    for (const dir of ['ingress', 'egress'] as const) {
+      if (d.chance(0.3)) continue;
+      const rules = [];
+      for (let i = d.int(0, 2); i > 0; i--) {
+        const r: Record<string, unknown> = {};
+        const peers = d.pick([undefined, [], 'some']);
+        if (peers === 'some') r[dir === 'ingress' ? 'from' : 'to'] = Array.from({ length: d.int(1, 2) }, () => this.k8sPeer());
+        else if (peers !== undefined) r[dir === 'ingress' ? 'from' : 'to'] = peers;
+        if (d.chance(0.5)) r['ports'] = Array.from({ length: d.int(0, 2) }, () => this.k8sPort());
+        rules.push(r);
+      }
+      spec[dir] = rules;
+    }
+    return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace: d.pick(['alpha', 'beta', 'gamma']) }, spec } as K8sNetworkPolicy;
+  }
+
+  private labelSelector(keys: readonly string[]): Record<string, unknown> {
+    const d = this.d;
+    const values: Record<string, string[]> = { app: ['web', 'db', 'cache'], role: ['admin', 'client'], team: ['red', 'blue'], env: ['prod'], 'kubernetes.io/metadata.name': ['alpha', 'beta', 'gamma'] };
+    const sel: Record<string, unknown> = {};
+    if (d.chance(0.4)) {
+      const key = d.pick(keys);
+      sel['matchLabels'] = { [key]: d.pick(values[key] ?? ['x']) };
+    }
+    if (d.chance(0.3)) {
+      const key = d.pick(keys);
+      const operator = d.pick(['In', 'NotIn', 'Exists', 'DoesNotExist']);
+      sel['matchExpressions'] = [{ key, operator, ...(operator === 'In' || operator === 'NotIn' ? { values: d.some(values[key] ?? ['x'], 2).concat(d.pick(values[key] ?? ['x'])) } : {}) }];
+    }
+    return sel;
+  }
+
+  private k8sPeer(): Record<string, unknown> {
+    const d = this.d;
+    switch (d.pick(['pod', 'ns', 'both', 'ip'])) {
+      case 'pod':
+        return { podSelector: this.labelSelector(['app', 'role']) };
+      case 'ns':
+        return { namespaceSelector: this.labelSelector(['team', 'env', 'kubernetes.io/metadata.name']) };
+      case 'both':
+        return { podSelector: this.labelSelector(['app', 'role']), namespaceSelector: this.labelSelector(['team', 'env']) };
+      default: {
+        const [cidr, inside] = d.pick(IP_BLOCKS);
+        const except = d.chance(0.5) ? d.some(inside, 2) : [];
+        return { ipBlock: { cidr, ...(except.length > 0 ? { except } : {}) } };
+      }
+    }
+  }
+
+  private k8sPort(): Record<string, unknown> {
+    const d = this.d;
+    const protocol = d.pick([undefined, 'TCP', 'UDP']);
+    const port = d.pick([undefined, 80, 53, 5353, 8080, 'http', 'dns', 'metrics', 50]);
+    const out: Record<string, unknown> = {};
+    if (protocol !== undefined) out['protocol'] = protocol;
+    if (port !== undefined) out['port'] = port;
+    if (typeof port === 'number' && d.chance(0.3)) out['endPort'] = port + d.pick([0, 10, 5000]);
+    return out;
+  }
+}
