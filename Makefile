@@ -1,9 +1,10 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci
+.PHONY: setup deps controlplane build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
-# iproute2 for the dataplane tests in network namespaces.
-DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 ca-certificates chromium
+# iproute2 for the dataplane tests in network namespaces; iputils-ping (ICMP probes) and conntrack
+# (flushing flows between policy rounds) for the differential test.
+DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack ca-certificates chromium
 
 setup: deps controlplane
 
@@ -15,6 +16,11 @@ deps:
 # Builds kube-apiserver + kubectl into $$HOME/.cache/tessera/controlplane/<version>/ (no-op when cached).
 controlplane:
 	bash e2e/controlplane/build.sh
+
+# Builds dist/ (build.mjs: tsc type-checks, esbuild bundles): what bin/tessera.js and the image run.
+# `npm test` builds first (its pretest script).
+build:
+	npm run build
 
 test:
 	npm test
