@@ -712,10 +712,13 @@ function workloadEndpoint(): Schema {
           type: 'string',
           maxLength: 253,
         }),
-        interfaceName: str('The host-side interface name, e.g. cali0123456789a.', {
-          maxLength: 15,
-          pattern: '^([a-zA-Z0-9_.-]{1,15}|\\*)$',
-        }),
+        interfaceName: str(
+          "The host-side interface name, e.g. cali0123456789a. Empty or absent: the agent finds it from the host route to the endpoint's address.",
+          {
+            maxLength: 15,
+            pattern: '^([a-zA-Z0-9_.-]{0,15}|\\*)$',
+          },
+        ),
         mac: str('The MAC address of the endpoint interface.', { maxLength: 64 }),
         ports: arr(
           "The endpoint's named (and host-mapped) ports, which policy rules can refer to by name.",
@@ -783,10 +786,10 @@ function workloadEndpoint(): Schema {
           }),
         }),
       },
-      {
-        // libcalico-go validates interfaceName without omitempty: an endpoint must name its interface.
-        required: ['interfaceName'],
-      },
+      // libcalico-go requires interfaceName (validated without omitempty). Tessera does not:
+      // `tessera controllers --workload-interface-naming none` writes endpoints without one for
+      // CNIs whose host-side names it cannot know, and the agent resolves the interface from the
+      // pod's host route (src/dataplane/endpoint-manager.ts).
     ),
     printerColumns: [
       { name: 'Node', type: 'string', jsonPath: '.spec.node', description: 'Node the endpoint lives on' },

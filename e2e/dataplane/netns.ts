@@ -57,6 +57,65 @@ export const HOST_VETH_MAC = 'ee:ee:ee:ee:ee:ee';
 /** The EUI-64 link-local address of {@link HOST_VETH_MAC}: the pods' IPv6 next hop. */
 export const HOST_VETH_LINK_LOCAL = 'fe80::ecee:eeff:feee:eeee';
 
+/** A pod's addresses, all the wiring commands below need. */
+export interface PodAddresses {
+  readonly ip: string;
+  readonly ip6?: string;
+}
+
+/**
+ * The commands, run inside the pod's namespace, that give its `eth0` the pod's addresses and
+ * routes as Calico's CNI plugin does (see the file comment). The veth pair must exist, both ends
+ * down: duplicate address detection is turned off before the link comes up. Shared with the
+ * scenario runner's multi-node network (e2e/runner/network.ts).
+ */
+export function podSideCommands(pod: PodAddresses): string[][] {
+  const { ip, ip6 } = pod;
+  // The link-local addresses appear when the link comes up: DAD must be off before that.
+  const v6Pre = ip6 === undefined ? [] : [['sysctl', '-qw', 'net.ipv6.conf.eth0.accept_dad=0']];
+  const v6 =
+    ip6 === undefined
+      ? []
+      : [
+          ['ip', '-6', 'addr', 'add', `${ip6}/128`, 'dev', 'eth0', 'nodad'],
+          ['ip', '-6', 'route', 'add', 'default', 'via', HOST_VETH_LINK_LOCAL, 'dev', 'eth0'],
+        ];
+  return [
+    ['ip', 'link', 'set', 'lo', 'up'],
+    ['ip', 'addr', 'add', `${ip}/32`, 'dev', 'eth0'],
+    ...v6Pre,
+    ['ip', 'link', 'set', 'eth0', 'up'],
+    ['ip', 'route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link'],
+    ['ip', 'route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0'],
+    ...v6,
+  ];
+}
+
+/**
+ * The commands, run inside the node's namespace, for the pod's host-side veth `iface`: up,
+ * proxy ARP, the pod's `/32` (and `/128`) route onto it, and for IPv6 Calico's MAC (so the
+ * pod's next hop {@link HOST_VETH_LINK_LOCAL} is known) with DAD off.
+ */
+export function hostSideCommands(iface: string, pod: PodAddresses): string[][] {
+  const { ip, ip6 } = pod;
+  const v6Pre =
+    ip6 === undefined
+      ? []
+      : [
+          ['sysctl', '-qw', `net.ipv6.conf.${iface}.accept_dad=0`],
+          ['ip', 'link', 'set', iface, 'address', HOST_VETH_MAC],
+        ];
+  const v6 = ip6 === undefined ? [] : [['ip', '-6', 'route', 'add', `${ip6}/128`, 'dev', iface]];
+  return [
+    ...v6Pre,
+    ['ip', 'link', 'set', iface, 'up'],
+    ['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`],
+    ['sysctl', '-qw', `net.ipv4.neigh.${iface}.proxy_delay=0`],
+    ['ip', 'route', 'add', `${ip}/32`, 'dev', iface, 'scope', 'link'],
+    ...v6,
+  ];
+}
+
 export interface Pod extends PodSpec {
   readonly netns: string;
   /** Host-side veth in the node namespace (`cali…`, ≤ 15 characters). */
@@ -107,45 +166,8 @@ export class Topology {
     const iface = `cali${this.id}${i}`;
     this.addNs(netns);
     sh(['ip', 'link', 'add', iface, 'netns', this.nodeNs, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
-    const ip6 = spec.ip6;
-    // The link-local addresses appear when the link comes up: DAD must be off before that.
-    const podV6Pre = ip6 === undefined ? [] : [['sysctl', '-qw', 'net.ipv6.conf.eth0.accept_dad=0']];
-    const podV6 =
-      ip6 === undefined
-        ? []
-        : [
-            ['ip', '-6', 'addr', 'add', `${ip6}/128`, 'dev', 'eth0', 'nodad'],
-            ['ip', '-6', 'route', 'add', 'default', 'via', HOST_VETH_LINK_LOCAL, 'dev', 'eth0'],
-          ];
-    for (const cmd of [
-      ['ip', 'link', 'set', 'lo', 'up'],
-      ['ip', 'addr', 'add', `${spec.ip}/32`, 'dev', 'eth0'],
-      ...podV6Pre,
-      ['ip', 'link', 'set', 'eth0', 'up'],
-      ['ip', 'route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link'],
-      ['ip', 'route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0'],
-      ...podV6,
-    ]) {
-      this.exec(netns, cmd);
-    }
-    const nodeV6Pre =
-      ip6 === undefined
-        ? []
-        : [
-            ['sysctl', '-qw', `net.ipv6.conf.${iface}.accept_dad=0`],
-            ['ip', 'link', 'set', iface, 'address', HOST_VETH_MAC],
-          ];
-    const nodeV6 = ip6 === undefined ? [] : [['ip', '-6', 'route', 'add', `${ip6}/128`, 'dev', iface]];
-    for (const cmd of [
-      ...nodeV6Pre,
-      ['ip', 'link', 'set', iface, 'up'],
-      ['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`],
-      ['sysctl', '-qw', `net.ipv4.neigh.${iface}.proxy_delay=0`],
-      ['ip', 'route', 'add', `${spec.ip}/32`, 'dev', iface, 'scope', 'link'],
-      ...nodeV6,
-    ]) {
-      this.exec(this.nodeNs, cmd);
-    }
+    for (const cmd of podSideCommands(spec)) this.exec(netns, cmd);
+    for (const cmd of hostSideCommands(iface, spec)) this.exec(this.nodeNs, cmd);
     this.pods.push({ ...spec, netns, iface });
   }
 

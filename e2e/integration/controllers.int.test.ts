@@ -11,8 +11,10 @@
  *   in-process standby: only the leader writes; killing it (SIGKILL, no lease release)
  *   hands over within the lease duration plus one retry period.
  *
- * The admission policy from manifests/ is unbound here (an admin's hand edit of a
- * knp.default.* policy is exactly what it forbids); manifests.int.test.ts covers it.
+ * The admission policies for knp.default.* policies and WorkloadEndpoints from manifests/ are
+ * unbound here (an admin's hand edit of a knp.default.* policy, and an endpoint written by
+ * anyone but the controllers, are exactly what they forbid); manifests.int.test.ts and
+ * admission-datastore.int.test.ts cover them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -55,10 +57,10 @@ async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
 /** A rule with port 6666 is treated as unconvertible: the API server's validation lets no real one through. */
 function convertWithUnconvertiblePort(np: K8sNetworkPolicy): ReturnType<typeof convertNetworkPolicy> {
   const spec = np.spec ?? {};
-  const bad = (r: { ports?: Array<{ port?: number | string }> }): boolean => (r.ports ?? []).some((p) => p.port === 6666);
+  const bad = (r: { ports?: Array<{ port?: number | string | null } | null> | null } | null): boolean => (r?.ports ?? []).some((p) => p?.port === 6666);
   const result = convertNetworkPolicy({ ...np, spec: { ...spec, ingress: (spec.ingress ?? []).filter((r) => !bad(r)) } });
   (spec.ingress ?? []).forEach((r, index) => {
-    if (bad(r)) result.errors.push({ direction: 'ingress', index, reason: 'k8s rule couldn\'t be converted: failed to parse k8s port: invalid port 6666: test' });
+    if (bad(r)) result.errors.push({ direction: 'ingress', index, field: `spec.ingress[${index}].ports`, reason: 'k8s rule couldn\'t be converted: failed to parse k8s port: invalid port 6666: test' });
   });
   return result;
 }
@@ -91,7 +93,9 @@ describe('tessera controllers on the real API server', () => {
     unregister = registerExitCleanup(() => rmSync(dir, { recursive: true, force: true }));
     await kubectlOk(['apply', '-f', 'manifests/']);
     await installCalicoCrds(admin);
-    await kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding', 'tessera-reserve-knp-policies']);
+    // The knp binding last: once its removal is seen (the retry below), the other's, deleted
+    // before it, has been seen by the same informer too.
+    await kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding', 'tessera-reserve-workload-endpoints', 'tessera-reserve-knp-policies']);
     await core.createNamespace({ body: { metadata: { name: ns, labels: { team: 'a' } } } });
 
     // Left behind "while the controllers were down". Retried: the admission plugin sees the
@@ -298,11 +302,13 @@ describe('tessera controllers on the real API server', () => {
         JSON.stringify({ status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } })]);
     }
     const stored = (await core.readNamespacedPod({ name: 'shop-0', namespace: ns })) as unknown as K8sPod;
-    const want = podToWorkloadEndpoint(stored);
+    // startControllers' default `workloadInterfaceNaming: 'none'`: no interface name.
+    const want = podToWorkloadEndpoint(stored, { interfaceNaming: 'none' });
     const wep = await waitFor('the endpoint of shop-0', () => getCalico('workloadendpoints', wepName('shop-0'), ns));
     expect(wep.spec).toEqual(want?.spec);
     expect(wep.metadata?.labels).toEqual(want?.metadata.labels);
     expect(wep.spec?.['ipNetworks']).toEqual(['10.9.0.10/32']);
+    expect(wep.spec?.['interfaceName']).toBeUndefined();
     expect(wep.spec?.['profiles']).toEqual([`kns.${ns}`, `ksa.${ns}.web`]);
 
     await kubectlOk(['label', 'pod', 'shop-0', '-n', ns, 'app=checkout', '--overwrite']);

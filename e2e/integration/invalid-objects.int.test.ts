@@ -18,7 +18,7 @@ const CASES = [
   { file: 'networkpolicy-types-bad-enum.yaml', field: 'spec.types[1]', reason: 'Unsupported value: "Sideways"' },
   { file: 'globalnetworkpolicy-action-bad-enum.yaml', field: 'spec.egress[0].action', reason: 'Unsupported value: "Accept"' },
   { file: 'globalnetworkpolicy-rule-missing-action.yaml', field: 'spec.ingress[0].action', reason: 'Required value' },
-  { file: 'workloadendpoint-missing-interface-name.yaml', field: 'spec.interfaceName', reason: 'Required value' },
+  { file: 'workloadendpoint-bad-interface-name.yaml', field: 'spec.interfaceName', reason: 'should match' },
 ] as const;
 
 interface Manifest {

@@ -5,6 +5,15 @@
  * the node namespaces. Created once per run and shared by every scenario; `close()` (also on
  * failure) stops the processes, removes the namespaces and, when it started the control plane,
  * stops it.
+ *
+ * `hostVethNaming` chooses the CNI the network imitates, and the flags that go with it:
+ * - `calico`: host veths named `cali<hash>`; the controllers write that name into each
+ *   endpoint (`--workload-interface-naming calico`), and the agents use Felix's default
+ *   interface prefix `cali`;
+ * - `veth`: host veths named `veth` + random hex (kindnet, ptp); the controllers write no
+ *   interface name (`--workload-interface-naming none`) and the agents, with
+ *   `--interface-prefix veth`, find each pod's interface from its host route.
+ * Agents never get `--ip-versions`: they detect their node's families (`dualStackNodes`).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +25,7 @@ import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
 
 import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil } from '../controlplane/index.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
-import { ClusterNetwork } from './network.ts';
+import { ClusterNetwork, type HostVethNaming } from './network.ts';
 import { REPO_ROOT, TesseraProcess } from './processes.ts';
 
 const run = promisify(execFile);
@@ -26,11 +35,15 @@ export interface ClusterOptions {
   readonly kubeconfig?: string;
   /** Agents' full iptables/ipset read-back period (the tamper test's repair bound). @default 5 */
   readonly refreshSeconds?: number;
+  /** How host-side pod veths are named, and so the controllers' and agents' flags (see above). @default 'calico' */
+  readonly hostVethNaming?: HostVethNaming;
+  /** Nodes with a global IPv6 address (their agents detect and program IPv6). @default [] */
+  readonly dualStackNodes?: readonly string[];
   readonly log?: (line: string) => void;
 }
 
 export class E2eCluster {
-  readonly network = new ClusterNetwork();
+  readonly network: ClusterNetwork;
   readonly agents = new Map<string, TesseraProcess>();
   controllers: TesseraProcess | undefined;
   controlPlane: ControlPlane | undefined;
@@ -48,6 +61,10 @@ export class E2eCluster {
 
   private constructor(opts: ClusterOptions) {
     this.refreshSeconds = opts.refreshSeconds ?? 5;
+    this.network = new ClusterNetwork({
+      ...(opts.hostVethNaming === undefined ? {} : { hostVethNaming: opts.hostVethNaming }),
+      ...(opts.dualStackNodes === undefined ? {} : { dualStackNodes: opts.dualStackNodes }),
+    });
     this.log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.unregister = registerExitCleanup(() => rmSync(this.dir, { recursive: true, force: true }));
   }
@@ -111,7 +128,17 @@ export class E2eCluster {
   private async startControllers(): Promise<void> {
     const proc = await TesseraProcess.start(
       'controllers',
-      ['controllers', '--kubeconfig', this.controllersKubeconfig, '--namespace', 'tessera-system', '--api-writes-per-second', '1000'],
+      [
+        'controllers',
+        '--kubeconfig',
+        this.controllersKubeconfig,
+        '--namespace',
+        'tessera-system',
+        '--api-writes-per-second',
+        '1000',
+        '--workload-interface-naming',
+        this.network.hostVethNaming === 'calico' ? 'calico' : 'none',
+      ],
       join(this.dir, 'controllers.log'),
     );
     this.controllers = proc;
@@ -159,7 +186,20 @@ export class E2eCluster {
   async startAgent(node: string): Promise<TesseraProcess> {
     const agent = await TesseraProcess.start(
       `agent ${node}`,
-      ['agent', '--node', node, '--netns', this.network.nodeNs(node), '--kubeconfig', this.agentKubeconfig, '--iptables-refresh', String(this.refreshSeconds), '--ipsets-refresh', String(this.refreshSeconds)],
+      [
+        'agent',
+        '--node',
+        node,
+        '--netns',
+        this.network.nodeNs(node),
+        '--kubeconfig',
+        this.agentKubeconfig,
+        '--iptables-refresh',
+        String(this.refreshSeconds),
+        '--ipsets-refresh',
+        String(this.refreshSeconds),
+        ...(this.network.hostVethNaming === 'veth' ? ['--interface-prefix', 'veth'] : []),
+      ],
       join(this.dir, `agent-${node}.log`),
     );
     this.agents.set(node, agent);

@@ -14,13 +14,18 @@
  * clean-up the runner checks that no namespace of its run is left (exit status 1 otherwise).
  *
  * Options: --only <name> (repeatable) runs only those scenarios; --kubeconfig <file>;
- * --probe-timeout <ms> (default 400); --settle <ms> (default 15000).
+ * --probe-timeout <ms> (default 400); --settle <ms> (default 15000); --host-veth-naming
+ * calico|veth (default calico): `veth` names host veths as kindnet and ptp do, and runs the
+ * controllers with `--workload-interface-naming none` and the agents with
+ * `--interface-prefix veth`, so every agent finds its pods' interfaces from their routes
+ * (cluster.ts).
  */
 import { readFileSync } from 'node:fs';
 
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { locateBinaries } from '../controlplane/index.ts';
 import { E2eCluster } from './cluster.ts';
+import { HOST_VETH_NAMINGS, type HostVethNaming } from './network.ts';
 import { mismatchTable } from './mismatch-table.ts';
 import { NamespaceNames } from './namespace-names.ts';
 import { cleanupNamespaces, cleanupNamespacesSync, namespacesOfRun, ScenarioRun, type ProbeResult } from './run-scenario.ts';
@@ -32,10 +37,11 @@ interface Args {
   kubeconfig: string | undefined;
   probeTimeoutMs: number;
   settleMs: number;
+  hostVethNaming: HostVethNaming;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { scenarios: [], only: [], kubeconfig: undefined, probeTimeoutMs: 400, settleMs: 15_000 };
+  const a: Args = { scenarios: [], only: [], kubeconfig: undefined, probeTimeoutMs: 400, settleMs: 15_000, hostVethNaming: 'calico' };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): string => {
@@ -61,6 +67,12 @@ function parseArgs(argv: readonly string[]): Args {
       case '--settle':
         a.settleMs = Number(value());
         break;
+      case '--host-veth-naming': {
+        const v = value();
+        if (!(HOST_VETH_NAMINGS as readonly string[]).includes(v)) throw new ScenarioFileError(`--host-veth-naming must be ${HOST_VETH_NAMINGS.join(' or ')}, not ${JSON.stringify(v)}`);
+        a.hostVethNaming = v as HostVethNaming;
+        break;
+      }
       default:
         throw new ScenarioFileError(`unknown argument ${JSON.stringify(flag)}`);
     }
@@ -100,7 +112,8 @@ async function main(argv: readonly string[]): Promise<number> {
   let errors = 0;
   const names = NamespaceNames.of(scenarios);
   err(`run ${names.runId}: Kubernetes namespaces ${[...names.mapping].map(([from, to]) => `${from}→${to}`).join(', ')}`);
-  const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), log: err });
+  err(`run ${names.runId}: host veths named like ${args.hostVethNaming === 'calico' ? "Calico's CNI (cali<hash>)" : 'kindnet/ptp (veth<random>): agents resolve interfaces from routes'}`);
+  const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, log: err });
   const namespaces = new Set<string>();
   const { kubeconfig } = args;
   const unregister = kubeconfig === undefined ? () => undefined : registerExitCleanup(() => cleanupNamespacesSync(locateBinaries().kubectl, kubeconfig, namespaces));

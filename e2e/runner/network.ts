@@ -1,14 +1,23 @@
 /**
  * The runner's network: one namespace per node, joined pairwise by veth links, and one
- * namespace per pod wired like Calico's CNI plugin wires it (the layout of
- * e2e/dataplane/netns.ts, extended to several nodes):
+ * namespace per pod wired like Calico's CNI plugin wires it (e2e/dataplane/netns.ts's
+ * `podSideCommands`/`hostSideCommands`, extended to several nodes):
  *
  * - pod: `eth0` with the pod's /32, a link route to 169.254.1.1 and a default route via it;
- * - its node: host-side veth named exactly like the WorkloadEndpoint's interfaceName
- *   (`cali` + 11 hex of sha1("<ns>.<pod>")), proxy ARP, and a `/32 dev cali… scope link` route;
+ *   with an IPv6 address also its /128 and a default route via the host veth's link-local;
+ * - its node: the host-side veth, proxy ARP, and a `/32 dev <veth> scope link` route (`/128`
+ *   for IPv6). The veth is named by `hostVethNaming`: `calico` names it exactly like the
+ *   WorkloadEndpoint's interfaceName (`cali` + 11 hex of sha1("<ns>.<pod>")); `veth` names it
+ *   `veth` + 8 random hex, as kindnet and the ptp plugin do, so only the route says which pod
+ *   it serves;
  * - every other node: a `/32` route onto the link towards the pod's node (proxy ARP on both ends
- *   of each link answers for the far side's pods), so cross-node traffic is forwarded by both
- *   nodes: the source node runs the sender's egress policy, the destination node the ingress.
+ *   of each link answers for the far side's pods), and a `/128` route via the far end's fixed
+ *   link-local address, so cross-node traffic is forwarded by both nodes: the source node runs
+ *   the sender's egress policy, the destination node the ingress.
+ *
+ * Every node has the global IPv4 address 172.31.255.<n>/32; a node in `dualStackNodes` also has
+ * fd00:ffff::<n>/128 and an IPv6 default route, so an agent that detects its node's families
+ * (`tessera agent` without `--ip-versions`) programs IPv6 there and only there.
  *
  * Names are `tse-<run id>-…`; everything is recorded and deleted by `destroy()`, and by an exit
  * hook (normal exit, SIGINT/SIGTERM/SIGHUP) for anything an interrupted run left behind.
@@ -18,6 +27,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+import { hostSideCommands, podSideCommands } from '../dataplane/netns.ts';
 
 function sh(args: readonly string[]): string {
   return execFileSync(args[0]!, args.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -36,16 +46,41 @@ export function caliInterfaceName(namespace: string, pod: string): string {
   return `cali${createHash('sha1').update(`${namespace}.${pod}`).digest('hex').slice(0, 11)}`;
 }
 
+/** `veth` + 8 random hex: the host-side name kindnet and the ptp CNI plugin give a pod's veth. */
+export function randomVethName(): string {
+  return `veth${randomBytes(4).toString('hex')}`;
+}
+
+/** How host-side pod veths are named (see the file comment). */
+export type HostVethNaming = 'calico' | 'veth';
+export const HOST_VETH_NAMINGS: readonly HostVethNaming[] = ['calico', 'veth'];
+
+export interface ClusterNetworkOptions {
+  /** @default 'calico' */
+  readonly hostVethNaming?: HostVethNaming;
+  /** Nodes given a global IPv6 address and an IPv6 default route. @default [] (IPv4-only nodes) */
+  readonly dualStackNodes?: readonly string[];
+}
+
 export interface PodNet {
   readonly key: string;
   readonly ip: string;
+  /** The pod's IPv6 address; IPv4-only without it. */
+  readonly ip6?: string;
   readonly node: string;
   readonly netns: string;
   readonly iface: string;
 }
 
+/** Node `i`'s fixed link-local address on every inter-node link: the IPv6 next hop towards it. */
+function linkLocal(i: number): string {
+  return `fe80::ff:${(i + 1).toString(16)}`;
+}
+
 export class ClusterNetwork {
   readonly id = randomBytes(3).toString('hex');
+  readonly hostVethNaming: HostVethNaming;
+  private readonly dualStackNodes: ReadonlySet<string>;
   /** node name → node namespace. */
   readonly nodes = new Map<string, string>();
   readonly pods = new Map<string, PodNet>();
@@ -54,7 +89,9 @@ export class ClusterNetwork {
   private readonly links = new Set<string>();
   private readonly unregister: () => void;
 
-  constructor() {
+  constructor(opts: ClusterNetworkOptions = {}) {
+    this.hostVethNaming = opts.hostVethNaming ?? 'calico';
+    this.dualStackNodes = new Set(opts.dualStackNodes ?? []);
     this.unregister = registerExitCleanup(() => this.destroy());
   }
 
@@ -86,6 +123,12 @@ export class ClusterNetwork {
       const ns = `tse-${this.id}-n${i}`;
       this.addNs(ns);
       this.nodes.set(name, ns);
+      const dualStack = this.dualStackNodes.has(name)
+        ? [
+            ['ip', '-6', 'addr', 'add', `fd00:ffff::${(i + 1).toString(16)}/128`, 'dev', 'lo'],
+            ['ip', '-6', 'route', 'add', 'default', 'dev', 'uplink0'],
+          ]
+        : [];
       for (const cmd of [
         ['ip', 'link', 'set', 'lo', 'up'],
         // The node's own address: ARP requests the node sends across a link need a source IP
@@ -94,11 +137,14 @@ export class ClusterNetwork {
         ['sysctl', '-qw', 'net.ipv4.ip_forward=1'],
         ['sysctl', '-qw', 'net.ipv4.conf.all.rp_filter=0'],
         ['sysctl', '-qw', 'net.ipv4.conf.default.rp_filter=0'],
+        // Routes IPv6 between its pods and the links (a pod may be dual-stack on any node).
+        ['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1'],
         // Proxy ARP answers only for targets routed elsewhere: a default route onto an uplink.
         ['ip', 'link', 'add', 'uplink0', 'type', 'veth', 'peer', 'name', 'uplink1'],
         ['ip', 'link', 'set', 'uplink0', 'up'],
         ['ip', 'link', 'set', 'uplink1', 'up'],
         ['ip', 'route', 'add', 'default', 'dev', 'uplink0'],
+        ...dualStack,
       ]) {
         this.exec(ns, cmd);
       }
@@ -111,7 +157,9 @@ export class ClusterNetwork {
         const [nsA, nsB] = [this.nodeNs(a), this.nodeNs(b)];
         const [ifA, ifB] = [this.linkName(j), this.linkName(i)];
         sh(['ip', 'link', 'add', ifA, 'netns', nsA, 'type', 'veth', 'peer', 'name', ifB, 'netns', nsB]);
-        for (const [ns, ifc] of [[nsA, ifA], [nsB, ifB]] as const) {
+        for (const [ns, ifc, at] of [[nsA, ifA, i], [nsB, ifB, j]] as const) {
+          this.exec(ns, ['sysctl', '-qw', `net.ipv6.conf.${ifc}.accept_dad=0`]);
+          this.exec(ns, ['ip', '-6', 'addr', 'add', `${linkLocal(at)}/64`, 'dev', ifc, 'nodad']);
           this.exec(ns, ['ip', 'link', 'set', ifc, 'up']);
           this.exec(ns, ['sysctl', '-qw', `net.ipv4.conf.${ifc}.proxy_arp=1`]);
           this.exec(ns, ['sysctl', '-qw', `net.ipv4.neigh.${ifc}.proxy_delay=0`]);
@@ -120,37 +168,29 @@ export class ClusterNetwork {
     }
   }
 
-  /** Creates the pod's namespace, its veth into its node, and routes on every node. */
-  addPod(namespace: string, name: string, ip: string, node: string): PodNet {
+  /**
+   * Creates the pod's namespace, its veth into its node (named by `hostVethNaming`), and routes
+   * on every node; `ip6` makes the pod dual-stack.
+   */
+  addPod(namespace: string, name: string, ip: string, node: string, ip6?: string): PodNet {
     const key = `${namespace}/${name}`;
     const nodeNs = this.nodeNs(node);
     const netns = `tse-${this.id}-p${this.podSeq++}`;
-    const iface = caliInterfaceName(namespace, name);
+    const iface = this.hostVethNaming === 'calico' ? caliInterfaceName(namespace, name) : randomVethName();
+    const addrs = ip6 === undefined ? { ip } : { ip, ip6 };
     this.addNs(netns);
     sh(['ip', 'link', 'add', iface, 'netns', nodeNs, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
-    for (const cmd of [
-      ['ip', 'link', 'set', 'lo', 'up'],
-      ['ip', 'addr', 'add', `${ip}/32`, 'dev', 'eth0'],
-      ['ip', 'link', 'set', 'eth0', 'up'],
-      ['ip', 'route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link'],
-      ['ip', 'route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0'],
-    ]) {
-      this.exec(netns, cmd);
-    }
-    for (const cmd of [
-      ['ip', 'link', 'set', iface, 'up'],
-      ['sysctl', '-qw', `net.ipv4.conf.${iface}.proxy_arp=1`],
-      ['sysctl', '-qw', `net.ipv4.neigh.${iface}.proxy_delay=0`],
-      ['ip', 'route', 'add', `${ip}/32`, 'dev', iface, 'scope', 'link'],
-    ]) {
-      this.exec(nodeNs, cmd);
-    }
+    for (const cmd of podSideCommands(addrs)) this.exec(netns, cmd);
+    for (const cmd of hostSideCommands(iface, addrs)) this.exec(nodeNs, cmd);
     const all = [...this.nodes.keys()];
+    const at = all.indexOf(node);
     for (const other of all) {
       if (other === node) continue;
-      this.exec(this.nodeNs(other), ['ip', 'route', 'replace', `${ip}/32`, 'dev', this.linkName(all.indexOf(node)), 'scope', 'link']);
+      const otherNs = this.nodeNs(other);
+      this.exec(otherNs, ['ip', 'route', 'replace', `${ip}/32`, 'dev', this.linkName(at), 'scope', 'link']);
+      if (ip6 !== undefined) this.exec(otherNs, ['ip', '-6', 'route', 'replace', `${ip6}/128`, 'via', linkLocal(at), 'dev', this.linkName(at)]);
     }
-    const pod = { key, ip, node, netns, iface };
+    const pod: PodNet = { key, node, netns, iface, ...addrs };
     this.pods.set(key, pod);
     return pod;
   }
@@ -174,10 +214,12 @@ export class ClusterNetwork {
     this.live.delete(pod.netns);
     for (const [node, ns] of this.nodes) {
       if (node === pod.node) continue;
-      try {
-        this.exec(ns, ['ip', 'route', 'del', `${pod.ip}/32`]);
-      } catch {
-        // Already gone.
+      for (const route of [['ip', 'route', 'del', `${pod.ip}/32`], ...(pod.ip6 === undefined ? [] : [['ip', '-6', 'route', 'del', `${pod.ip6}/128`]])]) {
+        try {
+          this.exec(ns, route);
+        } catch {
+          // Already gone.
+        }
       }
     }
   }

@@ -22,7 +22,9 @@ export class PodServer {
   ) {}
 
   static async start(pod: PodNet, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>): Promise<PodServer> {
-    const child = spawn('ip', ['netns', 'exec', pod.netns, process.execPath, SERVER, JSON.stringify(ports)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // A dual-stack pod serves its ports on IPv6 too (probe-agent.mjs's second argument).
+    const ipv6 = pod.ip6 === undefined ? [] : [JSON.stringify({ ipv6: true })];
+    const child = spawn('ip', ['netns', 'exec', pod.netns, process.execPath, SERVER, JSON.stringify(ports), ...ipv6], { stdio: ['pipe', 'pipe', 'pipe'] });
     const server = new PodServer(pod, child);
     const lines = readline.createInterface({ input: child.stdout });
     let stderr = '';

@@ -1,6 +1,7 @@
 /**
  * Runs one scenario on an `E2eCluster`: namespaces (labels set exactly), ServiceAccounts,
- * pods (created with spec.nodeName, status.podIPs patched — there is no kubelet), a pod
+ * pods (created with spec.nodeName, status.podIPs patched with the IPv4 and, for a dual-stack
+ * pod, the IPv6 address — there is no kubelet), a pod
  * namespace with a probe agent (e2e/dataplane/probe-agent.mjs) per pod; then, per step, labels and policies through the
  * API, and every probe as a real connection. Everything it created is removed afterwards
  * (also when the scenario fails), except namespaces, which are relabelled when a later
@@ -136,7 +137,7 @@ export class ScenarioRun {
       }
     }
     for (const p of s.pods) {
-      const net = this.cluster.network.addPod(p.namespace, p.name, p.ip, p.node);
+      const net = this.cluster.network.addPod(p.namespace, p.name, p.ip, p.node, p.ip6);
       const ports = (p.containerPorts ?? []).filter((c) => (c.protocol ?? 'TCP') !== 'SCTP').map((c) => ({ port: c.containerPort, protocol: (c.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
       this.servers.set(podKey(p), await PodServer.start(net, ports));
       await this.core.createNamespacedPod({
@@ -153,7 +154,7 @@ export class ScenarioRun {
       await this.core.patchNamespacedPodStatus({
         name: p.name,
         namespace: p.namespace,
-        body: { status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }] } },
+        body: { status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }, ...(p.ip6 === undefined ? [] : [{ ip: p.ip6 }])] } },
       }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     }
   }
@@ -233,7 +234,9 @@ export class ScenarioRun {
     const from = this.servers.get(probe.from);
     const to = this.cluster.network.pods.get(probe.to);
     if (from === undefined || to === undefined) throw new Error(`probe ${probe.from} → ${probe.to}: unknown pod`);
-    return from.probe(protocol, to.ip, probe.port, timeoutMs);
+    const host = probe.ipVersion === 6 ? to.ip6 : to.ip;
+    if (host === undefined) throw new Error(`probe ${probe.from} → ${probe.to} over IPv6: ${probe.to} has no IPv6 address`);
+    return from.probe(protocol, host, probe.port, timeoutMs);
   }
 
   /** Probes until each matches its expectation or `settleMs` passes; the last verdicts. */

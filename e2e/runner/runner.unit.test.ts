@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { mismatchTable } from './mismatch-table.ts';
-import { caliInterfaceName } from './network.ts';
+import { caliInterfaceName, randomVethName } from './network.ts';
 import { loadScenarioFiles, parseScenarioFile, ScenarioFileError, stepsOf } from './scenario.ts';
 
 const minimal = (over: object = {}) =>
@@ -49,6 +49,34 @@ describe('scenario files', () => {
       // Not beside ../shared: nothing more to check.
     }
     if (text !== undefined) expect(parseScenarioFile('examples.json', text).scenarios.length).toBeGreaterThan(0);
+  });
+});
+
+describe('dual-stack pods and IPv6 probes (runner only)', () => {
+  const pods = [
+    { namespace: 'x', name: 'a', ip: '10.0.0.1', ip6: 'fd00::1', node: 'n1' },
+    { namespace: 'x', name: 'b', ip: '10.0.0.2', ip6: 'fd00::2', node: 'n2' },
+    { namespace: 'x', name: 'c', ip: '10.0.0.3', node: 'n2' },
+  ];
+  const v6 = (from: string, to: string) => ({ from, to, port: 80, ipVersion: 6, expected: true });
+
+  it('accept ip6 on pods and ipVersion 6 between two dual-stack pods', () => {
+    const f = parseScenarioFile('f.json', minimal({ pods, probes: [v6('x/a', 'x/b')] }));
+    expect(f.scenarios[0]?.pods[0]?.ip6).toBe('fd00::1');
+  });
+
+  it('reject a bad ip6, and an IPv6 probe from or to a pod without one', () => {
+    expect(() => parseScenarioFile('f.json', minimal({ pods: [{ ...pods[0], ip6: '10.0.0.9' }, pods[1]], probes: [] }))).toThrow(/ip6 "10.0.0.9" is not IPv6/);
+    expect(() => parseScenarioFile('f.json', minimal({ pods, probes: [v6('x/a', 'x/c')] }))).toThrow(/ipVersion 6 needs ip6 on both pods \(x\/a → x\/c\)/);
+    expect(() => parseScenarioFile('f.json', minimal({ pods, probes: [{ ...v6('x/a', 'x/b'), ipVersion: 5 }] }))).toThrow(/ipVersion must be 4 or 6/);
+  });
+});
+
+describe('randomVethName', () => {
+  it('is veth + 8 hex (kindnet, ptp), a valid interface name, and differs between calls', () => {
+    const a = randomVethName();
+    expect(a).toMatch(/^veth[0-9a-f]{8}$/);
+    expect(a).not.toBe(randomVethName());
   });
 });
 

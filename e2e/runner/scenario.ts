@@ -2,8 +2,14 @@
  * Scenario files (../../../shared/scenarios/README.md, plus the `steps` extension of
  * e2e/scenarios/README.md): loading, validation and the step list a runner walks.
  * A scenario without `steps` is one step (its top-level policies and probes).
+ *
+ * The runner also reads a pod's `ip6` (a dual-stack pod) and a probe's `ipVersion` (probe the
+ * IPv6 address). They are not part of the shared file format — no scenario file uses them and
+ * `tessera simulate` does not read them; e2e/agent/dual-stack.agent.test.ts builds its scenario
+ * in code.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { isIPv4, isIPv6 } from 'node:net';
 import { join } from 'node:path';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
@@ -19,6 +25,8 @@ export interface ScenarioPod {
   readonly name: string;
   readonly labels?: Record<string, string>;
   readonly ip: string;
+  /** An IPv6 address as well (a dual-stack pod: both go into status.podIPs). */
+  readonly ip6?: string;
   readonly node: string;
   readonly serviceAccount?: string;
   readonly containerPorts?: readonly ContainerPort[];
@@ -29,6 +37,8 @@ export interface Probe {
   readonly to: string;
   readonly port: number;
   readonly protocol?: Protocol;
+  /** Probe the target's IPv6 address (both pods must have `ip6`). @default 4 */
+  readonly ipVersion?: 4 | 6;
   readonly expected: boolean;
 }
 
@@ -108,8 +118,10 @@ export function parseScenarioFile(path: string, text: string): ScenarioFile {
     check(typeof s.name === 'string' && s.name !== '', where, 'name is required');
     check(Array.isArray(s.namespaces) && Array.isArray(s.pods), where, 'namespaces and pods must be lists');
     const pods = new Set(s.pods.map(podKey));
+    const dualStack = new Set(s.pods.filter((p) => p.ip6 !== undefined).map(podKey));
     for (const [j, p] of s.pods.entries()) {
-      check(/^\d+\.\d+\.\d+\.\d+$/.test(p.ip), `${where}.pods[${j}]`, `ip ${JSON.stringify(p.ip)} is not IPv4`);
+      check(isIPv4(p.ip), `${where}.pods[${j}]`, `ip ${JSON.stringify(p.ip)} is not IPv4`);
+      check(p.ip6 === undefined || isIPv6(p.ip6), `${where}.pods[${j}]`, `ip6 ${JSON.stringify(p.ip6)} is not IPv6`);
       check(typeof p.node === 'string' && p.node !== '', `${where}.pods[${j}]`, 'node is required');
     }
     for (const [k, step] of stepsOf(s).entries()) {
@@ -118,6 +130,8 @@ export function parseScenarioFile(path: string, text: string): ScenarioFile {
         check(pods.has(pr.from) && pods.has(pr.to), w, `from/to must name pods of the scenario (${pr.from} → ${pr.to})`);
         check(Number.isInteger(pr.port), w, 'port must be a number');
         check(typeof pr.expected === 'boolean', w, 'expected must be true or false');
+        check(pr.ipVersion === undefined || pr.ipVersion === 4 || pr.ipVersion === 6, w, 'ipVersion must be 4 or 6');
+        check(pr.ipVersion !== 6 || (dualStack.has(pr.from) && dualStack.has(pr.to)), w, `ipVersion 6 needs ip6 on both pods (${pr.from} → ${pr.to})`);
       }
     }
   }

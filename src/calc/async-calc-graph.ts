@@ -15,7 +15,11 @@
  *   exception it throws is not caught (like a Felix panic: the dataplane contract can no
  *   longer be trusted, so the process should die and resync);
  * - `dispose()` cancels the ticker and drops queued input; no timer is left behind, and no
- *   timer runs while the bucket is full and nothing is pending.
+ *   timer runs while the bucket is full and nothing is pending;
+ * - `pendingSince()` (liveness, runtime/liveness.ts): the clock time the oldest input not yet
+ *   flushed arrived, undefined when everything received has been flushed. A healthy graph
+ *   flushes within a tick or two of an input, so a large value means a batch is stuck (Felix
+ *   reports its calc graph as `CalculationGraph`, 30 s timeout).
  */
 import type { Registry } from 'prom-client';
 import type { DataplaneMessage } from '../proto/index.ts';
@@ -53,6 +57,7 @@ export class AsyncCalcGraph implements Disposable {
   #dirty = false;
   #forceFlush = false;
   #disposed = false;
+  #pendingSince: number | undefined;
   /** Flushes performed (for tests and metrics). */
   flushCount = 0;
 
@@ -79,8 +84,14 @@ export class AsyncCalcGraph implements Disposable {
     this.#enqueue({ status });
   }
 
+  /** Clock time the oldest input not yet flushed arrived; undefined when all are flushed. */
+  pendingSince(): number | undefined {
+    return this.#pendingSince;
+  }
+
   dispose(): void {
     this.#disposed = true;
+    this.#pendingSince = undefined;
     this.#queue = [];
     this.#ticker?.cancel();
     this.#ticker = undefined;
@@ -92,6 +103,7 @@ export class AsyncCalcGraph implements Disposable {
 
   #enqueue(input: Input): void {
     if (this.#disposed) return;
+    this.#pendingSince ??= this.#clock.now();
     this.#queue.push(input);
     if (this.#scheduled) return;
     this.#scheduled = true;
@@ -124,6 +136,8 @@ export class AsyncCalcGraph implements Disposable {
     if (this.#tokens > 0) this.#tokens--;
     this.#forceFlush = false;
     this.#dirty = false;
+    // Input that arrives from here on (even from inside onMessages) starts a new wait.
+    if (this.#queue.length === 0) this.#pendingSince = undefined;
     this.flushCount++;
     const out = this.#graph.flush();
     this.#armTicker();

@@ -16,6 +16,16 @@ describe('tessera agent arguments', () => {
     expect(() => parseAgentArgs(['--node', 'n', '--metrics-port', '-1'], {})).toThrow(/integer/);
     expect(parseAgentArgs(['--help'], {})).toBe('help');
   });
+
+  it('--ip-versions (absent: detected at start) and --interface-prefix (a comma-separated list, Felix InterfacePrefix)', () => {
+    expect(parseAgentArgs(['--node', 'n'], {})).toMatchObject({ ipVersions: undefined, interfacePrefixes: undefined });
+    expect(parseAgentArgs(['--node', 'n', '--ip-versions', '6,4', '--interface-prefix=cali,veth'], {})).toMatchObject({ ipVersions: [4, 6], interfacePrefixes: ['cali', 'veth'] });
+    expect(parseAgentArgs(['--node', 'n', '--ip-versions=6'], {})).toMatchObject({ ipVersions: [6] });
+    expect(() => parseAgentArgs(['--node', 'n', '--ip-versions', '4,5'], {})).toThrow(/--ip-versions: .*not "5"/);
+    expect(() => parseAgentArgs(['--node', 'n', '--interface-prefix', 'cali,'], {})).toThrow(/--interface-prefix "cali,": "" is not an interface name prefix/);
+    expect(() => parseAgentArgs(['--node', 'n', '--interface-prefix', 'veth+'], {})).toThrow(/"veth\+" is not an interface name prefix/);
+    expect(() => parseAgentArgs(['--node', 'n', '--interface-prefix', 'abcdefghijklmno'], {})).toThrow(/not an interface name prefix/);
+  });
 });
 
 describe('preflight', () => {

@@ -1,19 +1,29 @@
 /**
- * `tessera agent --node <name>`: the per-node agent (src/controllers/agent.ts) as a process —
+ * `tessera agent --node <name>`: the per-node agent (src/agent/agent.ts) as a process —
  * JSON logs on stdout, /metrics (informer, calc and dataplane metrics on one registry),
- * /livez, /readyz (ready = first in-sync apply done), graceful shutdown on SIGTERM/SIGINT that
+ * /livez (503 naming any main loop stuck past its liveness timeout), /readyz (ready = the first
+ * in-sync apply is done and applies are not failing), graceful shutdown on SIGTERM/SIGINT that
  * leaves the kernel's rules in place. `--netns <name>` programs inside a network namespace
  * (tests). Authenticates with `--kubeconfig <file>` (or $KUBECONFIG), else in-cluster.
  *
  * Before starting it checks that iptables-restore/save and ipset exist and that it may use
- * them (NET_ADMIN); otherwise it logs why and exits 3 without a stack trace.
+ * them (NET_ADMIN); otherwise it logs why and exits 3 without a stack trace. It programs the
+ * iptables backend the node already uses (`--iptables-backend auto`, Felix's detection:
+ * dataplane/iptables-backend.ts), and refuses — one logged reason, exit 4 — when the node's
+ * `cali-` chains or IP sets were not written by Tessera (Felix's: dataplane/ownership.ts).
  */
 import { UsageError, walkArgs } from './args.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics } from 'prom-client';
 
-import { startAgent } from '../controllers/agent.ts';
-import { HealthServer } from '../controllers/health-server.ts';
+import { startAgent } from '../agent/agent.ts';
+import { detectIpVersions, parseIpVersions, type IpVersion, type IpVersionChoice } from '../agent/ip-versions.ts';
+import { isValidInterfaceName } from '../dataplane/rule-renderer.ts';
+import { IPTABLES_BACKEND_MODES, resolveIptablesBackend, type IptablesBackendMode } from '../dataplane/iptables-backend.ts';
+import type { IptablesBackend } from '../dataplane/iptables-table.ts';
+import { claimNode } from '../dataplane/ownership.ts';
+import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
+import { HealthServer } from '../runtime/health-server.ts';
 import { NetnsCommandRunner, RealCommandRunner, type CommandRunner } from '../dataplane/index.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
@@ -27,10 +37,23 @@ const USAGE = `usage: tessera agent [options]
   --metrics-host <addr>        address to listen on (default 0.0.0.0)
   --iptables-refresh <seconds> full iptables read-back period (default 180, Felix's)
   --ipsets-refresh <seconds>   full ipset read-back period (default 90, Felix's)
+  --liveness-timeout <seconds> /livez fails (503, naming the loop) when an apply runs, or a
+                               calc-graph batch waits, longer than this (default: Felix's,
+                               90 for the dataplane and 30 for the calc graph); informers
+                               have their own bound (watch timeout + slack)
+  --ip-versions <4|6|4,6>      IP families to program (default: those of the node's
+                               global-scope addresses, \`ip -j addr show scope global\`)
+  --interface-prefix <p,...>   host-side names of workload interfaces, Felix's
+                               InterfacePrefix (default cali; e.g. cali,veth for kindnet/ptp)
+  --iptables-backend <mode>    auto (default: the backend kubelet/kube-proxy use, as Felix
+                               detects it), nft or legacy
+
+exit status: 1 failed, 2 usage, 3 cannot program iptables/ipset, 4 another dataplane
+             (Felix) owns this node's cali- chains or IP sets
 `;
 
 /** Exit status when the host cannot be programmed (missing tools or no NET_ADMIN). */
-export const EXIT_REFUSED = 3;
+export const EXIT_REFUSED = EXIT_CANNOT_PROGRAM;
 
 
 export interface AgentCliOptions {
@@ -41,6 +64,27 @@ export interface AgentCliOptions {
   metricsHost: string;
   iptablesRefreshSeconds: number | undefined;
   ipsetsRefreshSeconds: number | undefined;
+  /** undefined: Felix's per-component timeouts (agent.ts). */
+  livenessTimeoutSeconds: number | undefined;
+  /** undefined: detect (ip-versions.ts). */
+  ipVersions: IpVersion[] | undefined;
+  /** undefined: the driver's default (`cali`). */
+  interfacePrefixes: string[] | undefined;
+  iptablesBackend: IptablesBackendMode;
+}
+
+/**
+ * `cali,veth` → ['cali', 'veth']. Each prefix must leave room for at least one more character
+ * of a valid interface name (Felix `InterfacePrefix` is matched as `-i <prefix>+`).
+ */
+export function parseInterfacePrefixes(text: string): string[] {
+  const prefixes = text.split(',').map((p) => p.trim());
+  for (const p of prefixes) {
+    if (p === '' || !isValidInterfaceName(`${p}0`)) {
+      throw new UsageError(`--interface-prefix ${JSON.stringify(text)}: ${JSON.stringify(p)} is not an interface name prefix (1-14 of alphanumerics, '_', '.' and '-')`);
+    }
+  }
+  return [...new Set(prefixes)];
 }
 
 export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): (AgentCliOptions & { node: string }) | 'help' {
@@ -52,6 +96,10 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     metricsHost: '0.0.0.0',
     iptablesRefreshSeconds: undefined,
     ipsetsRefreshSeconds: undefined,
+    livenessTimeoutSeconds: undefined,
+    ipVersions: undefined,
+    interfacePrefixes: undefined,
+    iptablesBackend: 'auto',
   };
   const help = walkArgs(argv, (a) => {
     switch (a.flag) {
@@ -76,6 +124,27 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case '--ipsets-refresh':
         o.ipsetsRefreshSeconds = a.int(1);
         break;
+      case '--liveness-timeout':
+        o.livenessTimeoutSeconds = a.int(1);
+        break;
+      case '--ip-versions': {
+        const v = a.value();
+        try {
+          o.ipVersions = parseIpVersions(v);
+        } catch (err) {
+          throw new UsageError(`--ip-versions: ${(err as Error).message}`);
+        }
+        break;
+      }
+      case '--interface-prefix':
+        o.interfacePrefixes = parseInterfacePrefixes(a.value());
+        break;
+      case '--iptables-backend': {
+        const v = a.value();
+        if (!(IPTABLES_BACKEND_MODES as readonly string[]).includes(v)) throw new UsageError(`--iptables-backend must be auto, nft or legacy, not ${JSON.stringify(v)}`);
+        o.iptablesBackend = v as IptablesBackendMode;
+        break;
+      }
       default:
         throw a.unknown();
     }
@@ -87,13 +156,14 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
 }
 
 /**
- * Why this host cannot be programmed, or undefined when it can: each tool must exist and
- * `ipset list -n` / `iptables-nft-save -t filter` must succeed (they need NET_ADMIN).
+ * Why this host cannot be programmed with `backend`, or undefined when it can: each tool must
+ * exist and `ipset list -n` / `iptables-<backend>-save -t filter` must succeed (they need
+ * NET_ADMIN).
  */
-export async function preflight(runner: CommandRunner): Promise<string | undefined> {
+export async function preflight(runner: CommandRunner, backend: IptablesBackend = 'nft'): Promise<string | undefined> {
   const checks: Array<[string, string[]]> = [
-    ['iptables-nft-restore', ['--version']],
-    ['iptables-nft-save', ['-t', 'filter']],
+    [`iptables-${backend}-restore`, ['--version']],
+    [`iptables-${backend}-save`, ['-t', 'filter']],
     ['ipset', ['list', '-n']],
   ];
   for (const [cmd, args] of checks) {
@@ -130,12 +200,38 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
     process.stderr.write(`tessera agent: --netns: ${(err as Error).message}\n`);
     return 2;
   }
-  const refused = await preflight(runner);
+  // Logged only once the tools are known to work: a host that cannot be programmed gets one line.
+  const backend = await resolveIptablesBackend(opts.iptablesBackend, runner);
+  const refused = await preflight(runner, backend.backend);
   if (refused !== undefined) {
-    log.error({ nodeName: opts.node, netns: opts.netns, reason: refused }, 'refusing to start: cannot program the dataplane');
+    log.error({ nodeName: opts.node, netns: opts.netns, iptablesBackend: backend.backend, reason: refused }, 'refusing to start: cannot program the dataplane');
     log.flush();
     return EXIT_REFUSED;
   }
+  const backendLog = { nodeName: opts.node, iptablesBackend: backend.backend, mode: backend.mode, reason: backend.reason, evidence: backend.evidence };
+  log.info(backendLog, `programming iptables-${backend.backend}`);
+  if (backend.detected !== backend.backend) log.warn({ ...backendLog, detected: backend.detected }, `the node's rules are in iptables-${backend.detected}: two rulesets will see every packet`);
+  let claim;
+  try {
+    claim = await claimNode(runner, backend.backend);
+  } catch (err) {
+    log.error({ nodeName: opts.node, netns: opts.netns, iptablesBackend: backend.backend, reason: (err as Error).message }, 'refusing to start: cannot program the dataplane');
+    log.flush();
+    return EXIT_REFUSED;
+  }
+  if (!claim.claimed) {
+    const reason = `${claim.ownership.reasons.join('; ')}. Remove the other dataplane (or run tessera cleanup --force) first`;
+    log.error({ nodeName: opts.node, netns: opts.netns, reason }, "refusing to start: this node's cali- chains or IP sets belong to another Calico dataplane (Felix), not Tessera");
+    log.flush();
+    return EXIT_FOREIGN_DATAPLANE;
+  }
+  for (const stale of claim.ownership.markedBackends.filter((b) => b !== backend.backend)) {
+    log.warn({ nodeName: opts.node, stale }, `Tessera's rules from an earlier run are still in iptables-${stale}; remove them with tessera cleanup --iptables-backend ${stale}`);
+  }
+  const families: IpVersionChoice = opts.ipVersions !== undefined ? { ipVersions: opts.ipVersions, source: 'flag' } : await detectIpVersions(runner);
+  const familyLog = { nodeName: opts.node, ...families, interfacePrefixes: opts.interfacePrefixes ?? ['cali'] };
+  if (families.source === 'fallback') log.warn(familyLog, `programming IPv4 only: could not detect the node's IP families (set --ip-versions)`);
+  else log.info(familyLog, `programming IPv${families.ipVersions.join(' and IPv')}`);
   const kubeConfig = new KubeConfig();
   if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);
   else kubeConfig.loadFromCluster();
@@ -159,10 +255,14 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
       logger: log,
       ...(opts.iptablesRefreshSeconds === undefined ? {} : { iptablesRefreshIntervalMs: opts.iptablesRefreshSeconds * 1000 }),
       ...(opts.ipsetsRefreshSeconds === undefined ? {} : { ipsetsRefreshIntervalMs: opts.ipsetsRefreshSeconds * 1000 }),
+      ...(opts.livenessTimeoutSeconds === undefined ? {} : { livenessTimeoutMs: opts.livenessTimeoutSeconds * 1000 }),
+      ipVersions: families.ipVersions,
+      iptablesBackend: backend.backend,
+      ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
     },
     abort.signal,
   );
-  const health = await HealthServer.listen({ registry, ready: running.ready, port: opts.metricsPort, host: opts.metricsHost });
+  const health = await HealthServer.listen({ registry, ready: running.ready, live: running.live, port: opts.metricsPort, host: opts.metricsHost });
   log.info({ port: health.port, nodeName: opts.node, netns: opts.netns }, 'serving /metrics, /livez, /readyz');
   const outcome = await running.done;
   await health.close();

@@ -61,17 +61,20 @@ export function walkArgs(argv: readonly string[], visit: (arg: ArgCursor) => voi
 
 /**
  * The input arguments of the file-reading commands (`validate`, `convert`): paths given with
- * `-f`/`--filename` or bare, and `-o`/`--output` restricted to `outputs`.
+ * `-f`/`--filename` or bare, `-o`/`--output` restricted to `outputs`, and `--skip-invalid`
+ * (invalid objects become notes instead of failing the command).
  */
 export function parseInputArgs<O extends string>(
   argv: readonly string[],
   outputs: readonly O[],
   defaultOutput: O,
-): { paths: string[]; output: O } | 'help' {
+): { paths: string[]; output: O; skipInvalid: boolean } | 'help' {
   const paths: string[] = [];
   let output = defaultOutput;
+  let skipInvalid = false;
   const help = walkArgs(argv, (a) => {
     if (a.positional) paths.push(a.flag);
+    else if (a.flag === '--skip-invalid') skipInvalid = true;
     else if (a.flag === '-f' || a.flag === '--filename') paths.push(a.value());
     else if (a.flag === '-o' || a.flag === '--output') {
       const v = a.value();
@@ -83,5 +86,5 @@ export function parseInputArgs<O extends string>(
   });
   if (help === 'help') return 'help';
   if (paths.length === 0) throw new UsageError('no input: give at least one -f <file|dir>');
-  return { paths, output };
+  return { paths, output, skipInvalid };
 }

@@ -11,7 +11,7 @@ describe('tessera controllers: arguments', () => {
     expect(String(out.mock.calls[0]?.[0])).toMatch(/--no-workload-endpoints/);
   });
 
-  it.each([[['--bogus']], [['--metrics-port', 'x']], [['--lease-duration=1']], [['--kubeconfig']]])('%j is a usage error (exit 2)', async (argv) => {
+  it.each([[['--bogus']], [['--metrics-port', 'x']], [['--lease-duration=1']], [['--kubeconfig']], [['--workload-interface-naming', 'cni']]])('%j is a usage error (exit 2)', async (argv) => {
     const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     expect(await runControllers(argv)).toBe(2);
     expect(String(err.mock.calls[0]?.[0])).toMatch(/^tessera controllers: /);

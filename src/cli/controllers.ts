@@ -12,7 +12,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics } from 'prom-client';
 
 import { startControllers } from '../controllers/controllers-process.ts';
-import { HealthServer } from '../controllers/health-server.ts';
+import { WORKLOAD_INTERFACE_NAMINGS, type WorkloadInterfaceNaming } from '../controllers/workload-endpoint-builder.ts';
+import { HealthServer } from '../runtime/health-server.ts';
 import { createRootLogger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 
@@ -24,6 +25,11 @@ const USAGE = `usage: tessera controllers [options]
   --metrics-port <n>           port for /metrics, /livez, /readyz (default 9094; 0 picks one)
   --metrics-host <addr>        address to listen on (default 0.0.0.0)
   --no-workload-endpoints      do not write WorkloadEndpoints for pods (Calico CNI clusters)
+  --workload-interface-naming <calico|none>
+                               none (default): endpoints name no interface, each agent finds
+                               it from the pod's host route (any CNI; set the agents'
+                               --interface-prefix to match); calico: cali + 11 hex of
+                               sha1(<ns>.<pod>), as Calico's CNI names host veths
   --lease-duration <seconds>   default 15 (renew deadline 2/3 of it, retry period 2/15)
   --sweep-interval <seconds>   orphan sweep period (default 300)
   --api-writes-per-second <n>  global throttle on API writes (default 50)
@@ -38,6 +44,7 @@ interface Options {
   metricsPort: number;
   metricsHost: string;
   workloadEndpoints: boolean;
+  workloadInterfaceNaming: WorkloadInterfaceNaming | undefined;
   leaseDurationSeconds: number;
   sweepIntervalSeconds: number;
   writesPerSecond: number;
@@ -50,6 +57,7 @@ function parseArgs(argv: readonly string[]): Options | 'help' {
     metricsPort: 9094,
     metricsHost: '0.0.0.0',
     workloadEndpoints: true,
+    workloadInterfaceNaming: undefined,
     leaseDurationSeconds: 15,
     sweepIntervalSeconds: 300,
     writesPerSecond: 50,
@@ -71,6 +79,14 @@ function parseArgs(argv: readonly string[]): Options | 'help' {
       case '--no-workload-endpoints':
         o.workloadEndpoints = false;
         break;
+      case '--workload-interface-naming': {
+        const v = a.value();
+        if (!(WORKLOAD_INTERFACE_NAMINGS as readonly string[]).includes(v)) {
+          throw new UsageError(`--workload-interface-naming must be ${WORKLOAD_INTERFACE_NAMINGS.join(' or ')}, not ${JSON.stringify(v)}`);
+        }
+        o.workloadInterfaceNaming = v as WorkloadInterfaceNaming;
+        break;
+      }
       case '--lease-duration':
         o.leaseDurationSeconds = a.int(3);
         break;
@@ -131,6 +147,7 @@ export async function runControllers(argv: readonly string[]): Promise<number> {
       kubeConfig,
       leaseNamespace: leaseNamespace(opts),
       workloadEndpoints: opts.workloadEndpoints,
+      ...(opts.workloadInterfaceNaming === undefined ? {} : { workloadInterfaceNaming: opts.workloadInterfaceNaming }),
       leaseDurationMs: leaseMs,
       renewDeadlineMs: Math.round((leaseMs * 2) / 3),
       retryPeriodMs: Math.round((leaseMs * 2) / 15),
@@ -149,5 +166,11 @@ export async function runControllers(argv: readonly string[]): Promise<number> {
   process.off('SIGINT', onSignal);
   log.info({ outcome }, 'exiting');
   log.flush();
-  return outcome === 'lost' ? 1 : 0;
+  if (outcome === 'lost') {
+    // Exit now, as client-go's callers do in OnStoppedLeading: a write still in flight on a
+    // connection that stopped answering would keep the event loop, and that socket, alive.
+    // Exiting closes it; the pod restarts and campaigns again as a standby.
+    process.exit(1);
+  }
+  return 0;
 }

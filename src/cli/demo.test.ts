@@ -3,10 +3,8 @@ import { runDemo } from './demo.ts';
 import { capture, expectGolden } from './testdata/capture.ts';
 
 describe('tessera demo', () => {
-  it('prints the shop matrices and one explained denied flow (golden), quickly', async () => {
-    const started = performance.now();
+  it('prints the shop matrices and one explained denied flow (golden)', async () => {
     const r = await capture((argv, out) => runDemo(argv, out), []);
-    expect(performance.now() - started).toBeLessThan(5_000);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('shop/frontend → data/db TCP/5432: DENIED');

@@ -5,19 +5,27 @@
  * and policy by policy, naming the deciding rule (or end of tier, or profile) and, for each
  * earlier rule, the first criterion that failed. `--output json` prints the verdict with
  * its structured trace. Exit 0 when explained (allowed or not), 1 when a pod has no
- * endpoint, 2 on a usage error.
+ * endpoint, 2 on a usage error, 3 when the input cannot be used (exit-status.ts).
  */
+import { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { describeVerdict, IpSetNames, Simulation, translateCluster } from '../simulate/index.ts';
-import { loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
+import { EXIT_FAILED } from './exit-status.ts';
+import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
 
 const USAGE = `usage: tessera explain --from <ns/pod> --to <ns/pod> --port <n> [--protocol TCP|UDP|SCTP]
-                       (-f <file|dir>... | --kubeconfig <file>) [--output text|json]
+                       (-f <file|dir>... | --kubeconfig <file>) [--output text|json] [--skip-invalid]
 
 Explains the verdict for one connection with the node agent's own engine: the source's
 egress walk and the destination's ingress walk, naming the rule that decided.
+--skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
+
+Exit status: 0 explained (allowed or denied); 1 a pod has no workload endpoint; 2 usage
+error; 3 input not usable — an unreadable file or directory, a YAML syntax error
+(file:line:column), an unreachable API server, a list the API server refused (401/403), an
+invalid object without --skip-invalid. The reason is on stderr.
 `;
 
-const FLAGS = new Set(['--filename', '--kubeconfig', '--output', '--port', '--protocol', '--from', '--to']);
+const FLAGS = new Set(['--filename', '--kubeconfig', '--output', '--port', '--protocol', '--from', '--to', '--skip-invalid']);
 
 export async function runExplain(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
   try {
@@ -30,14 +38,16 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     const output = a.output === 'table' ? 'text' : a.output;
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, not ${JSON.stringify(a.output)}`);
     const notes: string[] = [];
-    const translated = translateCluster(await loadCluster(a, notes));
+    const translated = translateCluster(await loadCluster(a, notes), { skipInvalid: a.skipInvalid });
     notes.push(...translated.notes);
+    // The default tiers are among the resources (translateCluster adds them), as in a cluster.
+    const missing = policiesInMissingTiers(translated.resources.values());
+    for (const p of missing) notes.push(`${describeMissingTierPolicy(p)}: ${missingTierMessage(p.tier)}`);
     const sim = new Simulation(translated.resources);
-    return explainOne(sim, new IpSetNames(translated.resources.values()), a.from, a.to, a.protocol, a.port, output, out, notes);
+    const missingTiers = new Set(missing.map((p) => p.tier));
+    return explainOne(sim, new IpSetNames(translated.resources.values()), a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers);
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    out.stderr(`tessera explain: ${err.message}\n\n${USAGE}`);
-    return 2;
+    return exitStatusFor('explain', err, USAGE, out);
   }
 }
 
@@ -52,6 +62,7 @@ export function explainOne(
   output: 'text' | 'json',
   out: CliOutput,
   notes: readonly string[] = [],
+  missingTiers: ReadonlySet<string> = new Set(),
 ): number {
   for (const n of notes) out.stderr(`note: ${n}\n`);
   const from = sim.endpointFor(fromId);
@@ -59,10 +70,10 @@ export function explainOne(
   if (from === undefined || to === undefined) {
     const missing = from === undefined ? fromId : toId;
     out.stderr(`tessera explain: no workload endpoint for ${missing} (known: ${sim.endpoints.map((e) => e.id).join(', ') || 'none'})\n`);
-    return 1;
+    return EXIT_FAILED;
   }
   const v = sim.verdict(from, to, protocol, port, true);
   if (output === 'json') out.stdout(`${JSON.stringify({ from: fromId, to: toId, protocol, port, ...v }, null, 1)}\n`);
-  else out.stdout(`${describeVerdict(from, to, protocol, port, v, names).join('\n')}\n`);
+  else out.stdout(`${describeVerdict(from, to, protocol, port, v, names, missingTiers).join('\n')}\n`);
   return 0;
 }

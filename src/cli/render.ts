@@ -7,22 +7,30 @@
  * read-backs as an empty kernel would), and those inputs are printed: first the ipset input,
  * then the iptables input (the driver's backend: `iptables-nft-restore --noflush`), each
  * preceded by a `# <command line>` comment. Exit 1 when the node has no endpoints (the base
- * chains are still printed), 2 on a usage error.
+ * chains are still printed), 2 on a usage error, 3 when the input cannot be used
+ * (exit-status.ts; nothing is printed then).
  */
 import { CalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, RecordingCommandRunner } from '../dataplane/index.ts';
 import { FakeKernel } from '../dataplane/fake-kernel.ts';
 import type { V3Resource } from '../api/index.ts';
 import { translateCluster } from '../simulate/index.ts';
-import { loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
+import { EXIT_FAILED } from './exit-status.ts';
+import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
 
-const USAGE = `usage: tessera render --node <name> (-f <file|dir>... | --kubeconfig <file>)
+const USAGE = `usage: tessera render --node <name> (-f <file|dir>... | --kubeconfig <file>) [--skip-invalid]
 
 Prints the ipset restore input and the iptables-restore input the node agent would apply
 on <name> (a fresh host), produced by the agent's own calc graph and dataplane driver.
+--skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
+
+Exit status: 0 rendered; 1 the node has no workload endpoints (the base chains are still
+printed); 2 usage error; 3 input not usable — an unreadable file or directory, a YAML
+syntax error (file:line:column), an unreachable API server, a list the API server refused
+(401/403), an invalid object without --skip-invalid. The reason is on stderr.
 `;
 
-const FLAGS = new Set(['--filename', '--kubeconfig', '--node']);
+const FLAGS = new Set(['--filename', '--kubeconfig', '--node', '--skip-invalid']);
 
 export interface RenderedNode {
   /** `[command line, stdin]` of each `ipset restore`, in order. */
@@ -66,19 +74,17 @@ export async function runRender(argv: readonly string[], out: CliOutput = proces
     }
     if (a.node === undefined || a.node === '') throw new UsageError('--node is required');
     const notes: string[] = [];
-    const translated = translateCluster(await loadCluster(a, notes));
+    const translated = translateCluster(await loadCluster(a, notes), { skipInvalid: a.skipInvalid });
     for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${n}\n`);
     const r = await renderNode(translated.resources.values(), a.node);
     for (const [cmd, stdin] of r.ipset) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     for (const [cmd, stdin] of r.iptables) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     if (r.endpoints === 0) {
       out.stderr(`tessera render: node ${a.node} has no workload endpoints in the input; printed the base chains only\n`);
-      return 1;
+      return EXIT_FAILED;
     }
     return 0;
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    out.stderr(`tessera render: ${err.message}\n\n${USAGE}`);
-    return 2;
+    return exitStatusFor('render', err, USAGE, out);
   }
 }

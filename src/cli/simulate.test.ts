@@ -62,6 +62,18 @@ describe('tessera simulate', () => {
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('{"scenarios":2,"probes":72,"passed":71,"failed":1}');
   });
 
+  it('scenario files that cannot be read or are not scenario files exit 3, naming the file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tessera-simulate-'));
+    const missing = path.join(dir, 'missing.json');
+    const notScenarios = path.join(dir, 'other.json');
+    writeFileSync(notScenarios, '{"schema": "something/v1"}');
+    const r = await capture(runSimulate, ['--scenarios', missing, '--scenarios', notScenarios]);
+    const r2 = await capture(runSimulate, ['--scenarios', notScenarios]);
+    rmSync(dir, { recursive: true, force: true });
+    expect(r).toEqual({ code: 3, stdout: '', stderr: `tessera simulate: ${missing}: no such file or directory (ENOENT)\n` });
+    expect(r2).toEqual({ code: 3, stdout: '', stderr: `tessera simulate: ${notScenarios}: schema must be one of netpol-truth-tables/v1, calico-truth-tables/v1\n` });
+  });
+
   it('usage errors exit 2', async () => {
     expect((await capture(runSimulate, [])).code).toBe(2);
     expect((await capture(runSimulate, ['-f', examples, '--protocol', 'ICMP'])).code).toBe(2);

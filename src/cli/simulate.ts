@@ -8,13 +8,19 @@
  * `--scenarios` it checks every probe (and every step's probes) against `expected`, prints
  * each mismatch with its explanation, and ends with one JSON line
  * `{"scenarios":N,"probes":N,"passed":N,"failed":N}`; the exit status is 1 on any mismatch.
- * Notes (skipped pods, dropped rules, unknown kinds) go to stderr. Exit 2 on a usage error.
+ * Notes (skipped pods, dropped rules, kinds the API server does not serve) go to stderr.
+ * Exit 2 on a usage error, 3 when the input cannot be used (exit-status.ts): an unreadable
+ * file, a YAML syntax error, an unreachable API server, a forbidden list, an invalid object
+ * (unless `--skip-invalid`) — never an empty or partial matrix with status 0.
  */
 import { UsageError, walkArgs } from './args.ts';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 
-import { listManifestFiles } from '../runtime/manifest-files.ts';
+import { fileProblem, InputError, type InputProblem } from '../runtime/input-error.ts';
+import { isManifestProblem, listManifestFiles, parseManifests } from '../runtime/manifest-files.ts';
+import { EXIT_FAILED, EXIT_USAGE, reportInputError } from './exit-status.ts';
 import {
   applyStep,
   describeVerdict,
@@ -23,6 +29,7 @@ import {
   loadFromCluster,
   loadFromFiles,
   parseScenarioFile,
+  ScenarioFormatError,
   Simulation,
   stateObjects,
   translateCluster,
@@ -55,10 +62,12 @@ export interface SimulatorArgs {
   from?: string;
   to?: string;
   node?: string;
+  /** Invalid objects become notes and are left out instead of failing the command. */
+  skipInvalid: boolean;
 }
 
 export function parseSimulatorArgs(argv: readonly string[], allowed: ReadonlySet<string>): SimulatorArgs | 'help' {
-  const a: SimulatorArgs = { files: [], scenarios: [], output: 'table', port: 80, protocol: 'TCP' };
+  const a: SimulatorArgs = { files: [], scenarios: [], output: 'table', port: 80, protocol: 'TCP', skipInvalid: false };
   const help = walkArgs(argv, (arg) => {
     const flag = arg.flag === '-f' ? '--filename' : arg.flag === '-o' ? '--output' : arg.flag;
     if (!allowed.has(flag)) throw arg.unknown();
@@ -93,34 +102,78 @@ export function parseSimulatorArgs(argv: readonly string[], allowed: ReadonlySet
       case '--node':
         a.node = arg.value();
         break;
+      case '--skip-invalid':
+        a.skipInvalid = true;
+        break;
     }
   });
   if (help === 'help') return 'help';
   return a;
 }
 
-/** Loads `-f` files or the `--kubeconfig` cluster; notes go to `notes`. */
-export async function loadCluster(a: SimulatorArgs, notes: string[]): Promise<ClusterObjects> {
-  if (a.kubeconfig !== undefined) {
-    const kc = new KubeConfig();
-    kc.loadFromFile(a.kubeconfig);
-    return loadFromCluster(kc, notes);
+/**
+ * Reads the kubeconfig at `file`.
+ * @throws InputError when it cannot be read or parsed, or names no current cluster.
+ */
+export async function readKubeConfig(file: string): Promise<KubeConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new InputError([fileProblem({ source: { file }, reason: (err as Error).message })], { cause: err });
   }
-  if (a.files.length === 0) throw new UsageError('no input: give -f <file|dir> (or --kubeconfig, or --scenarios)');
-  return loadFromFiles(a.files, notes);
+  // client-node reports a syntax error without its position: find it as a manifest's is.
+  const syntax = parseManifests(text, file).find(isManifestProblem);
+  if (syntax !== undefined) throw new InputError([fileProblem(syntax)]);
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+    kc.makePathsAbsolute(path.dirname(file));
+  } catch (err) {
+    throw new InputError([{ type: 'file', file, reason: `not a kubeconfig: ${(err as Error).message}` }], { cause: err });
+  }
+  if (kc.getCurrentCluster() === null) {
+    throw new InputError([{ type: 'file', file, reason: `not a kubeconfig: no cluster for current-context ${JSON.stringify(kc.getCurrentContext())}` }]);
+  }
+  return kc;
 }
 
-const USAGE = `usage: tessera simulate -f <file|dir>... [--port 80] [--protocol TCP|UDP|SCTP] [--output table|json|html]
-       tessera simulate --kubeconfig <file> [--port 80] [--protocol TCP] [--output table|json|html]
-       tessera simulate --scenarios <file|dir>... [--output table|json]
+/** Loads `-f` files or the `--kubeconfig` cluster; notes go to `notes`. @throws InputError */
+export async function loadCluster(a: SimulatorArgs, notes: string[]): Promise<ClusterObjects> {
+  if (a.kubeconfig !== undefined) return loadFromCluster(await readKubeConfig(a.kubeconfig), notes);
+  if (a.files.length === 0) throw new UsageError('no input: give -f <file|dir> (or --kubeconfig, or --scenarios)');
+  return loadFromFiles(a.files, notes, { skipInvalid: a.skipInvalid });
+}
+
+/**
+ * The exit status for what a command threw: `UsageError` → 2 with the usage text,
+ * `InputError` → 3 with one line per problem; anything else is a bug and propagates.
+ */
+export function exitStatusFor(command: string, err: unknown, usage: string, out: CliOutput): number {
+  if (err instanceof InputError) return reportInputError(command, err, out);
+  if (!(err instanceof UsageError)) throw err;
+  out.stderr(`tessera ${command}: ${err.message}\n\n${usage}`);
+  return EXIT_USAGE;
+}
+
+const USAGE = `usage: tessera simulate -f <file|dir>... [--port 80] [--protocol TCP|UDP|SCTP] [--output table|json|html] [--skip-invalid]
+       tessera simulate --kubeconfig <file> [--port 80] [--protocol TCP] [--output table|json|html] [--skip-invalid]
+       tessera simulate --scenarios <file|dir>... [--output table|json] [--skip-invalid]
 
 Decides connectivity with the node agent's own engine (controllers' builders → calc graph
 per node → the dataplane's rule semantics). With -f or --kubeconfig: the pod × pod matrix
 for one port. With --scenarios: every probe against its expected verdict; mismatches are
-explained, the last line is {"scenarios":N,"probes":N,"passed":N,"failed":N}, exit 1 on any.
+explained, the last line is {"scenarios":N,"probes":N,"passed":N,"failed":N}.
+--skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
+
+Exit status: 0 done (every probe as expected); 1 a scenario mismatch; 2 usage error;
+3 input not usable — an unreadable file or directory, a YAML syntax error (file:line:column),
+an unreachable API server, a list the API server refused (401/403), an invalid object
+without --skip-invalid. The reason is on stderr; a kind the server does not serve (404,
+e.g. no Calico CRDs) is only a note.
 `;
 
-const FLAGS = new Set(['--filename', '--scenarios', '--kubeconfig', '--output', '--port', '--protocol']);
+const FLAGS = new Set(['--filename', '--scenarios', '--kubeconfig', '--output', '--port', '--protocol', '--skip-invalid']);
 
 export async function runSimulate(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
   let a;
@@ -136,7 +189,7 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
     if (a.scenarios.length > 0) return await runScenarios(a, out);
     const notes: string[] = [];
     const objs = await loadCluster(a, notes);
-    const translated = translateCluster(objs);
+    const translated = translateCluster(objs, { skipInvalid: a.skipInvalid });
     notes.push(...translated.notes);
     for (const n of notes) out.stderr(`note: ${n}\n`);
     const sim = new Simulation(translated.resources);
@@ -149,9 +202,7 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
     else out.stdout(formatMatrix(sim, allowed, a.protocol, a.port));
     return 0;
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    out.stderr(`tessera simulate: ${err.message}\n\n${USAGE}`);
-    return 2;
+    return exitStatusFor('simulate', err, USAGE, out);
   }
 }
 
@@ -183,18 +234,32 @@ export function formatMatrix(sim: Simulation, allowed: readonly (readonly boolea
   return `${lines.join('\n')}\n`;
 }
 
+/** The scenario files under `inputs`. @throws InputError naming every path that cannot be read */
 async function scenarioFiles(inputs: readonly string[]): Promise<string[]> {
   const files: string[] = [];
+  const problems: InputProblem[] = [];
   for (const input of inputs) {
-    let listed: string[];
     try {
-      listed = await listManifestFiles(input);
+      files.push(...(await listManifestFiles(input)).filter((f) => f === input || f.endsWith('.json')));
     } catch (err) {
-      throw new UsageError(`--scenarios ${input}: ${(err as Error).message}`);
+      problems.push(fileProblem({ source: { file: input }, reason: (err as Error).message }));
     }
-    files.push(...listed.filter((f) => f === input || f.endsWith('.json')));
   }
+  if (problems.length > 0) throw new InputError(problems);
   return files;
+}
+
+/** Reads and parses one scenario file. @throws InputError when it cannot be read or is not a scenario file */
+async function readScenarioFile(file: string): Promise<ReturnType<typeof parseScenarioFile>> {
+  try {
+    return parseScenarioFile(await readFile(file, 'utf8'), file);
+  } catch (err) {
+    if (err instanceof ScenarioFormatError) {
+      const reason = err.message.startsWith(`${file}: `) ? err.message.slice(file.length + 2) : err.message;
+      throw new InputError([{ type: 'file', file, reason }], { cause: err });
+    }
+    throw new InputError([fileProblem({ source: { file }, reason: (err as Error).message })], { cause: err });
+  }
 }
 
 interface ProbeResult {
@@ -211,7 +276,7 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
   let scenarioCount = 0;
   const mismatchText: string[] = [];
   for (const file of await scenarioFiles(a.scenarios)) {
-    const parsed = parseScenarioFile(await readFile(file, 'utf8'), file);
+    const parsed = await readScenarioFile(file);
     for (const s of parsed.scenarios) {
       scenarioCount++;
       const state = initialState(s);
@@ -220,7 +285,7 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
       for (const [k, step] of steps.entries()) {
         if (k > 0) applyStep(state, step);
         const notes: string[] = [];
-        const translated = translateCluster(stateObjects(state, notes));
+        const translated = translateCluster(stateObjects(state, notes), { skipInvalid: a.skipInvalid });
         for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${s.name}${k > 0 ? ` step ${k}` : ''}: ${n}\n`);
         if (sim === undefined) sim = new Simulation(translated.resources);
         else sim.update(translated.resources);
@@ -265,5 +330,5 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
     for (const [name, c] of byScenario) out.stdout(`${c.f === 0 ? 'ok  ' : 'FAIL'} ${name}: ${c.p}/${c.p + c.f} probes\n`);
   }
   out.stdout(`${JSON.stringify(summary)}\n`);
-  return summary.failed === 0 ? 0 : 1;
+  return summary.failed === 0 ? 0 : EXIT_FAILED;
 }

@@ -135,21 +135,26 @@ describe('tessera validate', () => {
     expect(code).toBe(1);
   });
 
-  it('names the file and document of a parse error, still checks the other documents, and exits 1', async () => {
-    const { code, out } = await run(['-f', path.join(dir, 'broken.yaml')]);
-    const lines = out.trimEnd().split('\n');
-    expect(lines[0]).toBe('ok  Tier ok');
-    expect(lines[1]).toMatch(new RegExp(`^error: ${path.join(dir, 'broken.yaml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(document 2\\): `));
-    expect(lines[2]).toBe('1 valid, 0 invalid, 1 unreadable');
-    expect(code).toBe(1);
+  it('names the file, line and column of a parse error on stderr, still checks the other documents, and exits 3', async () => {
+    const { code, out, err } = await run(['-f', path.join(dir, 'broken.yaml')]);
+    expect(out.trimEnd().split('\n')).toEqual(['ok  Tier ok', '1 valid, 0 invalid, 1 unreadable']);
+    expect(err).toMatch(new RegExp(`^tessera validate: ${path.join(dir, 'broken.yaml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:9:1: invalid YAML: `));
+    expect(code).toBe(3);
   });
 
-  it('accepts several -f flags and bare paths, and reports a missing path', async () => {
+  it('accepts several -f flags and bare paths, and reports a missing path on stderr with exit 3', async () => {
     const missing = path.join(dir, 'nope.yaml');
-    const { code, out } = await run(['-f', path.join(dir, 'good', 'policies.yaml'), missing]);
+    const { code, out, err } = await run(['-f', path.join(dir, 'good', 'policies.yaml'), missing]);
     expect(out).toContain('ok  NetworkPolicy shop/web');
-    expect(out).toContain(`error: ${missing}: ENOENT`);
-    expect(code).toBe(1);
+    expect(err).toBe(`tessera validate: ${missing}: no such file or directory (ENOENT)\n`);
+    expect(code).toBe(3);
+  });
+
+  it('--output json gives an unreadable document its line and column', async () => {
+    const { code, out } = await run(['-f', path.join(dir, 'broken.yaml'), '--output', 'json']);
+    const report = JSON.parse(out) as { results: Record<string, unknown>[] };
+    expect(report.results[1]).toMatchObject({ status: 'unreadable', file: path.join(dir, 'broken.yaml'), document: 2, line: 9, column: 1 });
+    expect(code).toBe(3);
   });
 
   it('warns about a hand-written knp.default.* policy without failing', async () => {

@@ -5,10 +5,14 @@
  * `*.yml`, `*.json`; hidden entries skipped), expands lists (`kind: List`, `*List`, JSON
  * arrays), applies Calico's defaulting and validates each object, then prints
  * `ok  Kind ns/name` or one `Kind ns/name: path: message` line per error. Warnings
- * (unsupported HTTP match, Log-only directions, the reserved `knp.default.` prefix) and
+ * (unsupported HTTP match, Log-only directions, the reserved `knp.default.` prefix, a
+ * policy whose tier is neither among the inputs nor one the controllers create) and
  * skipped documents (other API groups, Calico kinds Tessera does not read) are printed but
- * do not fail the run. Exit status: 0 when nothing is invalid, 1 when any object is invalid
- * or any input cannot be read or parsed, 2 on a usage error.
+ * do not fail the run; with `--skip-invalid` neither do invalid objects (printed as notes).
+ * Inputs that cannot be read or parsed are printed on stderr as `file:line:column: reason`
+ * (runtime/input-error.ts) and the rest is still checked. Exit status (exit-status.ts): 0
+ * when nothing is invalid, 1 when an object is invalid, 2 on a usage error, 3 when an input
+ * cannot be read or parsed (whatever the objects).
  */
 import { parseInputArgs, UsageError } from './args.ts';
 import {
@@ -22,7 +26,11 @@ import {
   validateResource,
 } from '../api/index.ts';
 import type { FieldError, V3Resource } from '../api/index.ts';
+import { WELL_KNOWN_TIERS } from '../api/index.ts';
+import { missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
+import { fileProblem, formatInputProblem, type FileProblem } from '../runtime/input-error.ts';
 import { describeManifestSource, isManifestProblem, readManifests, type ManifestSource } from '../runtime/manifest-files.ts';
+import { EXIT_FAILED, EXIT_INPUT, EXIT_USAGE } from './exit-status.ts';
 
 export interface ValidateOutput {
   stdout(text: string): void;
@@ -34,16 +42,21 @@ const processOutput: ValidateOutput = {
   stderr: (text) => process.stderr.write(text),
 };
 
-const USAGE = `usage: tessera validate -f <file|dir> [-f <file|dir>...] [--output text|json]
+const USAGE = `usage: tessera validate -f <file|dir> [-f <file|dir>...] [--output text|json] [--skip-invalid]
 
 Validates projectcalico.org/v3 NetworkPolicy, GlobalNetworkPolicy, Tier, Profile and
 WorkloadEndpoint manifests after applying Calico's defaults. Directories are read
-recursively (*.yaml, *.yml, *.json). Exits 1 if any object is invalid.
+recursively (*.yaml, *.yml, *.json). --skip-invalid reports invalid objects as notes.
+
+Exit status: 0 nothing invalid; 1 an object is invalid (not with --skip-invalid); 2 usage
+error; 3 an input could not be used — an unreadable file or directory, or a YAML syntax
+error (file:line:column on stderr); the other inputs are still checked.
 `;
 
 interface Options {
   readonly paths: string[];
   readonly output: 'text' | 'json';
+  readonly skipInvalid: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Options | 'help' {
@@ -61,9 +74,11 @@ type Outcome =
       readonly key: string;
       readonly errors: FieldError[];
       readonly warnings: FieldError[];
+      /** The defaulted object, for checks across inputs (flagMissingTiers). */
+      readonly value: Record<string, unknown>;
     }
   | { readonly status: 'skipped'; readonly source: Source; readonly reason: string }
-  | { readonly status: 'unreadable'; readonly source: Source; readonly reason: string };
+  | { readonly status: 'unreadable'; readonly source: Source; readonly problem: FileProblem };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -71,7 +86,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function judge(value: unknown, source: Source): Outcome {
   if (!isRecord(value)) {
-    return { status: 'unreadable', source, reason: 'document is not an object' };
+    return { status: 'unreadable', source, problem: fileProblem({ source, reason: 'document is not an object' }) };
   }
   try {
     kindOf(value);
@@ -111,13 +126,17 @@ function outcome(value: Record<string, unknown>, source: Source, findings: Field
     key,
     errors,
     warnings: findings.filter((f) => !isError(f)),
+    value,
   };
 }
 
-async function loadAndJudge(input: string): Promise<Outcome[]> {
-  return (await readManifests([input])).map(
-    (e): Outcome => (isManifestProblem(e) ? { status: 'unreadable', source: e.source, reason: e.reason } : judge(e.value, e.source)),
-  );
+async function loadAndJudge(input: string, skipInvalid: boolean): Promise<Outcome[]> {
+  return (await readManifests([input])).map((e): Outcome => {
+    if (isManifestProblem(e)) return { status: 'unreadable', source: e.source, problem: fileProblem(e) };
+    const o = judge(e.value, e.source);
+    if (!skipInvalid || o.status !== 'invalid') return o;
+    return { status: 'skipped', source: o.source, reason: `${o.object}: invalid: ${o.errors.map((f) => (f.path === '' ? f.message : `${f.path}: ${f.message}`)).join('; ')}` };
+  });
 }
 
 /** Marks later objects with the same kind and key as duplicates (the last one wins on apply). */
@@ -140,6 +159,20 @@ function flagDuplicates(outcomes: Outcome[]): void {
   }
 }
 
+/**
+ * Warns about each policy whose tier is neither a Tier among the inputs nor one the
+ * controllers create: the agents would order it after every existing tier.
+ */
+function flagMissingTiers(outcomes: Outcome[]): void {
+  const judged = outcomes.filter((o): o is Extract<Outcome, { status: 'ok' | 'invalid' }> => o.status === 'ok' || o.status === 'invalid');
+  const tiers = [...WELL_KNOWN_TIERS.map((t) => t.name), ...judged.filter((o) => o.kind === 'Tier').map((o) => o.key)];
+  for (const o of judged) {
+    for (const p of policiesInMissingTiers([o.value], tiers)) {
+      o.warnings.push({ path: 'spec.tier', message: `${missingTierMessage(p.tier)} (no such Tier among the inputs)`, severity: 'warning' });
+    }
+  }
+}
+
 function renderText(outcomes: Outcome[], out: ValidateOutput): void {
   const counts = { ok: 0, invalid: 0, skipped: 0, unreadable: 0 };
   for (const o of outcomes) {
@@ -155,8 +188,7 @@ function renderText(outcomes: Outcome[], out: ValidateOutput): void {
         out.stdout(`note: ${describeManifestSource(o.source)}: skipped ${o.reason}\n`);
         break;
       case 'unreadable':
-        out.stdout(`error: ${describeManifestSource(o.source)}: ${o.reason}\n`);
-        break;
+        break; // on stderr, in every output format (runValidate)
     }
     if (o.status === 'ok' || o.status === 'invalid') {
       for (const w of o.warnings) out.stdout(`warning: ${formatLine(o.object, w)}\n`);
@@ -175,7 +207,11 @@ function formatLine(object: string, finding: FieldError): string {
 function renderJSON(outcomes: Outcome[], out: ValidateOutput): void {
   const results = outcomes.map((o) => {
     const base = { status: o.status, ...o.source };
-    if (o.status === 'skipped' || o.status === 'unreadable') return { ...base, reason: o.reason };
+    if (o.status === 'skipped') return { ...base, reason: o.reason };
+    if (o.status === 'unreadable') {
+      const { line, column, reason } = o.problem;
+      return { ...base, ...(line === undefined ? {} : { line, column }), reason };
+    }
     const slash = o.key.indexOf('/');
     return {
       ...base,
@@ -199,16 +235,20 @@ export async function runValidate(argv: readonly string[], out: ValidateOutput =
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     out.stderr(`tessera validate: ${err.message}\n\n${USAGE}`);
-    return 2;
+    return EXIT_USAGE;
   }
   if (options === 'help') {
     out.stdout(USAGE);
     return 0;
   }
   const outcomes: Outcome[] = [];
-  for (const input of options.paths) outcomes.push(...(await loadAndJudge(input)));
+  for (const input of options.paths) outcomes.push(...(await loadAndJudge(input, options.skipInvalid)));
   flagDuplicates(outcomes);
+  flagMissingTiers(outcomes);
   if (options.output === 'json') renderJSON(outcomes, out);
   else renderText(outcomes, out);
-  return outcomes.some((o) => o.status === 'invalid' || o.status === 'unreadable') ? 1 : 0;
+  const unreadable = outcomes.flatMap((o) => (o.status === 'unreadable' ? [o.problem] : []));
+  for (const p of unreadable) out.stderr(`tessera validate: ${formatInputProblem(p)}\n`);
+  if (unreadable.length > 0) return EXIT_INPUT;
+  return outcomes.some((o) => o.status === 'invalid') ? EXIT_FAILED : 0;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { namespaceToProfile, profileSource, serviceAccountProfileName, serviceAccountToProfile } from './profile-builder.ts';
-import { podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName, type K8sPod } from './workload-endpoint-builder.ts';
+import { podIsFinished, podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName, type K8sPod } from './workload-endpoint-builder.ts';
 import { defaultTiers } from './tier-reconciler.ts';
 import { projectPod } from './pod-projection.ts';
 
@@ -108,7 +108,8 @@ describe('Pod → WorkloadEndpoint (calico-semantics §2.1)', () => {
     for (const phase of ['Succeeded', 'Failed']) {
       expect(podToWorkloadEndpoint(projectPod({ ...full, status: { ...full.status, phase } } as never))).toBeUndefined();
     }
-    expect(podToWorkloadEndpoint(projectPod({ ...full, metadata: { ...full.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } as never))).toBeUndefined();
+    const terminating = projectPod({ ...full, metadata: { ...full.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } as never);
+    expect(podToWorkloadEndpoint(terminating)).toEqual(podToWorkloadEndpoint(full));
     expect(podToWorkloadEndpoint(projectPod({ ...full, spec: { ...full.spec, hostNetwork: true } } as never))).toBeUndefined();
   });
 
@@ -149,6 +150,37 @@ describe('Pod → WorkloadEndpoint (calico-semantics §2.1)', () => {
   });
 });
 
+describe('graceful termination (Calico IsFinished, without Calico CNI annotations)', () => {
+  const deleting = (pod: K8sPod): K8sPod => ({ ...pod, metadata: { ...pod.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+
+  it('a pod being deleted keeps exactly the endpoint it had while running (established connections keep their policy)', () => {
+    expect(podIsFinished(deleting(POD))).toBe(false);
+    expect(podToWorkloadEndpoint(deleting(POD))).toEqual(podToWorkloadEndpoint(POD));
+  });
+
+  it.each(['Succeeded', 'Failed', 'Completed'])('a pod being deleted loses its endpoint once its phase is %s', (phase) => {
+    const pod = deleting({ ...POD, status: { ...POD.status, phase } });
+    expect(podIsFinished(pod)).toBe(true);
+    expect(podToWorkloadEndpoint(pod)).toBeUndefined();
+  });
+
+  it('a pod being deleted whose IPs are gone from status has no endpoint', () => {
+    expect(podToWorkloadEndpoint(deleting({ ...POD, status: { phase: 'Running' } }))).toBeUndefined();
+  });
+
+  it('Running, Pending and an unset phase are not finished', () => {
+    const { phase: _unset, ...noPhase } = POD.status ?? {};
+    for (const status of [{ ...noPhase, phase: 'Running' }, { ...noPhase, phase: 'Pending' }, noPhase]) {
+      expect(podIsFinished({ ...POD, status })).toBe(false);
+    }
+  });
+
+  it("Calico CNI's emptied podIP annotation is not a signal here: no CNI but Calico's writes it, and the endpoint follows status", () => {
+    const annotated = { ...deleting(POD), metadata: { ...deleting(POD).metadata, annotations: { 'cni.projectcalico.org/podIP': '' } } } as K8sPod;
+    expect(podToWorkloadEndpoint(annotated)).toEqual(podToWorkloadEndpoint(POD));
+  });
+});
+
 describe('default tiers', () => {
   it('kube-admin 1000 Pass, default 1000000 Deny, kube-baseline 10000000 Pass', () => {
     expect(defaultTiers().map((t) => [t.metadata.name, t.spec.order, t.spec.defaultAction])).toEqual([
@@ -156,5 +188,17 @@ describe('default tiers', () => {
       ['default', 1_000_000, 'Deny'],
       ['kube-baseline', 10_000_000, 'Pass'],
     ]);
+  });
+});
+
+describe('Pod → WorkloadEndpoint: interface naming', () => {
+  it("'calico' (the builder's default) names Calico's host veth; 'none' names no interface, everything else equal", () => {
+    const calico = podToWorkloadEndpoint(POD, { interfaceNaming: 'calico' });
+    expect(podToWorkloadEndpoint(POD)).toEqual(calico);
+    expect(calico?.spec.interfaceName).toBe(workloadInterfaceName('shop', 'api-0'));
+    const none = podToWorkloadEndpoint(POD, { interfaceNaming: 'none' });
+    expect(none?.spec).not.toHaveProperty('interfaceName');
+    const { interfaceName: _dropped, ...rest } = calico!.spec;
+    expect(none).toEqual({ ...calico, spec: rest });
   });
 });

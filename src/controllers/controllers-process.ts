@@ -1,10 +1,12 @@
 /**
  * Everything `tessera controllers` runs, as one function tests can call in-process:
  * informers (started at once, so a standby replica keeps warm caches and reports ready),
- * leader election, and — only while leading — the default tiers and the four mirror
- * controllers (policy converter, namespace and service-account profiles, pod →
- * WorkloadEndpoint). `signal` stops it all; the promise resolves when everything has
- * stopped, with 'lost' when leadership was lost (the process should exit non-zero).
+ * leader election, and — only while leading — the default tiers, the tier controller
+ * (finalizer, default tiers re-created) and the four mirror controllers (policy converter,
+ * namespace and service-account profiles, pod → WorkloadEndpoint). `signal` stops it all;
+ * the promise resolves 'stopped' when everything has stopped, or 'lost' as soon as
+ * leadership was lost: the controllers have been told to stop, but a write may still be in
+ * flight, so the process must exit (non-zero) at once.
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -25,8 +27,11 @@ import type { MirrorController } from './mirror-controller.ts';
 import { ObjectWriter, type Writer } from './object-writer.ts';
 import { newPolicyConverterController, type ConvertFunc } from './policy-converter-controller.ts';
 import { newNamespaceProfileController, newServiceAccountProfileController } from './profile-controllers.ts';
+import { KubeTierApi } from './tier-api.ts';
+import { TierController } from './tier-controller.ts';
 import { ensureDefaultTiers } from './tier-reconciler.ts';
 import { newWorkloadEndpointController } from './workload-endpoint-controller.ts';
+import type { WorkloadInterfaceNaming } from './workload-endpoint-builder.ts';
 import type { KubeObject } from '../informers/object.ts';
 
 export interface ControllersOptions {
@@ -39,6 +44,13 @@ export interface ControllersOptions {
   identity?: string;
   /** Pod → WorkloadEndpoint (off when Calico's CNI writes endpoints). @default true */
   workloadEndpoints?: boolean;
+  /**
+   * Whether endpoints name their host-side interface (workload-endpoint-builder.ts). The
+   * controllers write endpoints only when the CNI is not Calico's, so by default they do not
+   * guess Calico's `cali…` name: the agent resolves each interface from the pod's host route.
+   * @default 'none'
+   */
+  workloadInterfaceNaming?: WorkloadInterfaceNaming;
   /** Lease timing (client-go defaults 15 s / 10 s / 2 s). */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
@@ -57,7 +69,11 @@ export interface ControllersOptions {
 }
 
 export interface RunningControllers {
-  /** Resolves when stopped: 'stopped' after `signal`, 'lost' when leadership was lost. */
+  /**
+   * 'stopped' after `signal`, once everything has stopped; 'lost' as soon as the leadership
+   * term ended (LeaderElector.run), with the informers stopped but a write possibly still in
+   * flight — exit the process.
+   */
   readonly done: Promise<'stopped' | 'lost'>;
   readonly identity: string;
   isLeader(): boolean;
@@ -81,14 +97,14 @@ type Common = Parameters<typeof newNamespaceProfileController>[2];
 export function buildControllers(
   factory: InformerFactory,
   writer: Writer,
-  opts: Common & { workloadEndpoints?: boolean; convert?: ConvertFunc } = {},
+  opts: Common & { workloadEndpoints?: boolean; workloadInterfaceNaming?: WorkloadInterfaceNaming; convert?: ConvertFunc } = {},
 ): MirrorController<KubeObject, KubeObject>[] {
-  const { workloadEndpoints = true, convert, ...common } = opts;
+  const { workloadEndpoints = true, workloadInterfaceNaming = 'none', convert, ...common } = opts;
   return [
     newPolicyConverterController(factory, writer, common, convert),
     newNamespaceProfileController(factory, writer, common),
     newServiceAccountProfileController(factory, writer, common),
-    ...(workloadEndpoints ? [newWorkloadEndpointController(factory, writer, common)] : []),
+    ...(workloadEndpoints ? [newWorkloadEndpointController(factory, writer, common, { interfaceNaming: workloadInterfaceNaming })] : []),
   ];
 }
 
@@ -115,7 +131,14 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
     clock,
     ...(opts.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: opts.sweepIntervalMs }),
   };
-  const controllers = buildControllers(factory, writer, { ...common, workloadEndpoints, ...(opts.convert ? { convert: opts.convert } : {}) });
+  const controllers = buildControllers(factory, writer, {
+    ...common,
+    workloadEndpoints,
+    ...(opts.workloadInterfaceNaming === undefined ? {} : { workloadInterfaceNaming: opts.workloadInterfaceNaming }),
+    ...(opts.convert ? { convert: opts.convert } : {}),
+  });
+  // Default tiers kept present, and Tiers kept while policies name them (tier-controller.ts).
+  const tiers = new TierController({ factory, writer, api: new KubeTierApi({ kubeConfig }), registry, logger, clock, ...(opts.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: opts.sweepIntervalMs }) });
   let synced = false;
   factory.start();
   void factory.waitForCacheSync(signal).then((ok) => {
@@ -137,8 +160,8 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
 
   const lead = async (leaderSignal: AbortSignal): Promise<void> => {
     if (!(await factory.waitForCacheSync(leaderSignal))) return;
-    // Tiers first: policies in a missing tier would be rejected by nothing but enforced by
-    // nothing either. Retried until written or no longer leading.
+    // Tiers first: a policy in a missing tier would be enforced after every existing tier.
+    // Retried until written or no longer leading.
     for (;;) {
       try {
         await ensureDefaultTiers(writer, log);
@@ -149,8 +172,8 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
         if (leaderSignal.aborted) return;
       }
     }
-    log.info({ controllers: controllers.map((c) => c.controller.name) }, 'starting controllers');
-    await Promise.all(controllers.map((c) => c.run(leaderSignal)));
+    log.info({ controllers: [...controllers.map((c) => c.controller.name), tiers.controller.name] }, 'starting controllers');
+    await Promise.all([...controllers.map((c) => c.run(leaderSignal)), tiers.run(leaderSignal)]);
     await writer.idle();
   };
 

@@ -25,7 +25,7 @@ export { ObjectWriter } from './object-writer.ts';
 export type { Writer, WrittenObject } from './object-writer.ts';
 export { LeaderElector } from './leader-election.ts';
 export type { LeaderElectorOptions } from './leader-election.ts';
-export { HealthServer } from './health-server.ts';
+
 export { startControllers } from './controllers-process.ts';
 export type { ControllersOptions, RunningControllers } from './controllers-process.ts';
 export { FIELD_MANAGER, MANAGED_BY_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './ownership.ts';

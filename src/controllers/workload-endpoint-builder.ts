@@ -12,10 +12,12 @@
  *   protocol TCP (TCP or empty), UDP, SCTP; others skipped. (Calico's internal model
  *   lower-cases them; the v3 API — and crds/ — spell them in capitals, and Felix matches
  *   named ports case-insensitively);
- * - interface `cali` + the first 11 hex characters of SHA-1(`<ns>.<pod>`).
+ * - interface `cali` + the first 11 hex characters of SHA-1(`<ns>.<pod>`), or none (see
+ *   `WorkloadInterfaceNaming`).
  *
  * No endpoint (undefined) for a pod that is host-networked, unscheduled, finished
- * (Succeeded/Failed), being deleted, or has no IPs: Felix would never see one.
+ * (`podIsFinished`), or has no IPs: Felix would never see one. A pod being deleted keeps its
+ * endpoint until it is finished or gone (graceful termination, see `podIsFinished`).
  */
 import { createHash } from 'node:crypto';
 
@@ -47,6 +49,23 @@ export interface K8sPod {
 
 /** Felix: the first entry of FELIX_INTERFACEPREFIX, default `cali`. */
 export const DEFAULT_INTERFACE_PREFIX = 'cali';
+
+/**
+ * How an endpoint names its host-side interface:
+ * - `calico`: `cali` + 11 hex of SHA-1(`<ns>.<pod>`), the name Calico's CNI plugin gives the
+ *   host veth — right only for a CNI that names host veths that way;
+ * - `none`: no `interfaceName`; the agent resolves the interface from the host route to the
+ *   pod's address (`<ip>/32 dev <host veth>`, which Calico's CNI, kindnet and ptp all install),
+ *   so any such CNI's naming (`veth…`) is enforced once the agent's `--interface-prefix`
+ *   covers it.
+ */
+export type WorkloadInterfaceNaming = 'calico' | 'none';
+export const WORKLOAD_INTERFACE_NAMINGS: readonly WorkloadInterfaceNaming[] = ['calico', 'none'];
+
+export interface WorkloadEndpointBuildOptions {
+  /** @default 'calico' (what Calico's converter writes; the offline tools render chains by it) */
+  readonly interfaceNaming?: WorkloadInterfaceNaming;
+}
 
 export function workloadEndpointName(node: string, pod: string, endpoint = 'eth0'): string {
   const esc = (s: string): string => s.replaceAll('-', '--');
@@ -86,15 +105,51 @@ function podNetworks(pod: K8sPod): string[] {
   return nets;
 }
 
-export function podToWorkloadEndpoint(pod: K8sPod): WorkloadEndpoint | undefined {
+/**
+ * Pod phases after which the pod no longer owns its IPs. `Completed` is not an API phase;
+ * Calico lists it too (libcalico-go `conversion.go`: "documented but doesn't seem to be in the
+ * API"), so a pod that reports it is treated the same way here.
+ */
+const FINISHED_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed', 'Completed']);
+
+/**
+ * Whether the pod has released its IPs, so its endpoint must go: Calico's `IsFinished`
+ * (libcalico-go `lib/backend/k8s/conversion/conversion.go`), as it applies without Calico's CNI.
+ *
+ * Being deleted is NOT being finished. A pod with `metadata.deletionTimestamp` is in its
+ * termination grace period: its containers are still running their preStop hooks and draining
+ * established connections, so its endpoint — the policy that admits that traffic, and the
+ * pod's membership in other policies' IP sets — stays until the kubelet reports a terminal
+ * phase or removes the object. Dropping it at the deletion cut every connection at once:
+ * with no endpoint the pod's traffic meets the unknown-interface drop, and peers lose the allow
+ * their selectors gave it.
+ *
+ * What differs from Calico, and why: Calico also counts a pod being deleted as finished as soon
+ * as its CNI plugin has released the pod's network — Calico's CNI sets
+ * `cni.projectcalico.org/podIP` to "" at CNI DEL, the AWS VPC CNI empties
+ * `vpc.amazonaws.com/pod-ips` — and takes IPs from those annotations before the kubelet
+ * reports them. This builder serves clusters whose CNI is not Calico's (with Calico's CNI the
+ * controllers run with `--no-workload-endpoints`), and other CNIs (kindnet, flannel, bridge, ptp)
+ * write nothing on the pod, so only the phase and the pod's IPs in `status` decide. The cost:
+ * between the CNI's release of the IP and the kubelet's terminal-phase update (the status
+ * write that follows the sandbox's teardown) the endpoint still claims the address; a new pod given
+ * the same address on that node in that window would be matched as the old pod by other
+ * policies' selectors until the update lands. host-local IPAM hands out addresses round-robin,
+ * so an immediate reuse needs a nearly exhausted range.
+ */
+export function podIsFinished(pod: K8sPod): boolean {
+  const phase = pod.status?.phase;
+  return phase !== undefined && FINISHED_PHASES.has(phase);
+}
+
+export function podToWorkloadEndpoint(pod: K8sPod, opts: WorkloadEndpointBuildOptions = {}): WorkloadEndpoint | undefined {
+  const { interfaceNaming = 'calico' } = opts;
   const name = pod.metadata?.name;
   const namespace = pod.metadata?.namespace;
   const node = pod.spec?.nodeName;
   if (!name || !namespace || !node) return undefined;
   if (pod.spec?.hostNetwork === true) return undefined;
-  if (pod.metadata?.deletionTimestamp) return undefined;
-  const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return undefined;
+  if (podIsFinished(pod)) return undefined;
   const ipNetworks = podNetworks(pod);
   if (ipNetworks.length === 0) return undefined;
 
@@ -117,7 +172,7 @@ export function podToWorkloadEndpoint(pod: K8sPod): WorkloadEndpoint | undefined
       ...(sa !== '' ? { serviceAccountName: sa } : {}),
       ipNetworks,
       profiles: [namespaceProfileName(namespace), ...(sa !== '' ? [serviceAccountProfileName(namespace, sa)] : [])],
-      interfaceName: workloadInterfaceName(namespace, name),
+      ...(interfaceNaming === 'calico' ? { interfaceName: workloadInterfaceName(namespace, name) } : {}),
       ...(ports.length > 0 ? { ports } : {}),
     },
   };

@@ -1,8 +1,11 @@
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DataplaneMessage } from '../proto/index.ts';
 import { FakeClock, flushMicrotasks } from '../runtime/clock.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
-import { DataplaneDriver } from './dataplane-driver.ts';
+import { DataplaneDriver, type DataplaneDriverOptions } from './dataplane-driver.ts';
 import { FakeKernel } from './fake-kernel.ts';
 import { allowAllProfile, endpoint, npId, policy, port, rule, tier } from './test-fixtures.ts';
 
@@ -18,18 +21,31 @@ const state: DataplaneMessage[] = [
   },
 ];
 
+/** A pino logger whose JSON lines the test reads back. */
+function capturingLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
+  const out: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void out.push(line) });
+  return { logger, lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+/** The value of an unlabelled metric, or of the first series of a labelled one. */
+async function metric(registry: Registry, name: string): Promise<number> {
+  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'm').exec(await registry.metrics())?.[1] ?? NaN);
+}
+
 const stops: AbortController[] = [];
 afterEach(() => {
   for (const s of stops.splice(0)) s.abort();
 });
 
-function start(kernel = new FakeKernel(), clock = new FakeClock()) {
+function start(kernel = new FakeKernel(), clock = new FakeClock(), opts: Partial<DataplaneDriverOptions> = {}) {
   const runner = new RecordingCommandRunner(kernel.handler);
-  const driver = new DataplaneDriver({ runner, clock });
+  const registry = newRegistry();
+  const driver = new DataplaneDriver({ runner, clock, registry, ...opts });
   const stop = new AbortController();
   stops.push(stop);
   const running = driver.run(stop.signal);
-  return { kernel, runner, clock, driver, running, stop };
+  return { kernel, runner, clock, driver, running, stop, registry };
 }
 
 describe('DataplaneDriver', () => {
@@ -159,17 +175,117 @@ describe('DataplaneDriver', () => {
     expect(await driver.metrics.restoreErrors.get()).toMatchObject({ values: [] });
   });
 
-  it('fails closed: run() and flushed() reject when a table write fails every retry', async () => {
-    const { driver, kernel, clock, running } = start();
-    kernel.failRestores = 100;
+  it('an outage never stops run(): applies are retried with capped exponential backoff on the clock, and the first that works writes everything sent meanwhile', async () => {
+    const log = capturingLogger();
+    const { driver, kernel, clock, runner, registry } = start(new FakeKernel(), new FakeClock(), { logger: log.logger });
+    kernel.restoreOutage = true;
     driver.send([...state, { type: 'InSync' }]);
-    const flushed = driver.flushed();
-    const a = expect(flushed).rejects.toThrow(/failed 10 times/);
-    const b = expect(running).rejects.toThrow(/failed 10 times/);
-    await clock.advance(2_000);
-    await a;
-    await b;
-    expect(kernel.chains.has('cali-FORWARD')).toBe(false);
+    let flushed = false;
+    void driver.flushed().then(() => (flushed = true));
+    // Each failed apply: Felix's 10 quick attempts (511 ms of sleeps) and an empty probe, then
+    // the driver's backoff: 1 s doubling, capped at 30 s. The 7th failure is at 64.6 s, the 8th
+    // attempt at 94.6 s.
+    await clock.advance(90_000);
+    const failures = log.lines().filter((l) => String(l['msg']).startsWith('dataplane apply failed'));
+    expect(failures.map((l) => l['retryInMs'])).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect(failures[0]).toMatchObject({ level: 50, failures: 1, err: expect.stringContaining('an empty transaction too') });
+    expect(flushed).toBe(false);
+    const health = driver.health();
+    expect(health).toMatchObject({ consecutiveFailures: 7, lastSuccessAt: undefined, busySince: undefined, lastError: expect.stringContaining('iptables-nft-restore') });
+    expect(health.retryAt).toBeGreaterThan(clock.now());
+    expect(await metric(registry, 'felix_int_dataplane_failures')).toBe(7);
+    expect(await metric(registry, 'tessera_dataplane_consecutive_apply_failures')).toBe(7);
+
+    // A Deny arrives during the outage; nothing is attempted before the backoff is over.
+    driver.send({ type: 'ActivePolicyUpdate', id: web, policy: policy([rule({ action: 'deny', protocol: 'tcp', dstPorts: [port(80)] })]) });
+    const attempts = runner.callsTo('iptables-nft-restore').length;
+    await clock.advance(health.retryAt! - clock.now() - 1);
+    expect(runner.callsTo('iptables-nft-restore')).toHaveLength(attempts);
+    kernel.restoreOutage = false;
+    await clock.advance(1);
+    await driver.flushed();
+    expect(flushed).toBe(true);
+    expect(kernel.chains.get('cali-pi-np/shop/web')!.some((r) => r.includes('--destination-ports 80 -j DROP'))).toBe(true);
+    expect(driver.health()).toMatchObject({ consecutiveFailures: 0, lastSuccessAt: clock.now(), retryAt: undefined, lastError: undefined });
+    expect(await metric(registry, 'tessera_dataplane_consecutive_apply_failures')).toBe(0);
+    expect(log.lines().at(-1)).toMatchObject({ msg: 'dataplane apply succeeded again: the kernel holds the desired state', failures: 7 });
+  });
+
+  it('an ipset restore outage is retried the same way, and the sets and rules are written when it ends', async () => {
+    const { driver, kernel, clock } = start();
+    kernel.ipsetOutage = true;
+    driver.send([...state, { type: 'InSync' }]);
+    await clock.advance(5_000);
+    expect(driver.health().consecutiveFailures).toBeGreaterThanOrEqual(2);
+    expect(driver.health().lastError).toMatch(/ipset restore failed/);
+    expect(kernel.chains.has('cali-FORWARD')).toBe(false); // nothing names a set before it exists
+    kernel.ipsetOutage = false;
+    const done = driver.flushed();
+    await clock.advance(30_000);
+    await done;
+    expect(kernel.sets.get('cali40s:clients')!.members.has('10.65.1.2')).toBe(true);
+    expect(kernel.chains.has('cali-tw-cali0a')).toBe(true);
+  });
+
+  it('a policy the kernel rejects: the apply succeeds, endpoints using it drop at that policy, everything else is programmed', async () => {
+    const { driver, kernel, registry } = start();
+    kernel.rejectRules = /-p sctp/;
+    const bad = npId('shop', 'bad');
+    driver.send([
+      ...state,
+      { type: 'ActivePolicyUpdate', id: bad, policy: policy([rule({ protocol: 'sctp', dstPorts: [port(80)] })]) },
+      {
+        type: 'WorkloadEndpointUpdate',
+        id: { namespace: 'shop', name: 'db-0' },
+        endpoint: endpoint({ interfaceName: 'cali0b', ipv4Nets: ['10.65.1.4/32'], profileIds: ['kns.shop'], tiers: [tier('default', [bad])] }),
+      },
+      { type: 'InSync' },
+    ]);
+    await driver.flushed();
+    expect(kernel.chains.get('cali-pi-np/shop/bad')).toEqual([expect.stringMatching(/"Tessera: iptables-restore rejected rule 1 of this chain, fail closed" -j DROP$/)]);
+    expect(kernel.chains.get('cali-tw-cali0b')!.some((r) => r.includes('-j cali-pi-np/shop/bad'))).toBe(true);
+    expect(kernel.chains.get('cali-pi-np/shop/web')!.some((r) => r.includes('--match-set cali40s:clients src'))).toBe(true);
+    expect(kernel.chains.get('cali-to-wl-dispatch')!.some((r) => r.includes('-o cali0a'))).toBe(true);
+    expect(driver.health()).toMatchObject({ consecutiveFailures: 0, rejectedChains: 1 });
+    expect(await metric(registry, 'tessera_dataplane_rejected_chains')).toBe(1);
+    expect(driver.tables[0]!.rejectedChains()).toEqual([expect.objectContaining({ chain: 'cali-pi-np/shop/bad', rule: 1 })]);
+  });
+
+  it('health().busySince is the clock time the apply in progress started, undefined while idle', async () => {
+    const kernel = new FakeKernel();
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const runner = new RecordingCommandRunner(async (call) => {
+      if (call.cmd === 'iptables-nft-restore') await gate;
+      return kernel.handler(call);
+    });
+    const clock = new FakeClock(1_000);
+    const driver = new DataplaneDriver({ runner, clock });
+    const stop = new AbortController();
+    stops.push(stop);
+    void driver.run(stop.signal);
+    expect(driver.health().busySince).toBeUndefined();
+    driver.send([...state, { type: 'InSync' }]);
+    await flushMicrotasks();
+    expect(driver.health().busySince).toBe(1_000);
+    await clock.advance(60_000);
+    expect(driver.health().busySince).toBe(1_000);
+    release();
+    await driver.flushed();
+    expect(driver.health()).toMatchObject({ busySince: undefined, lastSuccessAt: 61_000 });
+  });
+
+  it('an unexpected error (a bug, not a kernel answer) still rejects run() and flushed()', async () => {
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner((call) => {
+      if (call.cmd === 'ip') throw new TypeError('boom');
+      return kernel.handler(call);
+    });
+    const driver = new DataplaneDriver({ runner, clock: new FakeClock() });
+    const running = driver.run(new AbortController().signal);
+    driver.send([{ type: 'WorkloadEndpointUpdate', id: { namespace: 'shop', name: 'r' }, endpoint: endpoint({ ipv4Nets: ['10.65.1.7/32'] }) }, { type: 'InSync' }]);
+    await expect(driver.flushed()).rejects.toThrow('boom');
+    await expect(running).rejects.toThrow(TypeError);
   });
 
   it('programs both IP families when asked, splitting set members by family', async () => {

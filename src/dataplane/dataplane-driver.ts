@@ -15,20 +15,31 @@
  * - Read-backs are scheduled: the loop wakes when a table's or the IP sets' next check is due.
  *   An iptables read-back that finds our rules changed behind our back also re-reads the IP
  *   sets before anything is repaired, and a failed restore resyncs them before its retry.
- * - Failure: when a table or the IP sets fail every retry, `run()` rejects with that error
- *   (fail closed: the kernel keeps its last state) after logging it; the caller exits the
- *   process so it restarts and rebuilds, as Felix does.
+ * - A rule iptables-restore rejects is contained by its table: the chains at fault are
+ *   programmed as fail-closed DROPs, retried with backoff, and everything else is written
+ *   (`IptablesTable`, `rejected-chains.ts`). The apply succeeds.
+ * - An outage — a table or the IP sets failing every quick retry with nothing to narrow to
+ *   (iptables-restore or ipset missing or broken, the xtables lock held) — never stops the loop,
+ *   unlike Felix, whose restart would leave the previous, possibly more permissive, rules in
+ *   force for as long as the restart loop lasts. The kernel keeps its last state, the apply is
+ *   retried with capped exponential backoff (`retryInitialMs` doubling to `retryMaxMs`) for as
+ *   long as it takes, and the first apply that works writes the whole desired state, including
+ *   everything that arrived meanwhile. `flushed()` waits through it; `health()` and the
+ *   `felix_int_dataplane_failures` / `tessera_dataplane_consecutive_apply_failures` metrics
+ *   show it. Only an unexpected error (a bug, not a kernel answer) rejects `run()`.
  */
 import type { DataplaneMessage } from '../proto/index.ts';
+import { Backoff } from '../runtime/backoff.ts';
 import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { CommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';
-import { IpSets } from './ipsets.ts';
+import { IpSets, IpSetsApplyError } from './ipsets.ts';
 import { IpSetsManager } from './ipsets-manager.ts';
-import { IptablesTable, type IptablesBackend } from './iptables-table.ts';
+import { IptablesApplyError, IptablesTable, type IptablesBackend } from './iptables-table.ts';
+import { ownerMarkerChain } from './ownership.ts';
 import { PolicyManager, type FamilyTables } from './policy-manager.ts';
 import { RuleRenderer, type RuleRendererOptions } from './rule-renderer.ts';
 
@@ -58,8 +69,16 @@ export interface DataplaneDriverOptions {
   readonly throttleRefillMs?: number;
   /** Retry interval for endpoints whose interface is not resolvable yet. @default 1_000 */
   readonly unresolvedRetryMs?: number;
-  /** Attempts per table / ipset write before failing closed. @default 10 */
+  /** Quick attempts per table / ipset write (Felix: 10 from 1 ms) before the apply counts as failed. @default 10 */
   readonly maxAttempts?: number;
+  /** First retry of a failed apply (an outage), doubling. @default 1_000 */
+  readonly retryInitialMs?: number;
+  /** Cap of a failed apply's retry delay. @default 30_000 */
+  readonly retryMaxMs?: number;
+  /** First retry of a chain iptables-restore rejected, doubling. @default 1_000 */
+  readonly rejectedRetryMs?: number;
+  /** Cap of a rejected chain's retry delay. @default 30_000 */
+  readonly rejectedRetryMaxMs?: number;
   readonly denyAction?: RuleRendererOptions['denyAction'];
   readonly logPrefix?: string;
   readonly interfacePrefixes?: readonly string[];
@@ -70,6 +89,25 @@ interface FlushWaiter {
   readonly seq: number;
   readonly resolve: () => void;
   readonly reject: (e: unknown) => void;
+}
+
+/**
+ * Whether the driver is keeping the kernel up to date, for readiness and liveness. All times
+ * are on the driver's clock.
+ */
+export interface DataplaneHealth {
+  /** Applies that failed in a row; 0 after a success (and before the first apply). */
+  readonly consecutiveFailures: number;
+  /** When the last apply succeeded; undefined before the first. */
+  readonly lastSuccessAt: number | undefined;
+  /** When the apply in progress started; undefined while idle (waiting, or backing off). */
+  readonly busySince: number | undefined;
+  /** When the next attempt after a failure is due; undefined unless failing. */
+  readonly retryAt: number | undefined;
+  /** The last failure's message while failing. */
+  readonly lastError: string | undefined;
+  /** Chains iptables-restore rejected, programmed as fail-closed stand-ins (all tables). */
+  readonly rejectedChains: number;
 }
 
 /** Summary of one apply, for tests and benchmarks. */
@@ -103,6 +141,12 @@ export class DataplaneDriver {
   private lastRefill: number;
   private running = false;
   private failure: unknown;
+  private readonly retryBackoff: Backoff;
+  private consecutiveFailures = 0;
+  private lastSuccessAt: number | undefined;
+  private busySince: number | undefined;
+  private retryAt: number | undefined;
+  private lastError: string | undefined;
   /** Stats of the last apply. */
   lastApply: ApplyStats | undefined;
   /** Number of applies that wrote or checked the dataplane. */
@@ -124,6 +168,10 @@ export class DataplaneDriver {
       throttleRefillMs = 100,
       unresolvedRetryMs = 1_000,
       maxAttempts = 10,
+      retryInitialMs = 1_000,
+      retryMaxMs = 30_000,
+      rejectedRetryMs,
+      rejectedRetryMaxMs,
       denyAction,
       logPrefix,
       interfacePrefixes,
@@ -141,6 +189,8 @@ export class DataplaneDriver {
     this.unresolvedRetryMs = unresolvedRetryMs;
     this.tokens = throttleBurst;
     this.lastRefill = clock.now();
+    // No jitter: an outage is local to this node, so there is no herd of agents to spread.
+    this.retryBackoff = new Backoff(clock, { initialMs: retryInitialMs, maxMs: retryMaxMs, jitter: 0, resetAfterMs: Infinity });
 
     const families: FamilyTables[] = [];
     const sets: IpSets[] = [];
@@ -162,9 +212,13 @@ export class DataplaneDriver {
         refreshIntervalMs: iptablesRefreshIntervalMs,
         postWriteCheckMs: iptablesPostWriteCheckMs,
         maxAttempts,
+        ...(rejectedRetryMs === undefined ? {} : { rejectedRetryMs }),
+        ...(rejectedRetryMaxMs === undefined ? {} : { rejectedRetryMaxMs }),
         beforeRetry: () => this.resyncIpSets(),
       });
       filter.updateChains(renderer.staticChains());
+      // Tessera's ownership mark: written with the first chains, in the same transaction.
+      filter.updateChain(ownerMarkerChain());
       filter.updateChains(renderer.dispatchChains([]));
       filter.setKernelHooks(renderer.kernelHooks());
       families.push({ renderer, filter });
@@ -174,12 +228,24 @@ export class DataplaneDriver {
     this.ipsets = sets;
     this.ipsetsManager = new IpSetsManager(sets);
     this.policyManager = new PolicyManager(families, logger);
-    this.endpointManager = new EndpointManager(families, runner, logger);
+    this.endpointManager = new EndpointManager(families, runner, logger, this.metrics);
   }
 
   /** Whether `InSync` has been received (and so the driver writes). */
   get inSync(): boolean {
     return this.inSyncSeen;
+  }
+
+  /** A snapshot of the loop's health (see {@link DataplaneHealth}). */
+  health(): DataplaneHealth {
+    return {
+      consecutiveFailures: this.consecutiveFailures,
+      lastSuccessAt: this.lastSuccessAt,
+      busySince: this.busySince,
+      retryAt: this.retryAt,
+      lastError: this.lastError,
+      rejectedChains: this.tables.reduce((n, t) => n + t.rejectedChains().length, 0),
+    };
   }
 
   /** Queues messages for the next apply. */
@@ -193,7 +259,7 @@ export class DataplaneDriver {
 
   /**
    * Resolves once every message sent before the call has been applied to the kernel (which
-   * needs `InSync`); rejects if the driver fails first.
+   * needs `InSync`), however long an outage delays that; rejects only if `run()` does.
    */
   flushed(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
@@ -203,8 +269,8 @@ export class DataplaneDriver {
   }
 
   /**
-   * Runs the apply loop until `signal` aborts (resolves) or a write fails every retry
-   * (rejects). One loop per driver.
+   * Runs the apply loop until `signal` aborts (resolves). Dataplane failures are retried, never
+   * thrown (see the file comment); only an unexpected error rejects. One loop per driver.
    */
   async run(signal?: AbortSignal): Promise<void> {
     if (this.running) throw new Error('DataplaneDriver: run() is already running');
@@ -213,12 +279,19 @@ export class DataplaneDriver {
     signal?.addEventListener('abort', onAbort);
     try {
       while (signal?.aborted !== true) {
-        // Reads due in the coming apply (iptables-save, ipset list) run while we render.
-        if (this.inSyncSeen || this.queue.some((m) => m.type === 'InSync')) {
+        // Reads due in the coming apply (iptables-save, ipset list) run while we render — not
+        // while backing off, when they would be stale by the time the apply reads them.
+        const backingOff = this.retryAt !== undefined && this.retryAt > this.clock.now();
+        if (!backingOff && (this.inSyncSeen || this.queue.some((m) => m.type === 'InSync'))) {
           for (const t of this.tables) t.prefetch();
           for (const s of this.ipsets) s.prefetch();
         }
         this.drain();
+        if (backingOff) {
+          // After a failed apply: take in messages, but apply only when the backoff is over.
+          await this.waitForWork(this.retryAt! - this.clock.now());
+          continue;
+        }
         if (!this.hasWork()) {
           await this.waitForWork();
           continue;
@@ -228,11 +301,16 @@ export class DataplaneDriver {
           await this.waitForWork(wait);
           continue;
         }
-        await this.applyOnce();
+        try {
+          this.applied(await this.applyOnce());
+        } catch (e) {
+          if (!(e instanceof IptablesApplyError || e instanceof IpSetsApplyError)) throw e;
+          this.failed(e);
+        }
       }
     } catch (e) {
       this.failure = e;
-      this.log.error({ err: (e as Error).message }, 'dataplane apply failed on every retry; failing closed');
+      this.log.error({ err: (e as Error).message }, 'dataplane driver stopped by an unexpected error');
       for (const w of this.waiters) w.reject(e);
       this.waiters = [];
       throw e;
@@ -240,6 +318,33 @@ export class DataplaneDriver {
       signal?.removeEventListener('abort', onAbort);
       this.running = false;
     }
+  }
+
+  /** Bookkeeping after a successful apply up to `seq`; then the `flushed()` it satisfies resolve. */
+  private applied(seq: number): void {
+    if (this.consecutiveFailures > 0) this.log.info({ failures: this.consecutiveFailures, err: this.lastError }, 'dataplane apply succeeded again: the kernel holds the desired state');
+    this.consecutiveFailures = 0;
+    this.metrics.consecutiveApplyFailures.set(0);
+    this.lastSuccessAt = this.clock.now();
+    this.retryAt = undefined;
+    this.lastError = undefined;
+    this.retryBackoff.reset();
+    this.appliedSeq = Math.max(this.appliedSeq, seq);
+    const done = this.waiters.filter((w) => w.seq <= this.appliedSeq);
+    this.waiters = this.waiters.filter((w) => w.seq > this.appliedSeq);
+    for (const w of done) w.resolve();
+  }
+
+  private failed(e: IptablesApplyError | IpSetsApplyError): void {
+    this.consecutiveFailures++;
+    this.metrics.applyFailures.inc();
+    this.metrics.consecutiveApplyFailures.set(this.consecutiveFailures);
+    const delay = this.retryBackoff.next();
+    this.retryAt = this.clock.now() + delay;
+    this.lastError = e.message;
+    const fields = { err: e.message, failures: this.consecutiveFailures, retryInMs: delay };
+    if (this.consecutiveFailures === 1) this.log.error(fields, 'dataplane apply failed: the kernel keeps its last state; retrying with backoff');
+    else this.log.warn(fields, 'dataplane apply failed again; retrying with backoff');
   }
 
   private kick(): void {
@@ -266,7 +371,7 @@ export class DataplaneDriver {
 
   private hasWork(): boolean {
     if (!this.inSyncSeen) return false;
-    if (this.pendingSeq > this.appliedSeq) return true;
+    if (this.pendingSeq > this.appliedSeq || this.consecutiveFailures > 0) return true;
     const now = this.clock.now();
     if (this.tables.some((t) => t.isDirty || now >= t.nextCheckAt())) return true;
     if (this.ipsets.some((s) => s.isDirty || s.hasPendingDeletions || now >= s.nextCheckAt())) return true;
@@ -321,9 +426,19 @@ export class DataplaneDriver {
     }
   }
 
-  private async applyOnce(): Promise<void> {
-    const seq = this.pendingSeq;
+  /** One apply; returns the send sequence number it applied up to. */
+  private async applyOnce(): Promise<number> {
     const start = this.clock.now();
+    this.busySince = start;
+    try {
+      return await this.applyPending(start);
+    } finally {
+      this.busySince = undefined;
+    }
+  }
+
+  private async applyPending(start: number): Promise<number> {
+    const seq = this.pendingSeq;
     const t0 = performance.now();
     await this.endpointManager.resolveInterfaces();
     if (this.endpointManager.hasUnresolved) this.nextUnresolvedAt = this.clock.now() + this.unresolvedRetryMs;
@@ -349,9 +464,6 @@ export class DataplaneDriver {
     this.applies++;
     this.lastApply = { ms: seconds * 1000, iptablesBytes, ipsetBytes, chainsWritten };
     if (seconds > 1) this.log.warn({ seconds, startedAt: start }, 'dataplane apply took more than 1 s');
-    this.appliedSeq = Math.max(this.appliedSeq, seq);
-    const done = this.waiters.filter((w) => w.seq <= this.appliedSeq);
-    this.waiters = this.waiters.filter((w) => w.seq > this.appliedSeq);
-    for (const w of done) w.resolve();
+    return seq;
   }
 }

@@ -3,6 +3,8 @@
  * `iptables-save`, `ipset restore|list -o save|destroy` and `ip route show exact` against an
  * in-memory model, strictly enough to catch wrong indices, deleting a referenced chain,
  * duplicate creates and missing sets. Rules are kept as the text written (no reordering).
+ * Failures are injectable: transient lock failures, outages (every restore fails), and rules
+ * rejected in each of the ways iptables-restore reports it.
  */
 import type { CommandHandler, CommandResult, RecordedCommand } from './command-runner.ts';
 
@@ -16,8 +18,22 @@ export class FakeKernel {
   chains = new Map<string, string[]>(BUILTIN.map((c) => [c, []]));
   sets = new Map<string, { header: string; members: Set<string> }>();
   routes = new Map<string, string>();
-  /** Makes the next N restores fail. */
+  /** Makes the next N restores fail as a held xtables lock does (no line named). */
   failRestores = 0;
+  /** Every restore fails, an empty one too (iptables-restore broken or missing). */
+  restoreOutage = false;
+  /** Every `ipset restore` fails. */
+  ipsetOutage = false;
+  /**
+   * A rule (`-A`/`-I`/`-R` line) matching this is rejected, as iptables-restore rejects a rule
+   * it cannot parse or the kernel refuses: `line` names its input line (`Error occurred at
+   * line: N`), `commit` names the `COMMIT` line, as legacy iptables does for a table the kernel
+   * refuses whole.
+   */
+  rejectRules: RegExp | undefined = undefined;
+  rejectStyle: 'line' | 'commit' = 'line';
+  /** Restore transactions received, in order (every attempt, failed or not). */
+  readonly restores: string[] = [];
 
   readonly handler: CommandHandler = (call) => this.handle(call);
 
@@ -26,14 +42,16 @@ export class FakeKernel {
     if (/^ip6?tables-(nft|legacy)-save$/.test(cmd)) return ok(this.save());
     if (/^ip6?tables-(nft|legacy)-restore$/.test(cmd)) {
       if (!args.includes('--noflush')) return fail('expected --noflush');
+      this.restores.push(stdin ?? '');
+      if (this.restoreOutage) return fail(`${cmd}: exit status 1 (outage)`);
       if (this.failRestores > 0) {
         this.failRestores--;
-        return fail('iptables-restore: line 2 failed');
+        return { code: 4, stdout: '', stderr: 'Another app is currently holding the xtables lock. Stopped waiting after 10s.' };
       }
       return this.restore(stdin ?? '');
     }
     if (cmd === 'ipset' && args[0] === 'list') return ok(this.ipsetSave());
-    if (cmd === 'ipset' && args[0] === 'restore') return this.ipsetRestore(stdin ?? '');
+    if (cmd === 'ipset' && args[0] === 'restore') return this.ipsetOutage ? fail('ipset v7.17: Kernel error received: Operation not permitted') : this.ipsetRestore(stdin ?? '');
     if (cmd === 'ip' && args.includes('route')) {
       const dst = args[args.length - 1]!;
       const dev = this.routes.get(dst);
@@ -63,6 +81,7 @@ export class FakeKernel {
       const m = /^-([AIRDX]) (\S+)(?: (.*))?$/.exec(line);
       if (m === null) return err('unparseable');
       const [, op, chain, rest = ''] = m;
+      if (this.rejectRules !== undefined && 'AIR'.includes(op!) && this.rejectRules.test(rest)) return this.rejection(n + 2, lines.length);
       const rules = next.get(chain!);
       if (rules === undefined) return err('no such chain');
       const target = /-[jg] (\S+)/.exec(rest)?.[1];
@@ -101,6 +120,15 @@ export class FakeKernel {
     }
     this.chains = next;
     return ok();
+  }
+
+  private rejection(line: number, commitLine: number): CommandResult {
+    switch (this.rejectStyle) {
+      case 'line':
+        return { code: 2, stdout: '', stderr: `iptables-restore v1.8.9 (nf_tables): Parser cannot handle more arguments\nError occurred at line: ${line}\nTry \`iptables-restore -h' or 'iptables-restore --help' for more information.\n` };
+      case 'commit':
+        return fail(`iptables-restore: line ${commitLine} failed`);
+    }
   }
 
   ipsetSave(): string {

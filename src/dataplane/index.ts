@@ -3,21 +3,19 @@
  * See `dataplane-driver.ts` for the apply loop and `../shared/reference/dataplane.md` for the
  * model it implements.
  *
- * iptables backend: `nft` (`iptables-nft-restore` / `iptables-nft-save`) by default, `legacy`
- * by option, never both. Why nft:
- * - it is what `iptables` means on current distributions (Debian's update-alternatives default
- *   on this host), so kube-proxy, CNI plugins and operators using plain `iptables` see our
- *   rules; rules written with the other backend are invisible to them, and mixing backends on a
- *   host is the classic way to get two rule sets that each look fine;
- * - incremental `--noflush` writes are O(delta) on nft but O(table) on legacy (the reference
- *   measured 22 ms vs 424 ms for a one-rule change with 100k rules loaded), and steady state is
- *   all small deltas; legacy's faster full restores only matter at start-up.
+ * iptables backend: `nft` (`iptables-nft-restore` / `iptables-nft-save`) or `legacy`, never both.
+ * The driver's default is nft; the agent picks the backend the node already uses
+ * (`iptables-backend.ts`, Felix's detection), because mixing backends on a host is the classic
+ * way to get two rule sets that each look fine while kube-proxy sees only one. Where nothing
+ * holds rules yet nft wins: it is what `iptables` means on current distributions, and
+ * incremental `--noflush` writes are O(delta) on nft but O(table) on legacy (the reference
+ * measured 22 ms vs 424 ms for a one-rule change with 100k rules loaded).
  * The xtables lock: every restore passes `--wait 10 --wait-interval 50000` (Felix's defaults);
  * legacy takes the lock, iptables-nft accepts the flags and relies on nftables transactions.
  * The binaries are named explicitly (`iptables-nft-restore`), not via the `iptables`
  * alternative, so a host switching alternatives cannot silently move us to the other backend.
  */
-export { DataplaneDriver, type DataplaneDriverOptions, type ApplyStats } from './dataplane-driver.ts';
+export { DataplaneDriver, type DataplaneDriverOptions, type ApplyStats, type DataplaneHealth } from './dataplane-driver.ts';
 export { DataplaneMetrics } from './dataplane-metrics.ts';
 export {
   RealCommandRunner,

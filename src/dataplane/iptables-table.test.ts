@@ -1,6 +1,7 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../runtime/clock.ts';
-import { silentLogger } from '../runtime/logger.ts';
+import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 import type { Chain } from './chain.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
@@ -9,21 +10,41 @@ import { FakeKernel } from './fake-kernel.ts';
 import { IptablesApplyError, IptablesTable } from './iptables-table.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 
-function setup(opts: { refreshIntervalMs?: number; maxAttempts?: number; beforeRetry?: () => Promise<void> } = {}) {
+function setup(opts: { refreshIntervalMs?: number; maxAttempts?: number; beforeRetry?: () => Promise<void>; logger?: Logger } = {}) {
   const kernel = new FakeKernel();
   const runner = new RecordingCommandRunner(kernel.handler);
   const clock = new FakeClock();
   const registry = newRegistry();
   const table = new IptablesTable({ ipVersion: 4, runner, clock, logger: silentLogger, metrics: new DataplaneMetrics(registry), postWriteCheckMs: 5_000, ...opts });
+  const metric = async (name: string): Promise<number> => Number(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, 'm').exec(await registry.metrics())?.[1] ?? NaN);
   const renderer = new RuleRenderer({ ipVersion: 4 });
   table.setKernelHooks(renderer.kernelHooks());
   table.updateChains(renderer.staticChains());
   table.updateChains(renderer.dispatchChains([]));
   const restores = () => runner.calls.filter((c) => c.cmd === 'iptables-nft-restore');
-  return { kernel, runner, clock, table, restores, registry };
+  return { kernel, runner, clock, table, restores, registry, metric };
 }
 
 const chain = (name: string, ...actions: string[]): Chain => ({ name, rules: actions.map((action) => ({ match: '', action })) });
+
+/** A pino logger whose JSON lines the test reads back. */
+function capturingLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
+  const out: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void out.push(line) });
+  return { logger, lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+/** A policy chain whose second rule iptables-restore rejects (see `FakeKernel.rejectRules`). */
+const REJECTED = /--reject-me/;
+const badPolicy = (name: string): Chain => ({
+  name,
+  rules: [
+    { match: '', action: '-j MARK --set-xmark 0x40000/0x40000' },
+    { match: '-m bad --reject-me', action: '-j MARK --set-xmark 0x10000/0x10000', comments: ['rule r:bad'] },
+  ],
+});
+const STAND_IN = (rule?: number) => `-m comment --comment "Tessera: iptables-restore rejected ${rule === undefined ? 'this chain' : `rule ${rule} of this chain`}, fail closed" -j DROP`;
+const withoutHash = (rules: readonly string[] | undefined) => rules?.map((r) => r.replace(/^-m comment --comment "cali:\S+" /, ''));
 
 describe('IptablesTable', () => {
   it('creates chains and hooks in one --noflush restore honouring the xtables lock', async () => {
@@ -245,4 +266,178 @@ describe('IptablesTable', () => {
     const { table } = setup();
     expect(() => table.updateChain(chain('KUBE-X', '-j DROP'))).toThrow(RangeError);
   });
+
+  describe('a restore iptables-restore rejects', () => {
+    it('is narrowed to the chain it names: that chain drops (fail closed), everything else is written, and the owner, rule and message are logged once', async () => {
+      const log = capturingLogger();
+      const { kernel, table, metric, restores } = setup({ logger: log.logger });
+      kernel.rejectRules = REJECTED;
+      table.updateChain(chain('cali-tw-a', '-j cali-pi-good', '-j cali-pi-bad', '-j DROP'), { owner: { kind: 'WorkloadEndpoint', namespace: 'shop', name: 'a' } });
+      table.updateChain(chain('cali-pi-good', '-j ACCEPT'), { onDemand: true });
+      table.updateChain(badPolicy('cali-pi-bad'), { onDemand: true, owner: { kind: 'NetworkPolicy', namespace: 'shop', name: 'bad', tier: 'default', ruleOf: (i) => `ingress[${i}]` } });
+      const r = await table.apply();
+      expect(r.wrote).toBe(true);
+      expect(withoutHash(kernel.chains.get('cali-pi-good'))).toEqual(['-j ACCEPT']);
+      expect(withoutHash(kernel.chains.get('cali-tw-a'))).toEqual(['-j cali-pi-good', '-j cali-pi-bad', '-j DROP']);
+      expect(withoutHash(kernel.chains.get('cali-pi-bad'))).toEqual([STAND_IN(2)]);
+      expect(kernel.chains.get('FORWARD')![0]).toMatch(/-j cali-FORWARD$/);
+      // Blamed once, re-read, blamed again: rejected; then everything else in one more restore.
+      expect(restores()).toHaveLength(3);
+      expect(table.rejectedChains()).toEqual([expect.objectContaining({ chain: 'cali-pi-bad', kind: 'rules', rule: 2, attempts: 1, retryAt: 1_000 })]);
+      expect(await metric('tessera_dataplane_rejected_chains')).toBe(1);
+      expect(await metric('tessera_dataplane_chain_rejections')).toBe(1);
+      expect(await metric('felix_iptables_restore_errors')).toBe(2);
+      const errors = log.lines().filter((l) => l['level'] === 50);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          chain: 'cali-pi-bad',
+          kind: 'NetworkPolicy',
+          namespace: 'shop',
+          name: 'bad',
+          tier: 'default',
+          rule: 2,
+          ownerRule: 'ingress[1]',
+          err: expect.stringContaining('Parser cannot handle more arguments Error occurred at line: '),
+        }),
+      ]);
+      // Nothing more to write: the next apply is quiet.
+      expect((await table.apply()).wrote).toBe(false);
+      expect(restores()).toHaveLength(3);
+    });
+
+    it('does not blame a chain for a stale index: the table is re-read and the write retried', async () => {
+      const { kernel, table } = setup();
+      table.updateChain(chain('cali-pi-a', '-j MARK --set-xmark 0x1/0x1', '-j DROP', '-j RETURN'));
+      await table.apply();
+      // Rules deleted behind our back: the next diff's -R 2 names an index that no longer exists.
+      kernel.chains.set('cali-pi-a', kernel.chains.get('cali-pi-a')!.slice(0, 1));
+      table.updateChain(chain('cali-pi-a', '-j MARK --set-xmark 0x1/0x1', '-j ACCEPT'));
+      await table.apply();
+      expect(withoutHash(kernel.chains.get('cali-pi-a'))).toEqual(['-j MARK --set-xmark 0x1/0x1', '-j ACCEPT']);
+      expect(table.rejectedChains()).toEqual([]);
+    });
+
+    it('bisects the dirty chains when no line is named (legacy refusing the table at COMMIT), after the quick retries', async () => {
+      const { kernel, table, clock, restores } = setup();
+      kernel.rejectRules = REJECTED;
+      kernel.rejectStyle = 'commit';
+      const names = Array.from({ length: 12 }, (_, i) => `cali-pi-${String(i).padStart(2, '0')}`);
+      for (const name of names) table.updateChain(name === 'cali-pi-07' ? badPolicy(name) : chain(name, '-j ACCEPT'));
+      const p = table.apply();
+      await clock.advance(1_000); // Felix's quick retries: 10 attempts from 1 ms
+      expect((await p).wrote).toBe(true);
+      for (const name of names) expect(withoutHash(kernel.chains.get(name))).toEqual(name === 'cali-pi-07' ? [STAND_IN()] : ['-j ACCEPT']);
+      expect(table.rejectedChains().map((r) => r.chain)).toEqual(['cali-pi-07']);
+      // 10 attempts, the empty probe, log2(15 suspects) + 1 trials, and the final write.
+      expect(kernel.restores[10]).toBe('*filter\nCOMMIT\n');
+      expect(restores().length).toBeLessThanOrEqual(10 + 1 + 5 + 1);
+    });
+
+    it('retries a rejected chain with exponential backoff on the clock, and programs it once accepted', async () => {
+      const log = capturingLogger();
+      const { kernel, table, clock, restores, metric } = setup({ logger: log.logger });
+      kernel.rejectRules = REJECTED;
+      table.updateChain(badPolicy('cali-pi-bad'), { owner: { kind: 'GlobalNetworkPolicy', name: 'bad' } });
+      await table.apply();
+      const retriesAt: number[] = [];
+      let n = restores().length;
+      for (let t = 0; t < 16_000; t += 500) {
+        await clock.advance(500);
+        await table.apply();
+        const writes = restores().slice(n).filter((x) => x.stdin!.includes('cali-pi-bad'));
+        n = restores().length;
+        if (writes.length > 0) retriesAt.push(clock.now());
+      }
+      expect(retriesAt).toEqual([1_000, 3_000, 7_000, 15_000]);
+      expect(table.nextCheckAt()).toBe(31_000);
+      expect(log.lines().filter((l) => l['level'] === 50)).toHaveLength(1); // logged once per version
+      kernel.rejectRules = undefined;
+      await clock.advance(31_000 - clock.now());
+      await table.apply();
+      expect(withoutHash(kernel.chains.get('cali-pi-bad'))).toEqual(['-j MARK --set-xmark 0x40000/0x40000', '-m comment --comment "rule r:bad" -m bad --reject-me -j MARK --set-xmark 0x10000/0x10000']);
+      expect(table.rejectedChains()).toEqual([]);
+      expect(await metric('tessera_dataplane_rejected_chains')).toBe(0);
+      expect(log.lines().at(-1)).toMatchObject({ chain: 'cali-pi-bad', kind: 'GlobalNetworkPolicy', name: 'bad', msg: 'iptables-restore accepted a chain it rejected before' });
+    });
+
+    it('tries a new desired version of a rejected chain at once', async () => {
+      const log = capturingLogger();
+      const { kernel, table } = setup({ logger: log.logger });
+      kernel.rejectRules = REJECTED;
+      table.updateChain(badPolicy('cali-pi-x'));
+      await table.apply();
+      expect(withoutHash(kernel.chains.get('cali-pi-x'))).toEqual([STAND_IN(2)]);
+      // Still rejected: news again (a new version), logged again.
+      table.updateChain({ ...badPolicy('cali-pi-x'), rules: [...badPolicy('cali-pi-x').rules, { match: '', action: '-j DROP' }] });
+      await table.apply();
+      expect(table.rejectedChains()).toEqual([expect.objectContaining({ attempts: 1 })]);
+      expect(log.lines().filter((l) => l['level'] === 50)).toHaveLength(2);
+      // A version the kernel takes replaces the stand-in in the same apply.
+      table.updateChain(chain('cali-pi-x', '-j ACCEPT'));
+      await table.apply();
+      expect(withoutHash(kernel.chains.get('cali-pi-x'))).toEqual(['-j ACCEPT']);
+      expect(table.rejectedChains()).toEqual([]);
+    });
+
+    it('forgets a rejection when the chain is no longer wanted, and deletes the stand-in', async () => {
+      const { kernel, table, metric } = setup();
+      kernel.rejectRules = REJECTED;
+      table.updateChain(chain('cali-tw-a', '-j cali-pi-bad'));
+      table.updateChain(badPolicy('cali-pi-bad'), { onDemand: true });
+      await table.apply();
+      expect(await metric('tessera_dataplane_rejected_chains')).toBe(1);
+      table.updateChain(chain('cali-tw-a', '-j DROP'));
+      await table.apply();
+      expect(kernel.chains.has('cali-pi-bad')).toBe(false);
+      expect(table.rejectedChains()).toEqual([]);
+      expect(await metric('tessera_dataplane_rejected_chains')).toBe(0);
+    });
+
+    it('keeps a chain whose deletion is rejected (a foreign rule still jumps to it), writes the rest, and deletes it once it can', async () => {
+      const { kernel, table, clock } = setup();
+      table.updateChain(chain('cali-pi-x', '-j DROP'));
+      await table.apply();
+      kernel.chains.get('INPUT')!.push('-s 10.9.9.9/32 -j cali-pi-x');
+      table.removeChain('cali-pi-x');
+      table.updateChain(chain('cali-pi-y', '-j ACCEPT'));
+      await table.apply();
+      expect(withoutHash(kernel.chains.get('cali-pi-x'))).toEqual(['-j DROP']);
+      expect(withoutHash(kernel.chains.get('cali-pi-y'))).toEqual(['-j ACCEPT']);
+      expect(table.rejectedChains()).toEqual([expect.objectContaining({ chain: 'cali-pi-x', kind: 'delete' })]);
+      kernel.chains.set('INPUT', kernel.chains.get('INPUT')!.filter((r) => !r.includes('cali-pi-x')));
+      await clock.advance(1_000);
+      await table.apply();
+      expect(kernel.chains.has('cali-pi-x')).toBe(false);
+      expect(table.rejectedChains()).toEqual([]);
+    });
+
+    it('never replaces a top-level chain with a DROP: a failure blamed on it is an outage, and nothing is written', async () => {
+      const { kernel, table } = setup({ maxAttempts: 1 });
+      await table.apply();
+      const before = kernel.save();
+      kernel.rejectRules = REJECTED;
+      table.updateChain({ name: 'cali-FORWARD', rules: [{ match: '-m bad --reject-me', action: '-j ACCEPT' }] });
+      table.updateChain(chain('cali-pi-z', '-j ACCEPT'));
+      await expect(table.apply()).rejects.toThrow(/no chain of ours is to blame/);
+      expect(kernel.save()).toBe(before);
+      expect(table.rejectedChains()).toEqual([]);
+      expect(kernel.restores.filter((t) => t.includes('cali-FORWARD -m comment --comment "Tessera'))).toEqual([]);
+    });
+
+    it('an outage (every restore fails, an empty one too) rejects apply() with IptablesApplyError after the quick retries, blaming no chain', async () => {
+      const { kernel, table, clock, restores } = setup({ maxAttempts: 3 });
+      kernel.restoreOutage = true;
+      table.updateChain(chain('cali-pi-x', '-j DROP'));
+      const p = table.apply();
+      const assertion = expect(p).rejects.toThrow(/failed 3 times, an empty transaction too/);
+      await clock.advance(10);
+      await assertion;
+      expect(restores()).toHaveLength(4);
+      expect(table.rejectedChains()).toEqual([]);
+      kernel.restoreOutage = false;
+      expect((await table.apply()).wrote).toBe(true);
+      expect(kernel.chains.has('cali-pi-x')).toBe(true);
+    });
+  });
 });
+

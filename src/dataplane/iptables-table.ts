@@ -3,10 +3,12 @@
  * (dataplane.md §5; Felix `iptables/table.go`).
  *
  * Guarantees:
- * - `apply()` writes with ONE `iptables-restore --noflush` transaction, containing only the
- *   chains whose hash lists differ from the kernel's: `-R`/`-A`/`-D` by index from the hash
- *   diff, forward references for new chains, hook rules in kernel chains, and `-X` of removed
- *   chains last. Nothing is written when nothing differs.
+ * - `apply()` writes with ONE `iptables-restore --noflush` transaction (`RestoreTransaction`)
+ *   unless something is rejected, containing only the chains whose hash lists differ from the
+ *   kernel's: `-R`/`-A`/`-D` by index from the hash diff, forward references for new chains,
+ *   hook rules in kernel chains (`KernelHookRules`), and `-X` of removed chains last. Nothing is
+ *   written when nothing differs. Which chains are wanted, and which of them belong in the
+ *   kernel now (policy chains only while referenced), is `DesiredChains`.
  * - Ownership: it creates, rewrites and deletes only `cali-` chains, and in kernel chains only
  *   rules carrying its `cali:` hash comment (deleted by their exact text as read back). Foreign
  *   chains and rules are never touched, also not when they sit next to ours.
@@ -14,22 +16,37 @@
  *   after writes (`postWriteCheckMs`, doubling up to the refresh interval). Anything owned that
  *   differs — a flushed or deleted chain, a tampered rule, a missing hook, an unexpected
  *   `cali-` chain — is repaired by the next apply.
- * - Failure: a failed restore re-reads the kernel and retries with exponential backoff
- *   (Felix: 10 attempts from 1 ms); when every attempt fails `apply()` rejects with
- *   `IptablesApplyError`, leaving the kernel's last state in place (fail closed), and the
- *   caller reports it.
+ * - Failure is contained (issue 12 point 6): a restore iptables-restore rejects is narrowed to
+ *   the chains at fault — from the input line it names (`RestoreTransaction.blame`), else by
+ *   bisecting the dirty chains (`findRejectedChain`) — and everything else is written. A
+ *   rejected chain is programmed as its fail-closed stand-in (a DROP; `failClosedRules` says
+ *   which chains have one and why that is safe with tiers and Pass), logged once per desired
+ *   version with its owner (policy, profile or endpoint), rule and iptables-restore's message,
+ *   counted, and retried with capped exponential backoff; a new desired version is tried at
+ *   once. A chain is blamed only when it fails twice in a row, the second time after a fresh
+ *   read-back and `beforeRetry` (a stale index or a set destroyed behind our back fails the
+ *   same way, and is not the chain's fault).
+ * - A failure no chain is to blame for (iptables-restore missing, the xtables lock held, a hook
+ *   rule refused) is retried after re-reading the kernel with exponential backoff (Felix: 10
+ *   attempts from 1 ms); then `apply()` rejects with `IptablesApplyError`, leaving the kernel
+ *   as it was, and the driver retries later. Every chain written on the way holds its desired
+ *   rules or its DROP stand-in, never anything more permissive.
  * - The xtables lock is honoured with `--wait <s> --wait-interval <µs>` on every restore.
  *
  * Not re-entrant: one `apply()` at a time (the driver's loop guarantees it).
  */
 import type { Logger } from '../runtime/logger.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
+import { findRejectedChain, type TrialOutcome } from './chain-bisect.ts';
 import { CHAIN_PREFIX } from './chain-names.ts';
-import { hashCommentFragment, ruleBody, ruleTail, type Chain, type IptablesRule } from './chain.ts';
+import type { Chain, IptablesRule } from './chain.ts';
 import type { CommandResult, CommandRunner } from './command-runner.ts';
 import type { DataplaneMetrics } from './dataplane-metrics.ts';
-import { hashRuleTails, ruleHashes } from './rule-hash.ts';
-import { parseSave, type KernelChainState } from './iptables-save.ts';
+import { DesiredChains, detachedChain, hashesOf, sameList, type DesiredChain, type UpdateChainOptions } from './desired-chains.ts';
+import { parseSave } from './iptables-save.ts';
+import { KernelHookRules } from './kernel-hook-rules.ts';
+import { RejectedChains, failClosedRules, type ChainOwner, type ChainRejection } from './rejected-chains.ts';
+import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, type ChainWrite } from './restore-transaction.ts';
 import type { KernelHooks } from './rule-renderer.ts';
 
 /**
@@ -56,10 +73,14 @@ export interface IptablesTableOptions {
   readonly lockTimeoutSeconds?: number;
   /** Felix `IptablesLockProbeInterval`. @default 50 */
   readonly lockProbeIntervalMs?: number;
-  /** Restore attempts before giving up. @default 10 */
+  /** Attempts at a restore that fails with no chain to blame, before `apply()` rejects. @default 10 */
   readonly maxAttempts?: number;
-  /** First retry delay, doubling. @default 1 */
+  /** First retry delay of those attempts, doubling. @default 1 */
   readonly initialRetryMs?: number;
+  /** First retry of a rejected chain, doubling. @default 1_000 */
+  readonly rejectedRetryMs?: number;
+  /** Cap of a rejected chain's retry delay. @default 30_000 */
+  readonly rejectedRetryMaxMs?: number;
   /**
    * Runs after a failed restore, before the next attempt. The driver resyncs the IP sets here:
    * one rule naming a set someone destroyed fails the whole transaction until the set is back,
@@ -79,22 +100,15 @@ export interface TableApplyResult {
   readonly chainsWritten: number;
 }
 
-interface DesiredChain {
-  readonly rules: readonly IptablesRule[];
-  /** Programmed only while a programmed always-on chain jumps to it (see `updateChain`). */
-  readonly onDemand: boolean;
-  /** Owned chains this one jumps or goes to (counted only for always-on chains). */
-  readonly targets: readonly string[];
-  /** Each rule rendered once, without its hash comment. */
-  readonly tails: readonly string[];
-  /**
-   * Computed on first use (read-back comparison or write), not when the chain is set: a write
-   * computes them while the transaction streams into iptables-restore, so hashing overlaps with
-   * the kernel's parsing.
-   */
-  hashes: readonly string[] | undefined;
-}
+/**
+ * How one transaction writes a chain: `desired` (its rules, or its deletion), `stand-in` (its
+ * fail-closed stand-in; a doomed chain is left alone), `keep` (not touched). Without an entry a
+ * chain is written as it should be now: rejected chains as their stand-ins.
+ */
+type WriteMode = 'desired' | 'stand-in' | 'keep';
 
+/** What a chain is written as: a chain, its deletion, or nothing. */
+type Target = DesiredChain | 'delete' | 'keep';
 
 export class IptablesTable {
   readonly table: string;
@@ -113,22 +127,19 @@ export class IptablesTable {
   private readonly beforeRetry: (() => Promise<void>) | undefined;
   private readonly labels: { ip_version: string; table: string };
 
-  private readonly desired = new Map<string, DesiredChain>();
-  private readonly hooks = new Map<string, { inserts: readonly IptablesRule[]; hashes: string[] }>();
-  private readonly hooksByChain = new Map<string, { nInserts: number }>();
+  private readonly desired = new DesiredChains((name) => {
+    this.dirty.add(name);
+    this.settleRejection(name);
+  });
+  private readonly hooks = new KernelHookRules();
   /** Owned chains as last read or written: name → hashes ('' for an unhashed rule). */
   private actual = new Map<string, string[]>();
-  private actualKernel = new Map<string, KernelChainState>();
   private readonly dirty = new Set<string>();
-  private hooksDirty = true;
   private loaded = false;
   private nextRefreshAt = 0;
   private postWriteAt = Infinity;
   private postWriteDelay: number;
-  private ruleCount = 0;
-  private programmedChains = 0;
-  /** Owned chain → number of always-on desired chains jumping to it. */
-  private readonly refCounts = new Map<string, number>();
+  private readonly rejected: RejectedChains;
 
   constructor(opts: IptablesTableOptions) {
     const {
@@ -145,6 +156,8 @@ export class IptablesTable {
       lockProbeIntervalMs = 50,
       maxAttempts = 10,
       initialRetryMs = 1,
+      rejectedRetryMs = 1_000,
+      rejectedRetryMaxMs = 30_000,
       beforeRetry,
     } = opts;
     if (ipVersion !== 4 && ipVersion !== 6) throw new RangeError(`IptablesTable: ipVersion must be 4 or 6, got ${String(ipVersion)}`);
@@ -168,97 +181,40 @@ export class IptablesTable {
     this.initialRetryMs = initialRetryMs;
     this.beforeRetry = beforeRetry;
     this.labels = { ip_version: String(ipVersion), table };
+    this.rejected = new RejectedChains({ clock, initialRetryMs: rejectedRetryMs, maxRetryMs: rejectedRetryMaxMs });
+    this.metrics.rejectedChains.set(this.labels, 0);
   }
 
   // ---- desired state ------------------------------------------------------------------------
 
   /**
-   * Sets (or replaces) an owned chain; a chain whose rules did not change stays clean.
-   *
-   * An `onDemand` chain (policy and profile chains) is programmed only while an always-on chain
-   * jumps to it, as Felix programs only referenced chains: the egress chain of an
-   * ingress-only policy, say, never reaches the kernel. References are counted from always-on
-   * chains only, so an on-demand chain must not be the sole referrer of another.
+   * Sets (or replaces) an owned chain; a chain whose rules did not change stays clean. See
+   * `DesiredChains` for `onDemand` (policy and profile chains: programmed only while an
+   * always-on chain jumps to them). `owner` names the policy, profile or endpoint the chain was
+   * rendered for, in the log line that reports it rejected.
    */
-  updateChain(chain: Chain, opts: { readonly onDemand?: boolean } = {}): void {
+  updateChain(chain: Chain, opts: UpdateChainOptions = {}): void {
     if (!chain.name.startsWith(CHAIN_PREFIX)) throw new RangeError(`IptablesTable: chain '${chain.name}' is not owned (needs prefix '${CHAIN_PREFIX}')`);
-    const onDemand = opts.onDemand ?? false;
-    const tails = chain.rules.map(ruleTail);
-    const old = this.desired.get(chain.name);
-    // Same name and same rule texts ⇔ same hashes.
-    if (old !== undefined && old.onDemand === onDemand && sameList(old.tails, tails)) return;
-    if (old !== undefined && this.isProgrammed(chain.name, old)) this.count(old, -1);
-    const next: DesiredChain = { rules: chain.rules, onDemand, targets: onDemand ? [] : jumpTargets(chain.rules), tails, hashes: undefined };
-    this.desired.set(chain.name, next);
-    this.retarget(old?.targets ?? [], next.targets);
-    if (this.isProgrammed(chain.name, next)) this.count(next, +1);
-    this.dirty.add(chain.name);
+    this.desired.update(chain, opts);
     this.updateGauges();
   }
 
-  updateChains(chains: Iterable<Chain>, opts: { readonly onDemand?: boolean } = {}): void {
+  updateChains(chains: Iterable<Chain>, opts: UpdateChainOptions = {}): void {
     for (const c of chains) this.updateChain(c, opts);
   }
 
   removeChain(name: string): void {
-    const old = this.desired.get(name);
-    if (old === undefined) return;
-    if (this.isProgrammed(name, old)) this.count(old, -1);
-    this.desired.delete(name);
-    this.retarget(old.targets, []);
-    this.dirty.add(name);
+    this.desired.remove(name);
     this.updateGauges();
-  }
-
-  private isProgrammed(name: string, d: DesiredChain): boolean {
-    return !d.onDemand || (this.refCounts.get(name) ?? 0) > 0;
-  }
-
-  /** The desired chain if it belongs in the kernel now. */
-  private effective(name: string): DesiredChain | undefined {
-    const d = this.desired.get(name);
-    return d !== undefined && this.isProgrammed(name, d) ? d : undefined;
-  }
-
-  private count(d: DesiredChain, sign: 1 | -1): void {
-    this.programmedChains += sign;
-    this.ruleCount += sign * d.rules.length;
-  }
-
-  /** Moves references from `before` to `after`; an on-demand chain crossing zero changes state. */
-  private retarget(before: readonly string[], after: readonly string[]): void {
-    for (const t of after) {
-      const n = (this.refCounts.get(t) ?? 0) + 1;
-      this.refCounts.set(t, n);
-      const d = this.desired.get(t);
-      if (n === 1 && d?.onDemand === true) {
-        this.count(d, +1);
-        this.dirty.add(t);
-      }
-    }
-    for (const t of before) {
-      const n = (this.refCounts.get(t) ?? 0) - 1;
-      if (n > 0) this.refCounts.set(t, n);
-      else this.refCounts.delete(t);
-      const d = this.desired.get(t);
-      if (n === 0 && d?.onDemand === true) {
-        this.count(d, -1);
-        this.dirty.add(t);
-      }
-    }
   }
 
   /** The rules of ours that belong in kernel chains (`FORWARD`, …). */
   setKernelHooks(hooks: readonly KernelHooks[]): void {
-    this.hooks.clear();
-    for (const h of hooks) {
-      const inserts = [...h.inserts, ...h.appends];
-      // Inserts and appends are hashed as one list: their relative order is what we check.
-      if (!/^[A-Z][A-Z0-9_-]{0,27}$/.test(h.chain)) throw new RangeError(`IptablesTable: '${h.chain}' is not a kernel chain name`);
-      this.hooks.set(h.chain, { inserts, hashes: ruleHashes(h.chain, inserts) });
-      this.hooksByChain.set(h.chain, { nInserts: h.inserts.length });
+    try {
+      this.hooks.set(hooks);
+    } catch (e) {
+      throw new RangeError(`IptablesTable: ${(e as Error).message}`);
     }
-    this.hooksDirty = true;
   }
 
   hasChain(name: string): boolean {
@@ -272,7 +228,12 @@ export class IptablesTable {
 
   /** The chains this table wants in the kernel (on-demand chains only while referenced). */
   get desiredChainNames(): string[] {
-    return [...this.desired.keys()].filter((name) => this.effective(name) !== undefined);
+    return [...this.desired.names()].filter((name) => this.desired.effective(name) !== undefined);
+  }
+
+  /** The chains iptables-restore rejected and that are programmed as their stand-ins (or kept). */
+  rejectedChains(): ChainRejection[] {
+    return [...this.rejected];
   }
 
   /** Forces a read-back on the next apply (e.g. after a suspected external change). */
@@ -280,57 +241,234 @@ export class IptablesTable {
     this.nextRefreshAt = 0;
   }
 
-  /** When the next read-back is due (clock ms); the driver schedules an apply for it. */
+  /** When the next read-back or retry of a rejected chain is due (clock ms); the driver schedules an apply for it. */
   nextCheckAt(): number {
+    return Math.min(this.nextReadBackAt(), this.rejected.nextRetryAt());
+  }
+
+  private nextReadBackAt(): number {
     return Math.min(this.nextRefreshAt, this.postWriteAt);
   }
 
   /** Whether an apply would write (as far as known without a read-back). */
   get isDirty(): boolean {
-    return this.dirty.size > 0 || this.hooksDirty;
+    return this.dirty.size > 0 || this.hooks.dirty;
+  }
+
+  // ---- rejected chains ----------------------------------------------------------------------
+
+  /**
+   * What `name` is written as. A rejected chain is its stand-in until a retry writes it
+   * `desired`; a chain whose deletion was rejected is kept until then.
+   */
+  private targetOf(name: string, mode?: WriteMode): Target {
+    if (mode === 'keep') return 'keep';
+    const want = this.desired.effective(name);
+    const r = this.rejected.get(name);
+    if (want === undefined) {
+      if (mode === 'stand-in' || (mode === undefined && r?.kind === 'delete')) return 'keep';
+      return 'delete';
+    }
+    if (mode === 'stand-in' || (mode === undefined && r?.kind === 'rules')) return this.standIn(name, mode === undefined ? r?.rule : undefined) ?? want;
+    return want;
+  }
+
+  private standIn(name: string, rule: number | undefined): DesiredChain | undefined {
+    const rules = failClosedRules(name, rule);
+    return rules === undefined ? undefined : detachedChain(rules);
+  }
+
+  /**
+   * Whether `name` may be blamed for a failed write: written as desired (its rules or its
+   * deletion), not as a stand-in, and — for rules — with a stand-in to fall back on.
+   */
+  private blameable(name: string, modes: ReadonlyMap<string, WriteMode>): boolean {
+    const t = this.targetOf(name, modes.get(name));
+    if (t === 'delete') return true;
+    return t !== 'keep' && t === this.desired.effective(name) && failClosedRules(name) !== undefined;
+  }
+
+  /** Keeps a rejection in step with the desired state: a new version is retried at once, a chain no longer wanted (or wanted again) is forgotten. */
+  private settleRejection(name: string): void {
+    const r = this.rejected.get(name);
+    if (r === undefined) return;
+    const want = this.desired.effective(name);
+    if (r.kind === 'rules' && want !== undefined && r.version !== want) this.rejected.retryNow(name);
+    else if ((r.kind === 'rules') !== (want !== undefined)) {
+      this.rejected.delete(name);
+      this.metrics.rejectedChains.set(this.labels, this.rejected.size);
+    }
+  }
+
+  private reject(name: string, rule: number | undefined, error: string): void {
+    const want = this.desired.effective(name);
+    const kind = want === undefined ? 'delete' : 'rules';
+    const { rejection, news } = this.rejected.reject(name, kind, want, { rule, error });
+    this.dirty.add(name);
+    this.metrics.rejectedChains.set(this.labels, this.rejected.size);
+    const fields = { chain: name, ...ownerFields(want?.owner, rule), rule, attempts: rejection.attempts, retryInMs: rejection.retryAt - this.clock.now(), err: error };
+    if (!news) {
+      this.log.debug(fields, 'iptables-restore rejected the chain again');
+      return;
+    }
+    this.metrics.chainRejections.inc(this.labels);
+    if (kind === 'rules') this.log.error(fields, 'iptables-restore rejected a chain: it drops all the traffic it decides (fail closed) until a retry is accepted');
+    else this.log.error(fields, 'iptables-restore rejected deleting a chain: it stays until a retry is accepted');
   }
 
   // ---- apply --------------------------------------------------------------------------------
 
   async apply(): Promise<TableApplyResult> {
+    const result = { wrote: false, bytes: 0, chainsWritten: 0 };
+    await this.writeDirty(result);
+    await this.retryRejected(result);
+    return result;
+  }
+
+  /** Writes every dirty chain (rejected ones as their stand-ins), narrowing any rejection. */
+  private async writeDirty(result: { wrote: boolean; bytes: number; chainsWritten: number }): Promise<void> {
     let delay = this.initialRetryMs;
+    let failures = 0;
     let lastError = '';
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      const now = this.clock.now();
-      if (!this.loaded || now >= this.nextCheckAt()) {
+    let probed = false;
+    /** Chains blamed once in this apply: blamed again after a fresh read, they are rejected. */
+    const struck = new Set<string>();
+    const retry = async (what: string, err: string): Promise<void> => {
+      failures++;
+      lastError = err;
+      if (failures >= this.maxAttempts) return;
+      this.log.warn({ attempt: failures, err }, `${what} failed; re-reading the table and retrying`);
+      await sleep(this.clock, delay);
+      delay *= 2;
+    };
+    for (;;) {
+      if (!this.loaded || this.clock.now() >= this.nextReadBackAt()) {
         try {
           await this.load();
         } catch (e) {
-          lastError = (e as Error).message;
-          this.log.warn({ attempt, err: lastError }, 'reading iptables state failed; retrying');
-          if (attempt < this.maxAttempts) await sleep(this.clock, delay);
-          delay *= 2;
+          await retry('reading iptables state', (e as Error).message);
+          if (failures >= this.maxAttempts) throw new IptablesApplyError(`${this.saveCmd} -t ${this.table} failed ${failures} times: ${lastError}`);
           continue;
         }
       }
       this.pruneUnchanged();
-      if (!this.isDirty) return { wrote: false, bytes: 0, chainsWritten: 0 };
-      const chains: string[] = [];
-      const counter = { bytes: 0 };
-      this.metrics.restoreCalls.inc(this.labels);
-      const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: this.restoreInput(chains, counter) });
+      if (!this.isDirty) return;
+      const modes = new Map<string, WriteMode>();
+      const { tx, res } = await this.write([...this.dirty].sort(), modes, true);
       if (res.code === 0) {
-        this.commitWritten(chains);
-        return { wrote: true, bytes: counter.bytes, chainsWritten: chains.length };
+        addWrite(result, tx);
+        return;
       }
+      const err = restoreErrorMessage(res.stderr);
+      const blamed = this.blame(tx, res.stderr, modes);
+      if (blamed !== undefined) {
+        if (struck.has(blamed.chain)) this.reject(blamed.chain, blamed.rule, err);
+        else {
+          struck.add(blamed.chain);
+          this.log.warn({ chain: blamed.chain, rule: blamed.rule, err }, 'iptables-restore failed on one chain; re-reading the table before blaming it');
+          await this.beforeRetry?.();
+        }
+        continue;
+      }
+      await retry('iptables-restore', err);
+      if (failures < this.maxAttempts) {
+        await this.beforeRetry?.();
+        continue;
+      }
+      if (!probed) {
+        probed = true;
+        if (!(await this.probe())) {
+          throw new IptablesApplyError(`${this.restoreCmd} (table ${this.table}) failed ${failures} times, an empty transaction too: ${lastError}`);
+        }
+      }
+      const found = await this.bisect(result);
+      if (found === undefined) throw new IptablesApplyError(`${this.restoreCmd} (table ${this.table}) failed ${failures} times, and no chain of ours is to blame: ${lastError}`);
+      this.reject(found.chain, found.rule, lastError);
+    }
+  }
+
+  /** Retries the rejected chains whose backoff is over, each alone, as desired. */
+  private async retryRejected(result: { wrote: boolean; bytes: number; chainsWritten: number }): Promise<void> {
+    for (const name of this.rejected.due()) {
+      const modes = new Map<string, WriteMode>([[name, 'desired']]);
+      const { tx, res } = await this.write([name], modes, false);
+      if (res.code === 0) {
+        addWrite(result, tx);
+        const want = this.desired.effective(name);
+        this.rejected.delete(name);
+        if (!this.needsWrite(name)) this.dirty.delete(name);
+        this.metrics.rejectedChains.set(this.labels, this.rejected.size);
+        this.log.info({ chain: name, ...ownerFields(want?.owner, undefined) }, 'iptables-restore accepted a chain it rejected before');
+        continue;
+      }
+      this.reject(name, this.blame(tx, res.stderr, modes)?.rule, restoreErrorMessage(res.stderr));
+    }
+  }
+
+  /** One restore of `names` (and the hooks, if `hooks` and they are dirty), committed on success. */
+  private async write(names: readonly string[], modes: ReadonlyMap<string, WriteMode>, hooks: boolean): Promise<{ tx: RestoreTransaction; res: CommandResult }> {
+    const writes: ChainWrite[] = [];
+    const targets = new Map<string, DesiredChain | undefined>();
+    for (const name of names) {
+      const t = this.targetOf(name, modes.get(name));
+      if (t === 'keep') continue;
+      const want = t === 'delete' ? undefined : t;
+      targets.set(name, want);
+      writes.push({ name, want: want === undefined ? undefined : { tails: want.tails, hashes: () => hashesOf(name, want) }, have: this.actual.get(name) });
+    }
+    const withHooks = hooks && this.hooks.dirty;
+    const tx = new RestoreTransaction(this.table, writes, () => (withHooks ? this.hooks.ops() : []));
+    this.metrics.restoreCalls.inc(this.labels);
+    const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: tx.input() });
+    if (res.code !== 0) {
       this.metrics.restoreErrors.inc(this.labels);
-      lastError = res.stderr.trim();
-      this.log.warn({ attempt, code: res.code, stderr: lastError }, 'iptables-restore failed; re-reading the table and retrying');
       this.loaded = false;
       this.prefetched = undefined;
-      if (attempt < this.maxAttempts) {
-        await sleep(this.clock, delay);
-        delay *= 2;
-        await this.beforeRetry?.();
-      }
+      return { tx, res };
     }
-    this.log.error({ stderr: lastError }, 'iptables-restore failed on every attempt; leaving the kernel state as it is');
-    throw new IptablesApplyError(`${this.restoreCmd} (table ${this.table}) failed ${this.maxAttempts} times: ${lastError}`);
+    for (const [name, want] of targets) {
+      if (want === undefined) this.actual.delete(name);
+      else this.actual.set(name, [...hashesOf(name, want)]);
+      // Written as something else than it should be now (a stand-in in a bisect trial): still dirty.
+      if (this.needsWrite(name)) this.dirty.add(name);
+      else this.dirty.delete(name);
+    }
+    if (withHooks) this.hooks.written();
+    this.postWriteDelay = this.postWriteCheckMs;
+    this.postWriteAt = this.clock.now() + this.postWriteCheckMs;
+    return { tx, res };
+  }
+
+  /** The chain a failed `tx` names, if it may be blamed (see `blameable`). */
+  private blame(tx: RestoreTransaction, stderr: string, modes: ReadonlyMap<string, WriteMode>): { chain: string; rule: number | undefined } | undefined {
+    const line = restoreErrorLine(stderr);
+    const b = line === undefined ? undefined : tx.blame(line);
+    if (b === undefined || !this.blameable(b.chain, modes)) return undefined;
+    return { chain: b.chain, rule: b.rule };
+  }
+
+  /** Whether iptables-restore works at all: an empty transaction. */
+  private async probe(): Promise<boolean> {
+    this.metrics.restoreCalls.inc(this.labels);
+    const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: `*${this.table}\nCOMMIT\n` });
+    if (res.code !== 0) this.metrics.restoreErrors.inc(this.labels);
+    return res.code === 0;
+  }
+
+  /** Bisects the dirty chains that may be blamed (`findRejectedChain`); what it proves good stays written. */
+  private async bisect(result: { wrote: boolean; bytes: number; chainsWritten: number }): Promise<{ chain: string; rule: number | undefined } | undefined> {
+    const suspects = [...this.dirty].filter((name) => this.blameable(name, new Map())).sort();
+    return findRejectedChain(suspects, async (standIns): Promise<TrialOutcome> => {
+      if (!this.loaded) await this.load();
+      const modes = new Map<string, WriteMode>([...standIns].map((n) => [n, 'stand-in']));
+      const { tx, res } = await this.write([...this.dirty].sort(), modes, true);
+      if (res.code === 0) {
+        addWrite(result, tx);
+        return { ok: true };
+      }
+      const blamed = this.blame(tx, res.stderr, modes);
+      return blamed === undefined ? { ok: false } : { ok: false, blamed };
+    });
   }
 
   /**
@@ -341,17 +479,17 @@ export class IptablesTable {
    * and `apply()` retries it.
    */
   async readBackIfDue(): Promise<boolean> {
-    if (this.loaded && this.clock.now() < this.nextCheckAt()) return false;
+    if (this.loaded && this.clock.now() < this.nextReadBackAt()) return false;
     const wasLoaded = this.loaded;
     const pending = new Set(this.dirty);
-    const hooksPending = this.hooksDirty;
+    const hooksPending = this.hooks.dirty;
     try {
       await this.load();
     } catch {
       return false;
     }
     if (!wasLoaded) return false;
-    if (this.hooksDirty && !hooksPending) return true;
+    if (this.hooks.dirty && !hooksPending) return true;
     for (const name of this.dirty) if (!pending.has(name)) return true;
     return false;
   }
@@ -362,7 +500,7 @@ export class IptablesTable {
    */
   prefetch(): void {
     if (this.prefetched !== undefined) return;
-    if (this.loaded && this.clock.now() < this.nextCheckAt()) return;
+    if (this.loaded && this.clock.now() < this.nextReadBackAt()) return;
     this.prefetched = this.fetchSave();
   }
   private prefetched: Promise<CommandResult> | undefined;
@@ -377,29 +515,13 @@ export class IptablesTable {
     this.prefetched = undefined;
     const res = await (pending ?? this.fetchSave());
     if (res.code !== 0) throw new IptablesApplyError(`${this.saveCmd} -t ${this.table} failed (${res.code}): ${res.stderr.trim()}`);
-    const { owned, kernel } = parseSave(res.stdout, new Set(this.hooks.keys()));
+    const { owned, kernel } = parseSave(res.stdout, this.hooks.chains());
     this.actual = owned;
-    this.actualKernel = kernel;
+    this.hooks.readBack(kernel);
     // Dirtiness is relative to the kernel: recompute it from scratch against what we just read.
     this.dirty.clear();
-    this.hooksDirty = false;
-    for (const [name, d] of this.desired) {
-      if (!this.isProgrammed(name, d)) continue;
-      const a = owned.get(name);
-      if (a === undefined || !sameList(a, hashesOf(name, d))) this.dirty.add(name);
-    }
-    for (const name of owned.keys()) if (this.effective(name) === undefined) this.dirty.add(name);
-    for (const [chain, h] of this.hooks) {
-      if (!sameList(kernel.get(chain)?.hashes ?? [], h.hashes)) this.hooksDirty = true;
-      else {
-        // Insert mode: our inserts must be the chain's first rules, so a foreign rule inserted
-        // above them cannot pre-empt policy (Felix re-inserts them in that case too).
-        const positions = kernel.get(chain)?.positions ?? [];
-        const nInserts = this.hooksByChain.get(chain)?.nInserts ?? 0;
-        for (let i = 0; i < nInserts; i++) if (positions[i] !== i) this.hooksDirty = true;
-      }
-    }
-    for (const [chain, k] of kernel) if (!this.hooks.has(chain) && k.hashes.length > 0) this.hooksDirty = true;
+    for (const name of this.desired.names()) if (this.needsWrite(name)) this.dirty.add(name);
+    for (const name of owned.keys()) if (this.needsWrite(name)) this.dirty.add(name);
     this.loaded = true;
     const now = this.clock.now();
     this.nextRefreshAt = now + this.refreshIntervalMs;
@@ -408,134 +530,42 @@ export class IptablesTable {
       this.postWriteDelay *= 2;
       this.postWriteAt = this.postWriteDelay >= this.refreshIntervalMs ? Infinity : now + this.postWriteDelay;
     }
-    if (this.isDirty) this.log.info({ dirtyChains: this.dirty.size, hooksDirty: this.hooksDirty }, 'read back iptables state: repairing differences');
+    if (this.isDirty) this.log.info({ dirtyChains: this.dirty.size, hooksDirty: this.hooks.dirty }, 'read back iptables state: repairing differences');
   }
 
   /**
-   * The restore transaction for everything dirty, as chunks of lines, generated as the runner
-   * pulls them (so hashing and rendering overlap with the kernel parsing what came before).
-   * Chain declarations come first so every jump target exists; `-X` comes last. Fills
-   * `written` with the owned chains it writes and `counter.bytes` with the size.
-   */
-  private *restoreInput(written: string[], counter: { bytes: number }): Generator<string> {
-    const dirty = [...this.dirty].sort();
-    const head: string[] = [`*${this.table}`];
-    const deletes: string[] = [];
-    for (const name of dirty) {
-      const want = this.effective(name);
-      const have = this.actual.get(name);
-      if (want === undefined && have === undefined) continue;
-      written.push(name);
-      // A new chain is declared; a doomed one is flushed by its declaration and deleted at the end.
-      if (have === undefined || want === undefined) head.push(`:${name} - [0:0]`);
-      if (want === undefined) deletes.push(`-X ${name}`);
-    }
-    const emit = (text: string): string => {
-      counter.bytes += Buffer.byteLength(text);
-      return text;
-    };
-    yield emit(head.join('\n') + '\n');
-    let ops: string[] = [];
-    const CHUNK_LINES = 512;
-    for (const name of dirty) {
-      const want = this.effective(name);
-      if (want === undefined) continue;
-      const have = this.actual.get(name) ?? [];
-      const hashes = hashesOf(name, want);
-      const common = Math.min(have.length, hashes.length);
-      for (let i = 0; i < common; i++) {
-        if (have[i] !== hashes[i]) ops.push(`-R ${name} ${i + 1} ${ruleLine(want, hashes, i)}`);
-      }
-      for (let i = common; i < hashes.length; i++) {
-        ops.push(`-A ${name} ${ruleLine(want, hashes, i)}`);
-        if (ops.length >= CHUNK_LINES) {
-          yield emit(ops.join('\n') + '\n');
-          ops = [];
-        }
-      }
-      for (let i = have.length; i > hashes.length; i--) ops.push(`-D ${name} ${i}`);
-    }
-    if (this.hooksDirty) {
-      for (const k of this.actualKernel.values()) {
-        // Delete by exact text as read back: never by index, which could hit a foreign rule.
-        for (const line of k.lines) ops.push(`-D${line.slice(2)}`);
-      }
-      for (const [chain, h] of this.hooks) {
-        const nInserts = this.hooksByChain.get(chain)?.nInserts ?? 0;
-        for (let i = nInserts - 1; i >= 0; i--) ops.push(`-I ${chain} 1 ${ruleBody(h.inserts[i]!, hashCommentFragment(h.hashes[i]!))}`);
-        for (let i = nInserts; i < h.inserts.length; i++) ops.push(`-A ${chain} ${ruleBody(h.inserts[i]!, hashCommentFragment(h.hashes[i]!))}`);
-      }
-    }
-    ops.push(...deletes, 'COMMIT', '');
-    yield emit(ops.join('\n'));
-  }
-
-
-  private commitWritten(chains: readonly string[]): void {
-    for (const name of chains) {
-      const want = this.effective(name);
-      if (want === undefined) this.actual.delete(name);
-      else this.actual.set(name, [...hashesOf(name, want)]);
-    }
-    if (this.hooksDirty) {
-      const kernel = new Map<string, KernelChainState>();
-      for (const [chain, h] of this.hooks) {
-        kernel.set(chain, {
-          lines: h.inserts.map((r, i) => `-A ${chain} ${ruleBody(r, hashCommentFragment(h.hashes[i]!))}`),
-          hashes: [...h.hashes],
-          positions: h.hashes.map((_, i) => i),
-        });
-      }
-      this.actualKernel = kernel;
-    }
-    this.dirty.clear();
-    this.hooksDirty = false;
-    this.postWriteDelay = this.postWriteCheckMs;
-    this.postWriteAt = this.clock.now() + this.postWriteCheckMs;
-  }
-
-  /**
-   * Drops from `dirty` the chains whose desired hashes equal the kernel's (an update undone
-   * before the apply, A → B → A), so nothing is written when nothing differs.
+   * Drops from `dirty` the chains whose target equals the kernel's (an update undone before
+   * the apply, A → B → A), and those with nothing to write, so nothing is written when nothing
+   * differs.
    */
   private pruneUnchanged(): void {
-    for (const name of this.dirty) {
-      const want = this.effective(name);
-      const have = this.actual.get(name);
-      if (want !== undefined && have !== undefined && sameList(have, hashesOf(name, want))) this.dirty.delete(name);
-    }
+    for (const name of this.dirty) if (!this.needsWrite(name)) this.dirty.delete(name);
+  }
+
+  /** Whether the kernel's `name` (as last read or written) differs from what it should be now. */
+  private needsWrite(name: string): boolean {
+    const t = this.targetOf(name);
+    const have = this.actual.get(name);
+    if (t === 'keep') return false;
+    if (t === 'delete') return have !== undefined;
+    return have === undefined || !sameList(have, hashesOf(name, t));
   }
 
   private updateGauges(): void {
-    this.metrics.chains.set(this.labels, this.programmedChains);
-    this.metrics.rules.set(this.labels, this.ruleCount);
+    const { chains, rules } = this.desired.programmed;
+    this.metrics.chains.set(this.labels, chains);
+    this.metrics.rules.set(this.labels, rules);
   }
 }
 
-/** The chain's rule hashes, computed once. */
-function hashesOf(name: string, chain: DesiredChain): readonly string[] {
-  if (chain.hashes === undefined) chain.hashes = hashRuleTails(name, chain.tails);
-  return chain.hashes;
+function addWrite(result: { wrote: boolean; bytes: number; chainsWritten: number }, tx: RestoreTransaction): void {
+  result.wrote = true;
+  result.bytes += tx.bytes;
+  result.chainsWritten += tx.chains.length;
 }
 
-/** The owned chains `rules` jump (`-j`) or go (`-g`) to. */
-function jumpTargets(rules: readonly IptablesRule[]): string[] {
-  const out: string[] = [];
-  for (const r of rules) {
-    const m = /^-[jg] (cali-\S+)/.exec(r.action);
-    if (m !== null) out.push(m[1]!);
-  }
-  return out;
-}
-
-function ruleLine(chain: DesiredChain, hashes: readonly string[], i: number): string {
-  const tail = chain.tails[i]!;
-  const hash = hashCommentFragment(hashes[i]!);
-  return tail === '' ? hash : `${hash} ${tail}`;
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/** Log fields naming a chain's owner and, when known, the owner's rule behind iptables rule `rule` (1-based). */
+function ownerFields(owner: ChainOwner | undefined, rule: number | undefined): Record<string, string | undefined> {
+  if (owner === undefined) return {};
+  return { kind: owner.kind, namespace: owner.namespace, name: owner.name, tier: owner.tier, ownerRule: rule === undefined ? undefined : owner.ruleOf?.(rule - 1) };
 }

@@ -70,11 +70,11 @@ describe('EndpointManager', () => {
     expect(rulesOf(filter, 'cali-to-wl-dispatch')).toEqual(['-m comment --comment "Unknown interface" -j DROP']);
   });
 
-  it('keeps one endpoint per interface when two claim it (the first by key)', () => {
+  it('programs neither endpoint when two claim one interface: it drops (see endpoint-manager.test.ts)', () => {
     const { filter, endpoints } = setup();
     endpoints.onMessage({ type: 'WorkloadEndpointUpdate', id: { namespace: 'b', name: 'y' }, endpoint: endpoint({ interfaceName: 'calix', profileIds: ['pb'] }) });
     endpoints.onMessage({ type: 'WorkloadEndpointUpdate', id: { namespace: 'a', name: 'x' }, endpoint: endpoint({ interfaceName: 'calix', profileIds: ['pa'] }) });
     endpoints.render();
-    expect(rulesOf(filter, 'cali-tw-calix')).toContain('-j cali-pri-pa');
+    expect(rulesOf(filter, 'cali-tw-calix')).toEqual(['-m comment --comment "Interface or address claimed by more than one endpoint" -j DROP']);
   });
 });

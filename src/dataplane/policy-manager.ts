@@ -7,19 +7,21 @@
  *   each only while an endpoint chain jumps to it (Felix programs only referenced chains).
  * - A policy that cannot be rendered (a value the renderer rejects) fails closed: its chains
  *   become a single DROP, and the error is logged with the policy's identity.
+ * - Every chain carries its owner (policy or profile, and which of its rules each iptables
+ *   rule came from), so a chain iptables-restore rejects is reported by name (the table
+ *   programs it as a DROP meanwhile; see `rejected-chains.ts`).
  * - Untracked and pre-DNAT policies belong in the raw/mangle tables, which Tessera does not
  *   program yet: they are logged and skipped.
  */
 import type { DataplaneMessage, PolicyId } from '../proto/index.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { Chain } from './chain.ts';
+import type { Chain, IptablesRule } from './chain.ts';
 import { policyChainName, profileChainName } from './chain-names.ts';
 import type { IptablesTable } from './iptables-table.ts';
 import { RuleRenderError } from './match-builder.ts';
+import type { ChainOwner } from './rejected-chains.ts';
 import type { RuleRenderer } from './rule-renderer.ts';
 
-/** Policy and profile chains are programmed only while an endpoint chain refers to them. */
-const ON_DEMAND = { onDemand: true } as const;
 
 export interface FamilyTables {
   readonly renderer: RuleRenderer;
@@ -45,10 +47,8 @@ export class PolicyManager {
           return true;
         }
         for (const f of this.families) {
-          f.filter.updateChains(
-            this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id)),
-            ON_DEMAND,
-          );
+          const chains = this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id));
+          program(f.filter, chains, { kind: id.kind, namespace: id.namespace, name: id.name, tier: id.tier });
         }
         return true;
       }
@@ -61,13 +61,11 @@ export class PolicyManager {
       case 'ActiveProfileUpdate': {
         const { id, profile } = msg;
         for (const f of this.families) {
-          f.filter.updateChains(
-            this.renderOrDrop([profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')], () => f.renderer.profileChains(id.name, profile), {
-              kind: 'Profile',
-              name: id.name,
-            }),
-            ON_DEMAND,
-          );
+          const chains = this.renderOrDrop([profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')], () => f.renderer.profileChains(id.name, profile), {
+            kind: 'Profile',
+            name: id.name,
+          });
+          program(f.filter, chains, { kind: 'Profile', name: id.name });
         }
         return true;
       }
@@ -91,6 +89,36 @@ export class PolicyManager {
       return names.map((name) => ({ name, rules: [{ match: '', action: '-j DROP', comments: ['Tessera: rules could not be rendered'] }] }));
     }
   }
+}
+
+/**
+ * Hands `[ingress, egress]` chains to the table: on demand (programmed only while an endpoint
+ * chain refers to them), each with its owner.
+ */
+function program(filter: IptablesTable, chains: readonly Chain[], owner: Omit<ChainOwner, 'ruleOf'>): void {
+  chains.forEach((chain, i) => {
+    const dir = i === 0 ? 'ingress' : 'egress';
+    filter.updateChain(chain, { onDemand: true, owner: { ...owner, ruleOf: (index) => ownerRuleOf(dir, chain.rules, index) } });
+  });
+}
+
+/**
+ * The owner's rule that iptables rule `index` belongs to, as `ingress[2] (rule <id>)`: the
+ * renderer ends each owner rule's iptables rules with the one carrying its `rule <id>`
+ * comment, so it is the first such rule at or after `index`, and its ordinal among them. The
+ * ordinal counts the rules rendered in this IP family (a rule of the other family renders to
+ * nothing). Undefined when no rule there carries an id. Reads the chain's own rules, which
+ * the table keeps anyway: nothing more is held per chain.
+ */
+function ownerRuleOf(dir: 'ingress' | 'egress', rules: readonly IptablesRule[], index: number): string | undefined {
+  let ordinal = 0;
+  for (let j = 0; j < rules.length; j++) {
+    const id = rules[j]!.comments?.find((c) => c.startsWith('rule '));
+    if (id === undefined) continue;
+    if (j >= index) return `${dir}[${ordinal}] (${id})`;
+    ordinal++;
+  }
+  return undefined;
 }
 
 function logFields(id: PolicyId): Record<string, string | undefined> {

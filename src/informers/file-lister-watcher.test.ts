@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileListerWatcher } from './file-lister-watcher.ts';
 import type { WatchEvent } from './lister-watcher.ts';
 import type { KubeObject } from './object.ts';
+import type { InputProblem } from '../runtime/input-error.ts';
 
 const isTier = (o: KubeObject): o is KubeObject => o.apiVersion === 'projectcalico.org/v3' && o.kind === 'Tier';
 
@@ -44,7 +45,7 @@ describe('FileListerWatcher', () => {
   it('emits ADDED, MODIFIED and DELETED as files change, and keeps objects of a file that stops parsing', async () => {
     await writeFile(path.join(dir, 'a.yaml'), tier('a', 1));
     const errors: string[] = [];
-    const lw = new FileListerWatcher({ paths: [dir], select: isTier, resource: 'tiers', debounceMs: 20, onError: (f) => void errors.push(path.basename(f)) });
+    const lw = new FileListerWatcher({ paths: [dir], select: isTier, resource: 'tiers', debounceMs: 20, onError: (e) => void errors.push(...e.problems.map((p) => (p.type === 'file' ? path.basename(p.file) : p.type))) });
     const list = await lw.list({});
     const ctrl = new AbortController();
     const it = lw.watch({ resourceVersion: list.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300, signal: ctrl.signal })[Symbol.asyncIterator]();
@@ -62,6 +63,22 @@ describe('FileListerWatcher', () => {
     expect(await take(it, 1)).toEqual(['DELETED b@5']);
     ctrl.abort();
     expect((await it.next()).done).toBe(true);
+  });
+
+  it('reports a missing path, a syntax error (file, line, column) and an unnamed object as typed InputErrors, and lists the rest', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), `${tier('a', 1)}---\napiVersion: projectcalico.org/v3\nkind: Tier\nmetadata: {}\n`);
+    await writeFile(path.join(dir, 'b.yaml'), 'kind: Tier\nmetadata:\n  name: b\n   order: 2\n');
+    const problems: InputProblem[] = [];
+    const missing = path.join(dir, 'nope');
+    const lw = new FileListerWatcher({ paths: [dir, missing], select: isTier, resource: 'tiers', onError: (e) => void problems.push(...e.problems) });
+    const list = await lw.list({});
+    expect(list.items.map((o) => o.metadata?.name)).toEqual(['a']);
+    // Problems in reading order; objects are keyed after every file was read.
+    expect(problems).toEqual([
+      { type: 'file', file: path.join(dir, 'b.yaml'), document: 1, line: 3, column: 9, reason: 'invalid YAML: Nested mappings are not allowed in compact mappings' },
+      { type: 'file', file: missing, reason: 'no such file or directory (ENOENT)' },
+      { type: 'object', object: 'Tier <unnamed>', source: `${path.join(dir, 'a.yaml')} (document 2)`, path: 'metadata.name', reason: 'must be a non-empty string' },
+    ]);
   });
 
   it('answers a watch from a resourceVersion older than its history with 410', async () => {

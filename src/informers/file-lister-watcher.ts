@@ -11,14 +11,25 @@
  *   ADDED / MODIFIED / DELETED for what changed. A watch from a resourceVersion older than
  *   the retained history fails with 410, as the API server's would, and the Reflector
  *   relists.
- * - A file that fails to parse is reported through `onError` and its previous objects are
- *   kept, so a half-saved edit never deletes policy.
+ * - A path or file that cannot be read, or a document that does not parse, is reported
+ *   through `onError` as an `InputError` with a `FileProblem` (file, and the line and
+ *   column of a syntax error); a selected object without a name, as one with an
+ *   `ObjectProblem`. The file's previous objects are kept, so a half-saved edit never
+ *   deletes policy. One-shot readers (the user tools) collect these and refuse to answer;
+ *   long-running ones log them and keep serving the last good state.
  */
 import { watch as fsWatch } from 'node:fs';
-import { describeManifestSource, isManifestProblem, readManifests } from '../runtime/manifest-files.ts';
+import { fileProblem, InputError } from '../runtime/input-error.ts';
+import { describeManifestSource, isManifestProblem, readManifests, type ManifestSource } from '../runtime/manifest-files.ts';
 import type { ListOptions, ListResult, ListerWatcher, WatchEvent, WatchOptions } from './lister-watcher.ts';
 import { StatusError } from './lister-watcher.ts';
-import { metaNamespaceKey, type KubeObject } from './object.ts';
+import { KeyError, metaNamespaceKey, type KubeObject } from './object.ts';
+
+/** An object as read, with where it was read (for problems that name it). */
+interface ReadObject {
+  readonly raw: KubeObject;
+  readonly source: ManifestSource;
+}
 
 export interface FileListerWatcherOptions<T extends KubeObject> {
   /** Directories or files to read. */
@@ -27,8 +38,8 @@ export interface FileListerWatcherOptions<T extends KubeObject> {
   select: (obj: KubeObject) => obj is T;
   /** Name for logs and metrics. */
   resource: string;
-  /** Called for unreadable or unparseable files. @default ignore */
-  onError?: (file: string, err: Error) => void;
+  /** Called for unreadable or unparseable files and unkeyable objects, on every read. @default ignore */
+  onError?: (err: InputError) => void;
   /** Quiet time after a change before re-reading. @default 50 */
   debounceMs?: number;
   /** Events kept for watches that resume from an older resourceVersion. @default 10_000 */
@@ -39,7 +50,7 @@ export class FileListerWatcher<T extends KubeObject> implements ListerWatcher<T>
   readonly resource: string;
   private readonly paths: readonly string[];
   private readonly select: (obj: KubeObject) => obj is T;
-  private readonly onError: (file: string, err: Error) => void;
+  private readonly onError: (err: InputError) => void;
   private readonly debounceMs: number;
   private readonly historyLimit: number;
 
@@ -47,7 +58,7 @@ export class FileListerWatcher<T extends KubeObject> implements ListerWatcher<T>
   /** key → [stable JSON without resourceVersion, object with synthetic RV] */
   private current = new Map<string, { json: string; obj: T }>();
   /** Objects per file from the last successful read of that file. */
-  private lastGoodByFile = new Map<string, KubeObject[]>();
+  private lastGoodByFile = new Map<string, ReadObject[]>();
   private history: Array<WatchEvent<T> & { rv: number }> = [];
   private loaded = false;
   private rescanChain: Promise<void> = Promise.resolve();
@@ -123,18 +134,18 @@ export class FileListerWatcher<T extends KubeObject> implements ListerWatcher<T>
 
   private async doRescan(): Promise<void> {
     // Group by file so a file that fails to parse keeps its last good objects.
-    const byFile = new Map<string, KubeObject[]>();
+    const byFile = new Map<string, ReadObject[]>();
     const failed = new Set<string>();
     for (const entry of await readManifests(this.paths)) {
       const file = entry.source.file;
       if (isManifestProblem(entry)) {
         failed.add(file);
-        this.onError(file, new Error(`${describeManifestSource(entry.source)}: ${entry.reason}`));
+        this.onError(new InputError([fileProblem(entry)]));
         continue;
       }
       let objs = byFile.get(file);
       if (objs === undefined) byFile.set(file, (objs = []));
-      if (typeof entry.value === 'object' && entry.value !== null) objs.push(entry.value as KubeObject);
+      if (typeof entry.value === 'object' && entry.value !== null) objs.push({ raw: entry.value as KubeObject, source: entry.source });
     }
     for (const file of failed) {
       const previous = this.lastGoodByFile.get(file);
@@ -142,14 +153,16 @@ export class FileListerWatcher<T extends KubeObject> implements ListerWatcher<T>
     }
     this.lastGoodByFile = byFile;
     const next = new Map<string, { json: string; obj: T }>();
-    for (const [file, objs] of byFile) {
-      for (const raw of objs) {
+    for (const objs of byFile.values()) {
+      for (const { raw, source } of objs) {
         if (!this.select(raw)) continue;
         let key: string;
         try {
           key = metaNamespaceKey(raw);
         } catch (err) {
-          this.onError(file, err as Error);
+          if (!(err instanceof KeyError)) throw err;
+          const object = `${raw.kind ?? 'object'} ${raw.metadata?.namespace ? `${raw.metadata.namespace}/` : ''}<unnamed>`;
+          this.onError(new InputError([{ type: 'object', object, source: describeManifestSource(source), path: 'metadata.name', reason: 'must be a non-empty string' }]));
           continue;
         }
         next.set(key, { json: JSON.stringify(raw), obj: raw });

@@ -24,7 +24,12 @@
  *   @kubernetes/client-node 1.x has none: a half-open connection would otherwise stall forever;
  * - errors back off exponentially (800 ms → 30 s, jitter, reset after 2 quiet minutes); a
  *   410 relists at once, since it is expected rather than a fault;
- * - `run(signal)` returns only when `signal` aborts.
+ * - `run(signal)` returns only when `signal` aborts;
+ * - liveness (`loopProgressAt`, `livenessTimeoutMs`): while running, the loop shows it is
+ *   turning — a list page received, a watch (re)started, a watch event or bookmark — at least once per
+ *   `livenessTimeoutMs`, except while it sleeps in a backoff it armed itself. Longer means the
+ *   loop is dead (a list that never answers, a stream that ignores its abort), which no
+ *   reconnect here can repair.
  */
 import type { Logger } from '../runtime/logger.ts';
 import { silentLogger } from '../runtime/logger.ts';
@@ -116,6 +121,14 @@ export class Reflector<T extends KubeObject> {
   private lastSyncResourceVersionUnavailable = false;
   private lastProgressAt: number;
   private listedOnce = false;
+  private loopTurnedAt: number | undefined;
+  /**
+   * The longest a running loop goes without turning: the watch inactivity bound (the largest
+   * random server timeout + 30 s, or `watchInactivityTimeoutMs`), after which the watchdog
+   * aborts and the loop re-opens the watch, plus a minute for the abort to land and a list or
+   * the next watch to start on a loaded node.
+   */
+  readonly livenessTimeoutMs: number;
 
   constructor(opts: ReflectorOptions<T>) {
     const {
@@ -149,6 +162,7 @@ export class Reflector<T extends KubeObject> {
     this.log = logger.child({ component: 'reflector', resource: listerWatcher.resource });
     this.metrics = metrics;
     this.lastProgressAt = clock.now();
+    this.livenessTimeoutMs = (watchInactivityTimeoutMs ?? 2 * minWatchTimeoutSeconds * 1000 + 30_000) + 60_000;
   }
 
   /** The resourceVersion of the last list, event or bookmark applied ("" before the first list). */
@@ -161,12 +175,21 @@ export class Reflector<T extends KubeObject> {
     return this.clock.now() - this.lastProgressAt;
   }
 
+  /**
+   * Clock time the list/watch loop last turned (see the liveness guarantee); undefined while
+   * it is not running or sleeps in a backoff.
+   */
+  get loopProgressAt(): number | undefined {
+    return this.loopTurnedAt;
+  }
+
   /** Lists and watches until `signal` aborts. Never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     const stopResync = this.startResync(signal);
     let needList = true;
     try {
       while (!signal.aborted) {
+        this.loopTurnedAt = this.clock.now();
         try {
           if (needList) {
             await this.listAndReplace(signal);
@@ -187,10 +210,12 @@ export class Reflector<T extends KubeObject> {
           }
           const delay = this.backoff.next();
           this.log.warn({ err, delayMs: Math.round(delay), phase: needList ? 'list' : 'watch' }, 'reflector error, backing off');
+          this.loopTurnedAt = undefined;
           await sleep(this.clock, delay, signal).catch(() => undefined);
         }
       }
     } finally {
+      this.loopTurnedAt = undefined;
       stopResync();
     }
   }
@@ -225,6 +250,7 @@ export class Reflector<T extends KubeObject> {
         cont === undefined ? { resourceVersion, limit: this.pageSize, signal } : { continue: cont, limit: this.pageSize, signal },
       );
       this.metrics?.lists.inc({ resource: this.lw.resource });
+      this.loopTurnedAt = this.clock.now();
       for (const item of page.items) items.push(this.transform(item));
       listRv = page.resourceVersion;
       cont = page.continue === '' ? undefined : page.continue;
@@ -280,6 +306,7 @@ export class Reflector<T extends KubeObject> {
       });
       for await (const event of stream) {
         lastDataAt = this.clock.now();
+        this.loopTurnedAt = lastDataAt;
         events++;
         this.metrics?.watchEvents.inc({ resource, type: event.type });
         this.handleEvent(event);

@@ -12,11 +12,13 @@
  * - `hasSynced()` is true once the first list has been popped into the cache;
  *   `waitForCacheSync()` resolves then;
  * - a relist that finds an object unchanged (same resourceVersion), and a periodic resync,
- *   reach only handlers registered with `{resync: true}`.
+ *   reach only handlers registered with `{resync: true}`;
+ * - `livenessProbe` reports its list/watch loop to a `Liveness` (the Reflector's guarantee).
  */
 import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { realClock } from '../runtime/clock.ts';
+import type { LivenessProbe } from '../runtime/liveness.ts';
 import { DeltaFIFO, FIFOClosedError, type Delta } from './delta-fifo.ts';
 import { Indexer, type Indexers } from './indexer.ts';
 import { InformerMetrics } from './informer-metrics.ts';
@@ -107,6 +109,15 @@ export class SharedIndexInformer<T extends KubeObject> {
   /** The resourceVersion of the last list, event or bookmark the reflector applied. */
   get lastSyncResourceVersion(): string {
     return this.reflector.lastResourceVersion;
+  }
+
+  /**
+   * The list/watch loop as a liveness component: it owes progress from the moment the loop
+   * last turned, and is idle while stopped or backing off (Reflector `loopProgressAt`).
+   */
+  get livenessProbe(): LivenessProbe {
+    const reflector = this.reflector;
+    return { timeoutMs: reflector.livenessTimeoutMs, pendingSince: () => reflector.loopProgressAt };
   }
 
   /** Resolves true once synced, or false if `signal` aborts first. */

@@ -47,4 +47,14 @@ describe('readManifests', () => {
     expect(entries).toHaveLength(1);
     expect(isManifestProblem(entries[0]!)).toBe(true);
   });
+
+  it('gives a syntax error its line and column in the file as fields, not in the reason', () => {
+    const [, problem] = parseManifests('a: 1\n---\nkind: Pod\nmetadata: {name: x\n', 'f.yaml');
+    expect(problem !== undefined && isManifestProblem(problem)).toBe(true);
+    const p = problem as { line?: number; column?: number; reason: string; source: { document?: number } };
+    expect(p.source.document).toBe(2);
+    expect(p.line).toBeGreaterThanOrEqual(4);
+    expect(p.column).toBeGreaterThanOrEqual(1);
+    expect(p.reason).not.toMatch(/line \d+/);
+  });
 });

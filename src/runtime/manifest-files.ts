@@ -14,7 +14,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { LineCounter, parseAllDocuments } from 'yaml';
 
 /** Where a manifest came from: file, 1-based document, and 1-based list item if expanded. */
 export interface ManifestSource {
@@ -30,7 +30,11 @@ export interface ManifestDocument {
 
 export interface ManifestProblem {
   readonly source: ManifestSource;
+  /** What is wrong; for a syntax error without its position, which is in `line`/`column`. */
   readonly reason: string;
+  /** 1-based position of a YAML syntax error in its file. */
+  readonly line?: number;
+  readonly column?: number;
 }
 
 /** A document or a problem, in the order they were met. */
@@ -70,11 +74,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Parses one file's text into documents (lists expanded) and problems, in document order. */
 export function parseManifests(text: string, file: string): ManifestEntry[] {
   const entries: ManifestEntry[] = [];
-  parseAllDocuments(text, { prettyErrors: true }).forEach((doc, i) => {
+  // Positions come from a line counter, not from the error text: `prettyErrors` would put them
+  // into the message, where a caller could only get them back by parsing prose.
+  const lines = new LineCounter();
+  parseAllDocuments(text, { prettyErrors: false, lineCounter: lines }).forEach((doc, i) => {
     const source: ManifestSource = { file, document: i + 1 };
     const first = doc.errors[0];
     if (first !== undefined) {
-      entries.push({ source, reason: first.message.split('\n')[0] ?? 'parse error' });
+      const { line, col } = lines.linePos(first.pos[0]);
+      entries.push({ source, reason: first.message.split('\n')[0] || 'parse error', line, column: col });
       return;
     }
     const value: unknown = doc.toJS();

@@ -11,9 +11,15 @@
  *   after the apiserver's `SetDefaults_NetworkPolicy` (calico-semantics §3.2);
  * - the default tiers as the controllers create them (`defaultTiers`);
  * - projectcalico.org/v3 objects as given; a Calico object with the same key as a generated
- *   one (e.g. an explicit WorkloadEndpoint or Profile) replaces it.
+ *   one (e.g. an explicit WorkloadEndpoint or Profile) replaces it;
+ * - every resource, given or generated, is defaulted and validated as the agent's update
+ *   processor does it. An invalid one is an `InputError` naming the object it came from
+ *   and the field path, so a simulation never silently answers without a policy the user
+ *   wrote; with `skipInvalid` it is a note and left out — its key deleted, as the calc
+ *   graph turns an invalid object into a delete.
  */
-import { isError, validateResource, type V3Resource } from '../api/index.ts';
+import { applyDefaults, isError, validateResource, type V3Resource } from '../api/index.ts';
+import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import {
   convertNetworkPolicy,
   defaultTiers,
@@ -45,8 +51,13 @@ export interface ClusterObjects {
 export interface TranslatedCluster {
   /** Keyed `<kind>/<namespace>/<name>`, in a stable order. */
   readonly resources: ReadonlyMap<string, V3Resource>;
-  /** Dropped rules, invalid objects and pods without an endpoint, one line each. */
+  /** Dropped rules, skipped invalid objects and pods without an endpoint, one line each. */
   readonly notes: readonly string[];
+}
+
+export interface TranslateOptions {
+  /** Leave invalid objects out, with a note each, instead of throwing an `InputError`. @default false */
+  readonly skipInvalid?: boolean;
 }
 
 export function resourceKey(r: V3Resource): string {
@@ -61,11 +72,28 @@ export function defaultNetworkPolicyTypes(np: K8sNetworkPolicy): K8sNetworkPolic
   return { ...np, spec: { ...spec, policyTypes } };
 }
 
-export function translateCluster(objs: ClusterObjects): TranslatedCluster {
+/** `Kind ns/name` of an input object (Kubernetes or Calico). */
+function describeInput(kind: string, meta: { name?: unknown; namespace?: unknown } | undefined): string {
+  const ns = typeof meta?.namespace === 'string' && meta.namespace !== '' ? `${meta.namespace}/` : '';
+  const name = typeof meta?.name === 'string' && meta.name !== '' ? meta.name : '<unnamed>';
+  return `${kind} ${ns}${name}`;
+}
+
+/**
+ * Translates `objs` into the resources the calc graph reads.
+ * @throws InputError listing every invalid object's errors, unless `skipInvalid`.
+ */
+export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = {}): TranslatedCluster {
+  const { skipInvalid = false } = opts;
   const resources = new Map<string, V3Resource>();
+  /** key → the input object a resource was made from, when it was generated. */
+  const origins = new Map<string, string>();
   const notes: string[] = [];
-  const put = (r: V3Resource): void => {
-    resources.set(resourceKey(r), r);
+  const put = (r: V3Resource, origin?: string): void => {
+    const key = resourceKey(r);
+    resources.set(key, r);
+    if (origin === undefined) origins.delete(key);
+    else origins.set(key, origin);
   };
   for (const t of defaultTiers()) put(t);
 
@@ -74,11 +102,11 @@ export function translateCluster(objs: ClusterObjects): TranslatedCluster {
     const name = ns.metadata?.name;
     if (!name) continue;
     const labels = { 'kubernetes.io/metadata.name': name, ...(ns.metadata?.labels ?? {}) };
-    put(namespaceToProfile({ metadata: { name, labels } }));
+    put(namespaceToProfile({ metadata: { name, labels } }), describeInput('Namespace', ns.metadata));
   }
   for (const sa of objs.serviceAccounts) {
     saSeen.add(`${sa.metadata?.namespace ?? ''}/${sa.metadata?.name ?? ''}`);
-    put(serviceAccountToProfile(sa));
+    put(serviceAccountToProfile(sa), describeInput('ServiceAccount', sa.metadata));
   }
   // The apiserver's ServiceAccount controller gives every namespace a `default` account,
   // and a pod's account must exist for it to be admitted.
@@ -88,30 +116,40 @@ export function translateCluster(objs: ClusterObjects): TranslatedCluster {
   for (const key of [...implied].sort()) {
     if (saSeen.has(key)) continue;
     const [namespace = '', name = ''] = key.split('/');
-    put(serviceAccountToProfile({ metadata: { name, namespace } }));
+    put(serviceAccountToProfile({ metadata: { name, namespace } }), `ServiceAccount ${namespace}/${name} (implied)`);
   }
 
   for (const pod of objs.pods) {
     const withSa: K8sPod = pod.spec?.serviceAccountName ? pod : { ...pod, spec: { ...pod.spec, serviceAccountName: 'default' } };
     const wep = podToWorkloadEndpoint(withSa);
     if (wep === undefined) notes.push(`Pod ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}: no workload endpoint (no node, no IP, host network or finished); skipped`);
-    else put(wep);
+    else put(wep, describeInput('Pod', pod.metadata));
   }
 
   for (const np of objs.networkPolicies) {
     const { policy, errors } = convertNetworkPolicy(defaultNetworkPolicyTypes(np));
     const id = `NetworkPolicy ${np.metadata?.namespace ?? ''}/${np.metadata?.name ?? ''}`;
     for (const e of errors) notes.push(`${id}: spec.${e.direction}[${e.index}]: ${e.reason} (rule dropped)`);
-    put(policy);
+    put(policy, `networking.k8s.io/v1 ${describeInput('NetworkPolicy', np.metadata)}`);
   }
 
-  for (const r of objs.calico) {
-    const problems = validateResource(r).filter(isError);
-    if (problems.length > 0) {
-      notes.push(`${r.kind} ${r.metadata.namespace ? `${r.metadata.namespace}/` : ''}${r.metadata.name}: invalid, ignored as the calc graph would: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  for (const r of objs.calico) put(r);
+
+  const invalid: ObjectProblem[] = [];
+  for (const [key, r] of resources) {
+    const errors = validateResource(applyDefaults(r)).filter(isError);
+    if (errors.length === 0) continue;
+    const origin = origins.get(key);
+    const self = describeInput(r.kind, r.metadata);
+    const object = origin === undefined ? self : `${origin} (as ${self})`;
+    if (skipInvalid) {
+      notes.push(`${object}: invalid, skipped as the agent would: ${errors.map((e) => (e.path === '' ? e.message : `${e.path}: ${e.message}`)).join('; ')}`);
+      resources.delete(key);
+    } else {
+      for (const e of errors) invalid.push({ type: 'object', object, path: e.path, reason: e.message });
     }
-    put(r);
   }
+  if (invalid.length > 0) throw new InputError(invalid);
   return { resources, notes };
 }
 

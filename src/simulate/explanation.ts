@@ -5,7 +5,8 @@
  *
  * Rules are named as in the object: `ingress[0]` is the first rule of `spec.ingress` (for
  * a converted Kubernetes policy, of the knp.default.* policy). IP sets are shown by the
- * selector they stand for (`IpSetNames`).
+ * selector they stand for (`IpSetNames`). A tier that has no Tier object (`missingTiers`) is
+ * marked where the walk meets it: its policies are ordered after every existing tier.
  */
 import type { PolicyId } from '../proto/index.ts';
 import type { IpSetNames } from './ipset-names.ts';
@@ -45,14 +46,15 @@ function ruleLine(r: RuleTrace, direction: Direction, names: IpSetNames | undefi
   return r.mismatch === undefined ? `${head}: matched` : `${head}: no match — ${nameSets(r.mismatch, names)}`;
 }
 
-/** The walk of one direction, indented by `indent`. */
-export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined, indent = '  '): string[] {
+/** The walk of one direction, indented by `indent`; `missingTiers` names tiers without a Tier object. */
+export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined, indent = '  ', missingTiers: ReadonlySet<string> = new Set()): string[] {
   const lines: string[] = [];
   const dir = v.direction;
   const tiers = v.tiers ?? [];
   if (tiers.length === 0) lines.push(`${indent}no tier has ${dir} policies for this endpoint: straight to its profiles`);
   for (const t of tiers) {
     lines.push(`${indent}tier ${t.tier} (defaultAction ${t.defaultAction})`);
+    if (missingTiers.has(t.tier)) lines.push(`${indent}  (no Tier ${t.tier} exists: ordered after every existing tier, defaultAction Deny)`);
     for (const p of t.policies) {
       lines.push(`${indent}  ${policyName(p.policy)}`);
       if (p.outcome === 'missing') lines.push(`${indent}    (not programmed on this node)`);
@@ -89,12 +91,13 @@ export function describeVerdict(
   port: number,
   v: Verdict,
   names: IpSetNames | undefined,
+  missingTiers: ReadonlySet<string> = new Set(),
 ): string[] {
   const lines = [`${from.id} → ${to.id} ${protocol}/${port}: ${v.allowed ? 'ALLOWED' : 'DENIED'}`];
   lines.push(`egress of ${endpointLabel(from)}: ${describeDecision(v.egress.decision, 'egress')}`);
-  lines.push(...describeWalk(v.egress, names));
+  lines.push(...describeWalk(v.egress, names, '  ', missingTiers));
   if (!v.egress.allowed) lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')} (not reached: egress already dropped the packet)`);
   else lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')}`);
-  lines.push(...describeWalk(v.ingress, names));
+  lines.push(...describeWalk(v.ingress, names, '  ', missingTiers));
   return lines;
 }

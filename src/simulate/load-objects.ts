@@ -8,12 +8,17 @@
  * - cluster: `KubeListerWatcher` on a kubeconfig; the objects the controllers generate
  *   (profiles, workload endpoints, knp.default.* policies) come back under the same keys as
  *   the ones generated here and replace them, so what is simulated is what the agents see.
+ *
+ * Neither answers from partial input: what could not be read is an `InputError`
+ * (runtime/input-error.ts), never an empty list. The one exception is a kind the API server
+ * does not serve (404), which is a note.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { FileListerWatcher } from '../informers/file-lister-watcher.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
-import type { ListerWatcher } from '../informers/lister-watcher.ts';
+import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
+import { formatInputProblem, InputError, isObjectProblem, type ClusterProblem, type InputProblem } from '../runtime/input-error.ts';
 import { classifyObjects, type ClusterObjects } from './cluster-objects.ts';
 
 export interface KindSource {
@@ -51,10 +56,21 @@ function typed(items: readonly KubeObject[], k: KindSource): unknown[] {
   return items.map((o) => ({ ...o, apiVersion: k.apiVersion, kind: k.kind }));
 }
 
-/** Reads `paths`; unreadable files are added to `notes`. */
-export async function loadFromFiles(paths: readonly string[], notes: string[]): Promise<ClusterObjects> {
+export interface LoadOptions {
+  /** Objects that cannot be keyed (no name) become notes instead of failing the load. @default false */
+  readonly skipInvalid?: boolean;
+}
+
+/**
+ * Reads `paths`. Every unreadable path and syntax error, and (unless `skipInvalid`) every
+ * object without a name, is collected; if there is any, nothing is returned.
+ * @throws InputError listing them all, each once.
+ */
+export async function loadFromFiles(paths: readonly string[], notes: string[], opts: LoadOptions = {}): Promise<ClusterObjects> {
+  const { skipInvalid = false } = opts;
   const values: unknown[] = [];
-  const bad = new Set<string>();
+  // Every kind's reader meets the same file problems: keep each once, in the order met.
+  const problems = new Map<string, InputProblem>();
   for (const k of SIMULATED_KINDS) {
     const lw = new FileListerWatcher<KubeObject>({
       paths,
@@ -63,33 +79,71 @@ export async function loadFromFiles(paths: readonly string[], notes: string[]): 
         const v = o as { apiVersion?: unknown; kind?: unknown };
         return v.apiVersion === k.apiVersion && v.kind === k.kind;
       },
-      onError: (file, err) => bad.add(`${file}: ${err.message}`),
+      onError: (err) => {
+        for (const p of err.problems) problems.set(formatInputProblem(p), p);
+      },
     });
     values.push(...typed(await listAll(lw), k));
   }
-  notes.push(...[...bad].sort());
+  const fatal: InputProblem[] = [];
+  for (const [line, p] of problems) {
+    if (skipInvalid && isObjectProblem(p)) notes.push(`${line}; skipped`);
+    else fatal.push(p);
+  }
+  if (fatal.length > 0) throw new InputError(fatal);
   return classifyObjects(values, notes);
 }
 
-/** Lists every simulated kind from the cluster `kubeConfig` points at. */
+/** Lists every simulated kind from the cluster `kubeConfig` points at (see `loadFromListers`). */
 export function loadFromCluster(kubeConfig: KubeConfig, notes: string[]): Promise<ClusterObjects> {
-  return loadFromListers((k) => new KubeListerWatcher<KubeObject>({ kubeConfig, resource: k.resource }), notes);
+  const server = kubeConfig.getCurrentCluster()?.server;
+  return loadFromListers((k) => new KubeListerWatcher<KubeObject>({ kubeConfig, resource: k.resource }), notes, server);
+}
+
+/** A Node system error (ECONNREFUSED, ENOTFOUND, a TLS failure…) or a timeout: no answer came. */
+function isNoAnswer(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return typeof (err as NodeJS.ErrnoException).code === 'string' || err.name === 'AbortError' || err.name === 'TimeoutError';
 }
 
 /**
- * Lists every simulated kind from the ListerWatcher `listerFor` gives for it; a kind that
- * cannot be listed (e.g. no Calico CRDs) is a note, not a failure.
+ * Lists every simulated kind from the ListerWatcher `listerFor` gives for it.
+ *
+ * Only a kind the server does not serve (404: e.g. Calico's CRDs not installed) is a note —
+ * a cluster without them still has pods and Kubernetes policies. A list the server forbids
+ * (403) fails the load after the other kinds were tried, so every forbidden kind is named;
+ * any other failure (401, 5xx, no answer) fails it at once, as every later list would fail
+ * the same way.
+ * @throws InputError with a `ClusterProblem` per kind that could not be listed.
  */
-export async function loadFromListers(listerFor: (kind: KindSource) => ListerWatcher<KubeObject>, notes: string[]): Promise<ClusterObjects> {
+export async function loadFromListers(listerFor: (kind: KindSource) => ListerWatcher<KubeObject>, notes: string[], server?: string): Promise<ClusterObjects> {
   const values: unknown[] = [];
+  const forbidden: ClusterProblem[] = [];
   for (const k of SIMULATED_KINDS) {
     const lw = listerFor(k);
+    const resource = `${k.apiVersion} ${k.kind}`;
     try {
       values.push(...typed(await listAll(lw), k));
     } catch (err) {
-      // A cluster without Calico's CRDs still has pods and Kubernetes policies.
-      notes.push(`${k.apiVersion} ${k.kind}: not listed: ${(err as Error).message}`);
+      if (err instanceof StatusError) {
+        if (err.code === 404) {
+          notes.push(`${resource}: not served by the API server (is its CRD installed?); none listed`);
+          continue;
+        }
+        // KubeListerWatcher prefixes what it was doing; the problem names the kind instead.
+        const prefix = `list ${lw.resource}: `;
+        const reason = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+        const problem: ClusterProblem = { type: 'cluster', resource, status: err.code, reason, ...(server === undefined ? {} : { server }) };
+        if (err.code === 403) {
+          forbidden.push(problem);
+          continue;
+        }
+        throw new InputError([...forbidden, problem]);
+      }
+      const reason = isNoAnswer(err) ? `API server unreachable: ${(err as Error).message}` : (err as Error).message;
+      throw new InputError([...forbidden, { type: 'cluster', resource, reason, ...(server === undefined ? {} : { server }) }], { cause: err });
     }
   }
+  if (forbidden.length > 0) throw new InputError(forbidden);
   return classifyObjects(values, notes);
 }

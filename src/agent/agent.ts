@@ -7,24 +7,39 @@
  *   while any of them is still listing, then `in-sync` once every informer's initial list has
  *   been delivered — so the driver, which writes nothing before `InSync`, never programs a
  *   partial view, and the previous agent's rules keep enforcing until then;
- * - `ready()` turns true after the first apply that follows in-sync and stays true;
+ * - `ready()` (the process's /readyz, and `tessera_agent_ready`) is true once the first apply
+ *   that follows in-sync reached the kernel, and while the dataplane's applies succeed: an
+ *   outage (iptables-restore or ipset failing every retry) makes it false until an apply
+ *   succeeds again. Chains the kernel rejected do not: they are contained, fail closed and
+ *   are reported by the driver's metrics and log (src/dataplane/rejected-chains.ts);
  * - every batch the calc graph emits is counted (`tessera_agent_sent_generation`) and, once
  *   the kernel holds it, published as `tessera_agent_applied_generation` — the runner compares
  *   the two to know an agent has nothing in flight;
  * - aborting `signal` stops the informers and the driver WITHOUT touching the kernel: rules
  *   stay in place for the next agent, which rewrites only what differs;
- * - a dataplane failure (fail closed after every retry) makes `done` resolve with `'failed'`,
- *   so the process exits non-zero and restarts, as Felix does.
+ * - a dataplane failure never stops the agent (issue 19 point 3): the driver keeps the kernel's
+ *   last state and retries with capped backoff, and the first apply that works writes the
+ *   whole desired state, including what arrived during the outage — a restart would leave the
+ *   old rules in force for as long as the restart loop lasts. `done` resolves `'failed'` only
+ *   when the driver stops on an unexpected error (a bug, not a kernel answer), so the process
+ *   exits non-zero and restarts;
+ * - `live()` (the process's /livez) names any main loop that made no progress within its
+ *   timeout: an apply running longer than the dataplane's, a calc-graph batch not flushed
+ *   within the calc graph's, an informer's list/watch loop that stopped turning (its own
+ *   bound: the watch timeout plus slack). Idle is never stuck (runtime/liveness.ts).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { AsyncCalcGraph, type ResourceUpdate } from '../calc/index.ts';
 import type { V3Kind } from '../api/types.ts';
-import { DataplaneDriver, type CommandRunner } from '../dataplane/index.ts';
+import { DataplaneDriver, type CommandRunner, type IptablesBackend } from '../dataplane/index.ts';
 import { DeletedFinalStateUnknown, InformerFactory, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
+import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
 import { Gauge } from 'prom-client';
+import type { IpVersion } from './ip-versions.ts';
+import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
 
 /** The v3 kinds the agent watches, with their resources (all `projectcalico.org/v3`). */
 export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind; readonly resource: KubeResource }> = [
@@ -47,19 +62,43 @@ export interface AgentOptions {
   readonly registry?: Registry;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * How long an apply may run, or a calc-graph batch wait to be flushed, before `live()` fails
+   * (Felix's per-component health timeouts; one value here sets both).
+   * @default DATAPLANE_LIVENESS_TIMEOUT_MS (90 s) for the dataplane, CALC_GRAPH_LIVENESS_TIMEOUT_MS (30 s) for the calc graph
+   */
+  readonly livenessTimeoutMs?: number;
   /** Felix `IptablesRefreshInterval`. @default 180_000 (the driver's default) */
   readonly iptablesRefreshIntervalMs?: number;
   /** Felix `IpsetsRefreshInterval`. @default 90_000 (the driver's default) */
   readonly ipsetsRefreshIntervalMs?: number;
+  /**
+   * IP families to program (`tessera agent` detects them, see ip-versions.ts). Endpoint
+   * addresses in any other family are reported by `UnenforcedFamilyReporter`.
+   * @default [4] (the driver's default)
+   */
+  readonly ipVersions?: readonly IpVersion[];
+  /** Felix `InterfacePrefix`: host-side names of workload interfaces. @default ['cali'] (the driver's default) */
+  readonly interfacePrefixes?: readonly string[];
+  /** The iptables backend to program (`tessera agent` detects it: iptables-backend.ts). @default 'nft' (the driver's default) */
+  readonly iptablesBackend?: IptablesBackend;
 }
 
+/** Felix `DataplaneWatchdogTimeout` (its `InternalDataplaneMainLoop` health reporter): 90 s. */
+export const DATAPLANE_LIVENESS_TIMEOUT_MS = 90_000;
+/** Felix `felix/calc/async_calc_graph.go` `healthTimeout` (`CalculationGraph`): 30 s. */
+export const CALC_GRAPH_LIVENESS_TIMEOUT_MS = 30_000;
+
+/** `stopped`: the signal aborted; `failed`: the driver stopped on an unexpected error (a bug). */
 export type AgentOutcome = 'stopped' | 'failed';
 
 export interface RunningAgent {
-  /** True once the first in-sync apply reached the kernel. */
+  /** True once the first in-sync apply reached the kernel, while dataplane applies succeed. */
   ready(): boolean;
   /** Calc-graph batches sent to the driver / applied to the kernel. */
   generations(): { sent: number; applied: number };
+  /** Whether every main loop made progress within its timeout (for /livez). */
+  live(): LivenessReport;
   readonly driver: DataplaneDriver;
   /** Resolves when the agent has stopped (signal aborted) or failed. */
   readonly done: Promise<AgentOutcome>;
@@ -86,7 +125,19 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
   const log = logger.child({ component: 'agent', nodeName });
   const sentGauge = getOrCreate(registry, 'tessera_agent_sent_generation', () => new Gauge({ name: 'tessera_agent_sent_generation', help: 'Calc-graph batches sent to the dataplane driver.', registers: [registry] }));
   const appliedGauge = getOrCreate(registry, 'tessera_agent_applied_generation', () => new Gauge({ name: 'tessera_agent_applied_generation', help: 'Calc-graph batches applied to the kernel (equal to sent when nothing is in flight).', registers: [registry] }));
-  const readyGauge = getOrCreate(registry, 'tessera_agent_ready', () => new Gauge({ name: 'tessera_agent_ready', help: '1 once the first in-sync apply is done.', registers: [registry] }));
+  const readyGauge = getOrCreate(
+    registry,
+    'tessera_agent_ready',
+    () =>
+      new Gauge({
+        name: 'tessera_agent_ready',
+        help: '1 while ready: the first in-sync apply is done and dataplane applies succeed.',
+        registers: [registry],
+        collect(this: Gauge) {
+          this.set(ready() ? 1 : 0);
+        },
+      }),
+  );
 
   const driver = new DataplaneDriver({
     runner,
@@ -94,10 +145,15 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     logger,
     ...(opts.iptablesRefreshIntervalMs === undefined ? {} : { iptablesRefreshIntervalMs: opts.iptablesRefreshIntervalMs }),
     ...(opts.ipsetsRefreshIntervalMs === undefined ? {} : { ipsetsRefreshIntervalMs: opts.ipsetsRefreshIntervalMs }),
+    ...(opts.ipVersions === undefined ? {} : { ipVersions: opts.ipVersions }),
+    ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
+    ...(opts.iptablesBackend === undefined ? {} : { backend: opts.iptablesBackend }),
   });
+  const unenforced = new UnenforcedFamilyReporter({ ipVersions: [...new Set(driver.tables.map((t) => t.ipVersion))], registry, logger });
   let sent = 0;
   let applied = 0;
   let isReady = false;
+  const ready = (): boolean => isReady && driver.health().consecutiveFailures === 0;
   let inSyncSent = false;
   const calc = new AsyncCalcGraph({
     nodeName,
@@ -108,6 +164,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
       sentGauge.set(gen);
       if (messages.some((m) => m.type === 'InSync')) inSyncSent = true;
       const afterInSync = inSyncSent;
+      unenforced.observe(messages);
       driver.send(messages);
       driver.flushed().then(
         () => {
@@ -144,6 +201,14 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     return informer;
   });
 
+  const liveness = new Liveness({ logger });
+  const livenessTimeout = (felixDefault: number): number => opts.livenessTimeoutMs ?? felixDefault;
+  const livenessComponents: Disposable[] = [
+    liveness.register('dataplane', { timeoutMs: livenessTimeout(DATAPLANE_LIVENESS_TIMEOUT_MS), pendingSince: () => driver.health().busySince }),
+    liveness.register('calc-graph', { timeoutMs: livenessTimeout(CALC_GRAPH_LIVENESS_TIMEOUT_MS), pendingSince: () => calc.pendingSince() }),
+    ...informers.map((informer) => liveness.register(`informer ${informer.resource}`, informer.livenessProbe)),
+  ];
+
   calc.onStatusUpdated('wait-for-datastore');
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
@@ -156,7 +221,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     const driverRun = driver.run(stop.signal).then(
       () => 'stopped' as const,
       (err: unknown) => {
-        log.error({ err: (err as Error).message }, 'dataplane failed; stopping the agent');
+        log.error({ err: (err as Error).message }, 'dataplane driver stopped by an unexpected error; stopping the agent');
         return 'failed' as const;
       },
     );
@@ -174,10 +239,11 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     await factory.stop();
     await driverRun;
     calc.dispose();
+    for (const c of livenessComponents) c[Symbol.dispose]();
     signal.removeEventListener('abort', onAbort);
     log.info({ outcome }, 'agent stopped; dataplane rules left in place');
     return outcome;
   })();
 
-  return { ready: () => isReady, generations: () => ({ sent, applied }), driver, done };
+  return { ready, generations: () => ({ sent, applied }), live: () => liveness.check(), driver, done };
 }

@@ -1,6 +1,8 @@
 /**
  * `/metrics` (prom-client text format), `/livez` and `/readyz` on one node:http server.
- * `ready()` decides readiness (the controllers: informer caches synced). The server is
+ * `ready()` decides readiness (the controllers: informer caches synced); `live()` decides
+ * liveness — 503 with one line per stuck component (`describeLiveness`) when a main loop made
+ * no progress within its timeout, so the kubelet restarts the process. The server is
  * disposable: `close()` stops it and its keep-alive connections.
  */
 import { createServer, type Server } from 'node:http';
@@ -8,14 +10,20 @@ import type { AddressInfo } from 'node:net';
 
 import type { Registry } from 'prom-client';
 
+import { describeLiveness, type LivenessReport } from './liveness.ts';
+
 export interface HealthServerOptions {
   registry: Registry;
   ready: () => boolean;
+  /** Asked on every `/livez` (e.g. `Liveness.check`). @default always live */
+  live?: () => LivenessReport;
   /** @default 9094 */
   port?: number;
   /** @default '0.0.0.0' */
   host?: string;
 }
+
+const ALWAYS_LIVE = (): LivenessReport => ({ live: true, components: [] });
 
 export class HealthServer {
   private readonly server: Server;
@@ -25,7 +33,7 @@ export class HealthServer {
   }
 
   static async listen(opts: HealthServerOptions): Promise<HealthServer> {
-    const { registry, ready, port = 9094, host = '0.0.0.0' } = opts;
+    const { registry, ready, live = ALWAYS_LIVE, port = 9094, host = '0.0.0.0' } = opts;
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (path === '/metrics') {
@@ -42,8 +50,9 @@ export class HealthServer {
         return;
       }
       if (path === '/livez') {
-        res.writeHead(200, { 'Content-Type': 'text/plain' });
-        res.end('ok');
+        const report = live();
+        res.writeHead(report.live ? 200 : 503, { 'Content-Type': 'text/plain' });
+        res.end(describeLiveness(report));
         return;
       }
       if (path === '/readyz') {
