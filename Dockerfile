@@ -1,8 +1,8 @@
 # The tessera image: one binary (`tessera controllers`, `tessera agent`, `tessera version`, …)
 # running the compiled build: dist/ from `npm run build` (build.mjs — tsc type-checks,
 # esbuild bundles src/ with its npm dependencies), so the image holds no TypeScript, no tsx
-# and no node_modules. The agent needs iptables and ipset (nft backend, as current
-# distributions and kube-proxy default to).
+# and no node_modules. The agent needs iptables and ipset (both backends; it detects the one the node uses)
+# and iproute2 (`ip addr` for its IP families, `ip route` to find each pod's interface).
 #
 #   podman build -t tessera .
 #   podman build --build-arg BASE_IMAGE=<registry>/node:20-bookworm-slim -t tessera .
@@ -21,7 +21,7 @@ RUN npm run build
 
 FROM ${BASE_IMAGE}
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iptables ipset \
+ && apt-get install -y --no-install-recommends iptables ipset iproute2 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production

@@ -1,7 +1,9 @@
 /**
  * Bugs the differential test (verdict engine vs kernel) found, pinned where they were fixed.
- * Each case names the seed and round that found it; e2e/scenarios/differential-regressions.json
- * holds the same cases as scenarios run by `tessera simulate` and the e2e runner.
+ * Each case names the seed and round that found it. The protocol/notProtocol cases are also the
+ * scenario calico-protocol-and-not-protocol in e2e/scenarios/calico-negations-icmp-service-accounts.json,
+ * run by `tessera simulate` and the e2e runner; the ICMP cases are not, because the scenario
+ * format probes TCP, UDP and SCTP only — the differential harness pings.
  */
 import { describe, expect, it } from 'vitest';
 import { ruleBody } from '../../src/dataplane/chain.ts';

@@ -18,7 +18,8 @@
  * calico|veth (default calico): `veth` names host veths as kindnet and ptp do, and runs the
  * controllers with `--workload-interface-naming none` and the agents with
  * `--interface-prefix veth`, so every agent finds its pods' interfaces from their routes
- * (cluster.ts).
+ * (cluster.ts). With TESSERA_E2E_COMPILED=1 the controllers and agents run the compiled build
+ * (bin/tessera.js → dist/, as the image does; processes.ts) instead of the sources via tsx.
  */
 import { readFileSync } from 'node:fs';
 
@@ -112,6 +113,7 @@ async function main(argv: readonly string[]): Promise<number> {
   let errors = 0;
   const names = NamespaceNames.of(scenarios);
   err(`run ${names.runId}: Kubernetes namespaces ${[...names.mapping].map(([from, to]) => `${from}→${to}`).join(', ')}`);
+  err(`run ${names.runId}: tessera ${process.env['TESSERA_E2E_COMPILED'] === '1' ? 'compiled (dist/)' : 'from the sources (tsx)'}`);
   err(`run ${names.runId}: host veths named like ${args.hostVethNaming === 'calico' ? "Calico's CNI (cali<hash>)" : 'kindnet/ptp (veth<random>): agents resolve interfaces from routes'}`);
   const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, log: err });
   const namespaces = new Set<string>();

@@ -14,6 +14,14 @@ import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/**
+ * How a child runs Tessera: the sources through tsx, or with TESSERA_E2E_COMPILED=1 the
+ * compiled build (bin/tessera.js → dist/, what the image runs; `npm run build` first), so a
+ * run can measure and prove what production executes.
+ */
+const TESSERA_COMMAND: readonly string[] =
+  process.env['TESSERA_E2E_COMPILED'] === '1' ? ['bin/tessera.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
+
 export class TesseraProcess {
   private exitCode: number | null | undefined;
   private readonly exited: Promise<number | null>;
@@ -33,7 +41,7 @@ export class TesseraProcess {
 
   /** Spawns `tessera <args>`, waits for its health server, and returns it. */
   static async start(name: string, args: readonly string[], logPath: string, timeoutMs = 30_000): Promise<TesseraProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--metrics-port=0', '--metrics-host=127.0.0.1'], {
+    const child = spawn(process.execPath, [...TESSERA_COMMAND, ...args, '--metrics-port=0', '--metrics-host=127.0.0.1'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, TESSERA_LOG_LEVEL: process.env['TESSERA_E2E_LOG_LEVEL'] ?? 'info' },
