@@ -24,7 +24,7 @@ import type { KubeObject } from '../informers/object.ts';
 import { metaNamespaceKey } from '../informers/object.ts';
 import type { SharedIndexInformer } from '../informers/shared-index-informer.ts';
 import { DeletedFinalStateUnknown } from '../informers/deleted-final-state-unknown.ts';
-import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
+import { every, realClock, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { Controller } from './controller.ts';
@@ -120,16 +120,11 @@ export class MirrorController<S extends KubeObject, T extends KubeObject> {
       this.opts.source.addEventHandler({ onAdd: enqueueSource, onUpdate: (_, n) => enqueueSource(n), onDelete: enqueueSource }),
       this.opts.target.addEventHandler({ onAdd: enqueueTarget, onUpdate: (_, n) => enqueueTarget(n), onDelete: enqueueTarget }),
     ];
-    let timer: Timer | undefined;
-    const sweep = (): void => {
-      this.sweep();
-      timer = this.clock.setTimer(sweep, this.sweepIntervalMs);
-    };
-    timer = this.clock.setTimer(sweep, this.sweepIntervalMs);
+    const sweeps = every(this.clock, this.sweepIntervalMs, () => this.sweep());
     try {
       await this.controller.run(signal);
     } finally {
-      timer?.cancel();
+      sweeps.cancel();
       for (const r of regs) r.dispose();
     }
   }

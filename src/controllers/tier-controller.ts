@@ -37,7 +37,7 @@ import { DeletedFinalStateUnknown } from '../informers/deleted-final-state-unkno
 import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
 import type { SharedIndexInformer } from '../informers/shared-index-informer.ts';
-import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
+import { every, realClock, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry } from '../runtime/metrics.ts';
 import { Controller } from './controller.ts';
@@ -163,17 +163,12 @@ export class TierController {
         }),
       ),
     ];
-    let timer: Timer | undefined;
-    const sweep = (): void => {
-      this.sweep();
-      timer = this.clock.setTimer(sweep, this.sweepIntervalMs);
-    };
     this.sweep();
-    timer = this.clock.setTimer(sweep, this.sweepIntervalMs);
+    const sweeps = every(this.clock, this.sweepIntervalMs, () => this.sweep());
     try {
       await this.controller.run(signal);
     } finally {
-      timer?.cancel();
+      sweeps.cancel();
       for (const r of regs) r.dispose();
     }
   }

@@ -33,6 +33,27 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
   });
 }
 
+/**
+ * Calls `fn` every `ms` on `clock` (first after `ms`) until the returned timer is cancelled.
+ * The next call is scheduled after `fn` returns, so a slow `fn` delays the series rather than
+ * overlapping itself.
+ */
+export function every(clock: Clock, ms: number, fn: () => void): Timer {
+  let cancelled = false;
+  let timer: Timer;
+  const tick = (): void => {
+    fn();
+    if (!cancelled) timer = clock.setTimer(tick, ms);
+  };
+  timer = clock.setTimer(tick, ms);
+  return {
+    cancel: () => {
+      cancelled = true;
+      timer.cancel();
+    },
+  };
+}
+
 export const realClock: Clock = {
   now: () => performance.now(),
   setTimer(fn, ms) {
