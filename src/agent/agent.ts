@@ -30,25 +30,18 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 
-import { AsyncCalcGraph, type ResourceUpdate } from '../calc/index.ts';
-import type { V3Kind } from '../api/types.ts';
+import { AsyncCalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, type CommandRunner, type IptablesBackend } from '../dataplane/index.ts';
-import { DeletedFinalStateUnknown, InformerFactory, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
+import type { KubeObject, KubeResource, ListerWatcher } from '../informers/index.ts';
 import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
 import { Gauge } from 'prom-client';
 import type { IpVersion } from './ip-versions.ts';
+import { InformerSyncer } from './informer-syncer.ts';
 import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
 
-/** The v3 kinds the agent watches, with their resources (all `projectcalico.org/v3`). */
-export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind; readonly resource: KubeResource }> = [
-  { kind: 'Tier', resource: { group: 'projectcalico.org', version: 'v3', plural: 'tiers' } },
-  { kind: 'Profile', resource: { group: 'projectcalico.org', version: 'v3', plural: 'profiles' } },
-  { kind: 'GlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' } },
-  { kind: 'NetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' } },
-  { kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
-];
+export { AGENT_RESOURCES } from './informer-syncer.ts';
 
 export interface AgentOptions {
   readonly nodeName: string;
@@ -102,20 +95,6 @@ export interface RunningAgent {
   readonly driver: DataplaneDriver;
   /** Resolves when the agent has stopped (signal aborted) or failed. */
   readonly done: Promise<AgentOutcome>;
-}
-
-function withKind(kind: V3Kind, obj: KubeObject): ResourceUpdate {
-  // List responses carry no per-item kind/apiVersion; the calc graph keys on them.
-  return { op: 'upsert', resource: { ...(obj as object), apiVersion: 'projectcalico.org/v3', kind } as never };
-}
-
-function deletion(kind: V3Kind, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): ResourceUpdate {
-  if (obj instanceof DeletedFinalStateUnknown) {
-    const [a, b] = obj.key.split('/');
-    return b === undefined ? { op: 'delete', kind, name: a ?? '' } : { op: 'delete', kind, namespace: a ?? '', name: b };
-  }
-  const ns = obj.metadata?.namespace;
-  return { op: 'delete', kind, name: obj.metadata?.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
 }
 
 /** Starts the agent; stop it by aborting `signal`. */
@@ -185,28 +164,22 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     },
   });
 
-  const factory = new InformerFactory({
-    ...(listerWatcherFor !== undefined ? { listerWatcherFor } : {}),
-    ...(kubeConfig !== undefined ? { kubeConfig } : {}),
-    registry,
-    logger,
-  });
-  const informers = AGENT_RESOURCES.map(({ kind, resource }) => {
-    const informer = factory.informerFor<KubeObject>(resource);
-    informer.addEventHandler({
-      onAdd: (obj) => calc.onUpdates([withKind(kind, obj)]),
-      onUpdate: (_old, obj) => calc.onUpdates([withKind(kind, obj)]),
-      onDelete: (obj) => calc.onUpdates([deletion(kind, obj)]),
-    });
-    return informer;
-  });
+  const syncer = new InformerSyncer(
+    {
+      ...(listerWatcherFor !== undefined ? { listerWatcherFor } : {}),
+      ...(kubeConfig !== undefined ? { kubeConfig } : {}),
+      registry,
+      logger,
+    },
+    calc,
+  );
 
   const liveness = new Liveness({ logger });
   const livenessTimeout = (felixDefault: number): number => opts.livenessTimeoutMs ?? felixDefault;
   const livenessComponents: Disposable[] = [
     liveness.register('dataplane', { timeoutMs: livenessTimeout(DATAPLANE_LIVENESS_TIMEOUT_MS), pendingSince: () => driver.health().busySince }),
     liveness.register('calc-graph', { timeoutMs: livenessTimeout(CALC_GRAPH_LIVENESS_TIMEOUT_MS), pendingSince: () => calc.pendingSince() }),
-    ...informers.map((informer) => liveness.register(`informer ${informer.resource}`, informer.livenessProbe)),
+    ...syncer.livenessProbes.map(({ name, probe }) => liveness.register(name, probe)),
   ];
 
   calc.onStatusUpdated('wait-for-datastore');
@@ -216,8 +189,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
   if (signal.aborted) stop.abort();
 
   const done = (async (): Promise<AgentOutcome> => {
-    factory.start();
-    calc.onStatusUpdated('resync-in-progress');
+    const syncerRun = syncer.run(stop.signal);
     const driverRun = driver.run(stop.signal).then(
       () => 'stopped' as const,
       (err: unknown) => {
@@ -225,18 +197,9 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
         return 'failed' as const;
       },
     );
-    const synced = (async (): Promise<void> => {
-      const all = await Promise.all(informers.map((i) => i.waitForCacheSync(stop.signal)));
-      if (!all.every(Boolean)) return;
-      await Promise.all(informers.map((i) => i.whenHandlersIdle()));
-      if (stop.signal.aborted) return;
-      log.info('informers synced: in-sync');
-      calc.onStatusUpdated('in-sync');
-    })();
     const outcome = await Promise.race([driverRun, new Promise<'stopped'>((resolve) => stop.signal.addEventListener('abort', () => resolve('stopped'), { once: true }))]);
     stop.abort();
-    await synced;
-    await factory.stop();
+    await syncerRun;
     await driverRun;
     calc.dispose();
     for (const c of livenessComponents) c[Symbol.dispose]();

@@ -1,0 +1,83 @@
+/**
+ * One datastore update as Typha stores and sends it (typha.md §2.4): serialised ONCE by the
+ * snapshot cache and shared, byte for byte, by every client's snapshot and delta messages.
+ *
+ * Invariants:
+ * - `key` is `<kind>/<namespace>/<name>` (namespace empty for cluster-scoped kinds); it is the
+ *   snapshot's map key, so a key names one object of one kind;
+ * - `value` is the UTF-8 JSON of the v3 resource with `metadata.resourceVersion` removed (it is
+ *   carried in `resourceVersion` instead, §1.2), so two updates that differ only in their
+ *   resourceVersion have equal bytes and the second is a no-op; `null` means deleted;
+ * - `decodeUpdate(serializeUpdate(u))` equals `u` with the resourceVersion restored.
+ */
+import type { V3Kind, V3Resource } from '../api/types.ts';
+import type { ResourceUpdate } from '../calc/update-processor.ts';
+
+/** The sync status as the calc graph knows it (Calico's WaitForDatastore / ResyncInProgress / InSync). */
+export type { SyncStatus } from '../calc/calc-graph.ts';
+
+export type UpdateType = 'new' | 'updated' | 'deleted';
+
+export interface SerializedUpdate {
+  readonly key: string;
+  /** JSON of the resource without `metadata.resourceVersion`; `null` for a deletion. */
+  readonly value: string | null;
+  /** The object's `metadata.resourceVersion` ('' for deletions and objects without one). */
+  readonly resourceVersion: string;
+  readonly updateType: UpdateType;
+}
+
+/** `<kind>/<namespace>/<name>`: the snapshot key of an object. */
+export function updateKey(kind: string, namespace: string | undefined, name: string): string {
+  return `${kind}/${namespace ?? ''}/${name}`;
+}
+
+/** Splits a key made by {@link updateKey}; `undefined` for a malformed one. */
+export function parseUpdateKey(key: string): { kind: V3Kind; namespace?: string; name: string } | undefined {
+  const first = key.indexOf('/');
+  const second = key.indexOf('/', first + 1);
+  if (first <= 0 || second < 0 || second === key.length - 1) return undefined;
+  const namespace = key.slice(first + 1, second);
+  return { kind: key.slice(0, first) as V3Kind, name: key.slice(second + 1), ...(namespace === '' ? {} : { namespace }) };
+}
+
+/**
+ * Serialises `update`. `previous` is the key's current entry in the snapshot (if any): an
+ * upsert of a key that exists is `updated`, otherwise `new`.
+ */
+export function serializeUpdate(update: ResourceUpdate, previous?: SerializedUpdate): SerializedUpdate {
+  if (update.op === 'delete') {
+    return { key: updateKey(update.kind, update.namespace, update.name), value: null, resourceVersion: '', updateType: 'deleted' };
+  }
+  const r = update.resource;
+  const { resourceVersion, ...metadata } = r.metadata;
+  const key = updateKey(r.kind, metadata.namespace, metadata.name);
+  const exists = previous !== undefined && previous.value !== null;
+  return { key, value: JSON.stringify({ ...r, metadata }), resourceVersion: resourceVersion ?? '', updateType: exists ? 'updated' : 'new' };
+}
+
+/** The inverse of {@link serializeUpdate}; throws a `SyntaxError`/`TypeError` for a value it cannot parse. */
+export function decodeUpdate(s: SerializedUpdate): ResourceUpdate {
+  if (s.value === null) {
+    const k = parseUpdateKey(s.key);
+    if (k === undefined) throw new TypeError(`malformed Typha key ${JSON.stringify(s.key)}`);
+    return { op: 'delete', ...k };
+  }
+  const resource = JSON.parse(s.value) as V3Resource;
+  if (typeof resource !== 'object' || resource === null || typeof resource.metadata !== 'object' || resource.metadata === null) {
+    throw new TypeError(`Typha value for ${s.key} is not a resource with metadata`);
+  }
+  return {
+    op: 'upsert',
+    resource: (s.resourceVersion === '' ? resource : { ...resource, metadata: { ...resource.metadata, resourceVersion: s.resourceVersion } }) as V3Resource,
+  };
+}
+
+/**
+ * Whether sending `next` after `previous` for the same key changes nothing (typha.md §1.2,
+ * `WouldBeNoOp`): equal values, ignoring the resourceVersion, with `new` and `updated` alike.
+ */
+export function wouldBeNoOp(previous: SerializedUpdate | undefined, next: SerializedUpdate): boolean {
+  if (previous === undefined) return next.value === null;
+  return previous.value === next.value;
+}
