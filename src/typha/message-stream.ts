@@ -1,0 +1,242 @@
+/**
+ * Messages over a socket, both directions: `MessageReader` turns received bytes into validated
+ * messages (frames → optional decompression → `decodeMessage`), `MessageWriter` turns messages
+ * into written frames (with the connection's compression) under a per-write timeout.
+ *
+ * Ordering guarantees, which the decoder-restart protocol (compression.ts) relies on:
+ * - the reader hands over one message at a time and waits for the handler (sync or async)
+ *   before decoding the next frame, so a handler that calls `restart()` on a `decoder-restart`
+ *   switches the decoder for exactly the frames after that message;
+ * - the writer performs `send`, `sendFrames` and `restart` strictly in call order, so a restart
+ *   takes effect for exactly the messages queued after it.
+ * Failure is sticky on both sides: after the first error nothing more is read or written, and
+ * the owner closes the connection with the error's message as the logged reason.
+ */
+import type { Socket } from 'node:net';
+
+import type { Clock, Timer } from '../runtime/clock.ts';
+import { CompressionError, StreamCompressor, StreamDecompressor, type CompressionAlgorithm } from './compression.ts';
+import { encodeFrame, FrameDecoder, FrameError } from './frame-codec.ts';
+import { decodeMessage, encodeMessage, MessageDecodeError, ProtocolViolationError, type Message } from './messages.ts';
+
+/** What can go wrong reading: all of it is the peer's (or the network's) fault. */
+export type ReadError = FrameError | MessageDecodeError | CompressionError;
+
+/** Frames queued beyond this pause the socket until the handler catches up. */
+const READ_QUEUE_HIGH_WATER = 256;
+const READ_QUEUE_LOW_WATER = 64;
+
+export interface MessageReaderOptions {
+  readonly clock: Clock;
+  readonly maxFrameBytes: number;
+  readonly maxKVsPerMessage: number;
+  onMessage(msg: Message): void | Promise<void>;
+  /** Called once, on the first error (a `ReadError`, or what `onMessage` threw); the reader has stopped. */
+  onError(err: Error): void;
+}
+
+export class MessageReader {
+  readonly #socket: Socket;
+  readonly #opts: MessageReaderOptions;
+  readonly #decoder: FrameDecoder;
+  #decompressor: StreamDecompressor | undefined;
+  readonly #queue: Buffer[] = [];
+  /** When the frame at the head of the queue became due: its arrival, or the end of the previous one. */
+  #headSince: number | undefined;
+  #pumping = false;
+  #stopped = false;
+
+  constructor(socket: Socket, opts: MessageReaderOptions) {
+    this.#socket = socket;
+    this.#opts = opts;
+    this.#decoder = new FrameDecoder({ maxFrameBytes: opts.maxFrameBytes });
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+  }
+
+  /**
+   * Since when the handler has owed progress (clock ms): the moment the frame now at the head of
+   * the queue became due; undefined when every received frame has been handled.
+   */
+  get pendingSince(): number | undefined {
+    return this.#queue.length === 0 ? undefined : this.#headSince;
+  }
+
+  /** Frames after the message being handled are `compression` (undefined: plain), from a fresh stream. */
+  restart(compression: CompressionAlgorithm | undefined): void {
+    this.#decompressor?.close();
+    this.#decompressor = compression === undefined ? undefined : new StreamDecompressor(compression, this.#opts.maxFrameBytes);
+  }
+
+  /**
+   * The peer finished sending: a `FrameError` if it stopped inside a frame. (Frames already
+   * queued are still handled.)
+   */
+  end(): FrameError | undefined {
+    return this.#decoder.end();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#queue.length = 0;
+    this.#decompressor?.close();
+  }
+
+  #onData(chunk: Buffer): void {
+    if (this.#stopped) return;
+    const { frames, error } = this.#decoder.push(chunk);
+    if (this.#queue.length === 0 && frames.length > 0) this.#headSince = this.#opts.clock.now();
+    for (const frame of frames) this.#queue.push(frame);
+    if (this.#queue.length > READ_QUEUE_HIGH_WATER) this.#socket.pause();
+    if (error !== undefined) {
+      // Frames before the bad one are valid, but the connection is going away: report now.
+      this.#fail(error);
+      return;
+    }
+    void this.#pump();
+  }
+
+  #fail(err: Error): void {
+    if (this.#stopped) return;
+    this.stop();
+    this.#opts.onError(err);
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (!this.#stopped && this.#queue.length > 0) {
+        const frame = this.#queue[0] as Buffer;
+        let msg: Message;
+        try {
+          const payload = this.#decompressor === undefined ? frame : await this.#decompressor.decompress(frame);
+          msg = decodeMessage(payload, { maxKVs: this.#opts.maxKVsPerMessage });
+        } catch (err) {
+          this.#fail(err instanceof MessageDecodeError || err instanceof CompressionError ? err : new CompressionError(String(err)));
+          return;
+        }
+        if (this.#stopped) return;
+        try {
+          await this.#opts.onMessage(msg);
+        } catch (err) {
+          this.#fail(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        this.#queue.shift();
+        this.#headSince = this.#opts.clock.now();
+        if (this.#queue.length < READ_QUEUE_LOW_WATER && this.#socket.isPaused()) this.#socket.resume();
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+}
+
+/** A write did not complete (drain) within the write timeout (typha.md §2.3: 120 s). */
+export class WriteTimeoutError extends Error {
+  override readonly name = 'WriteTimeoutError';
+}
+
+/** The socket closed while a write was pending or queued. */
+export class ConnectionClosedError extends Error {
+  override readonly name = 'ConnectionClosedError';
+}
+
+export interface MessageWriterOptions {
+  readonly clock: Clock;
+  readonly writeTimeoutMs: number;
+  readonly maxFrameBytes: number;
+  /** The "never send what the peer did not announce" guard; a false is a `ProtocolViolationError`. */
+  readonly mayBeSent?: (type: Message['type']) => boolean;
+  /** Time (ms) each frame took to be accepted by the socket, drain included. */
+  readonly onWritten?: (ms: number) => void;
+}
+
+export class MessageWriter {
+  readonly #socket: Socket;
+  readonly #opts: MessageWriterOptions;
+  #compressor: StreamCompressor | undefined;
+  #chain: Promise<void> = Promise.resolve();
+  #failed: Error | undefined;
+
+  constructor(socket: Socket, opts: MessageWriterOptions) {
+    this.#socket = socket;
+    this.#opts = opts;
+  }
+
+  /** Encodes, compresses (if restarted with an algorithm) and writes `msg`. */
+  send(msg: Message): Promise<void> {
+    return this.sendEncoded(msg.type, encodeMessage(msg));
+  }
+
+  /** Like `send`, for a message already encoded by `encodeMessage` (shared by several connections). */
+  sendEncoded(type: Message['type'], encoded: Buffer): Promise<void> {
+    if (this.#opts.mayBeSent !== undefined && !this.#opts.mayBeSent(type)) {
+      return Promise.reject(new ProtocolViolationError(`refusing to send a ${type} message the peer did not announce support for`));
+    }
+    return this.#enqueue(async () => {
+      const payload = this.#compressor === undefined ? encoded : await this.#compressor.compress(encoded);
+      await this.#write(encodeFrame(payload, this.#opts.maxFrameBytes));
+    });
+  }
+
+  /** Writes pre-encoded frames (a shared snapshot) as they are. */
+  sendFrames(frames: readonly Buffer[]): Promise<void> {
+    return this.#enqueue(async () => {
+      for (const f of frames) await this.#write(f);
+    });
+  }
+
+  /** Messages queued after this call go out in a fresh `compression` stream (undefined: plain). */
+  restart(compression: CompressionAlgorithm | undefined): Promise<void> {
+    return this.#enqueue(async () => {
+      this.#compressor?.close();
+      this.#compressor = compression === undefined ? undefined : new StreamCompressor(compression);
+    });
+  }
+
+  close(): void {
+    this.#failed ??= new ConnectionClosedError('connection closed');
+    this.#compressor?.close();
+  }
+
+  #enqueue(op: () => Promise<void>): Promise<void> {
+    const run = async (): Promise<void> => {
+      if (this.#failed !== undefined) throw this.#failed;
+      try {
+        await op();
+      } catch (err) {
+        this.#failed ??= err as Error;
+        throw err;
+      }
+    };
+    const result = this.#chain.then(run);
+    this.#chain = result.catch(() => undefined);
+    return result;
+  }
+
+  async #write(frame: Buffer): Promise<void> {
+    const socket = this.#socket;
+    if (socket.destroyed) throw new ConnectionClosedError('connection closed');
+    const { clock, writeTimeoutMs } = this.#opts;
+    const start = clock.now();
+    if (!socket.write(frame)) {
+      await new Promise<void>((resolve, reject) => {
+        let timer: Timer | undefined = undefined;
+        const done = (err?: Error): void => {
+          timer?.cancel();
+          socket.off('drain', onDrain);
+          socket.off('close', onClose);
+          if (err === undefined) resolve();
+          else reject(err);
+        };
+        const onDrain = (): void => done();
+        const onClose = (): void => done(new ConnectionClosedError('connection closed during a write'));
+        socket.on('drain', onDrain);
+        socket.on('close', onClose);
+        timer = clock.setTimer(() => done(new WriteTimeoutError(`a write of ${frame.length} bytes did not complete within ${writeTimeoutMs} ms`)), writeTimeoutMs);
+      });
+    }
+    this.#opts.onWritten?.(clock.now() - start);
+  }
+}

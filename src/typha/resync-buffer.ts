@@ -1,0 +1,142 @@
+/**
+ * The Typha client's dedupe buffer and in-place resync (typha.md §5, Calico PR #10306): what
+ * lets a node agent switch Typhas without tearing down its calc graph and dataplane.
+ *
+ * It remembers every live key it has passed on with the value it passed. Then:
+ * - an update whose value equals what was passed on for its key is a no-op and is not passed on
+ *   (the resourceVersion is ignored, as in `wouldBeNoOp`); a deletion of a key never passed on
+ *   is dropped likewise — so a re-sent snapshot reaches the consumer only as its differences;
+ * - new/updated is recomputed from the buffer, not taken from the server: a key the consumer
+ *   has is `updated`, otherwise `new` (the calc graph's `ResourceUpdate` spells both `upsert`;
+ *   the distinction is kept in `SerializedUpdate` terms for callers that need it);
+ * - after a reconnect (`startSession`), every key the new server mentions is recorded; when the
+ *   new server first reports `in-sync` — the end of its complete view, which a snapshot taken
+ *   while it was still resyncing is not — a deletion is synthesised for every key passed on
+ *   and not mentioned, BEFORE the `in-sync` is passed on.
+ *
+ * Status choice: within one connection statuses pass through as the server sends them (a Typha
+ * whose own datastore re-lists does go back to resync-in-progress, and Felix sees that too).
+ * Across a reconnect, once the consumer has seen `in-sync`, the new connection's statuses before
+ * its own `in-sync` are withheld: the consumer keeps its complete (briefly stale) view and never
+ * sees the switch as a regression. A status equal to the last passed on is not repeated.
+ *
+ * A KV whose value cannot be decoded is dropped with an error log naming the key (§2.6); its
+ * key still counts as mentioned, so no deletion is synthesised for it and the consumer keeps
+ * the last value it understood.
+ */
+import type { SyncerCallbacks } from '../agent/informer-syncer.ts';
+import type { ResourceUpdate } from '../calc/update-processor.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { decodeUpdate, parseUpdateKey, type SerializedUpdate, type SyncStatus, type UpdateType } from './serialized-update.ts';
+
+export interface ResyncBufferCounters {
+  onSkipped(n: number): void;
+  onDropped(key: string): void;
+  onSynthesisedDeletes(n: number): void;
+  onResyncDone(): void;
+}
+
+export class ResyncBuffer {
+  readonly #callbacks: SyncerCallbacks;
+  readonly #log: Logger;
+  readonly #counters: ResyncBufferCounters | undefined;
+  /** key → the value passed on (live keys only). */
+  readonly #passedOn = new Map<string, string>();
+  /** Keys mentioned since the reconnect; undefined outside a resync. */
+  #mentioned: Set<string> | undefined;
+  #lastStatus: SyncStatus | undefined;
+  #everInSync = false;
+
+  constructor(callbacks: SyncerCallbacks, log: Logger, counters?: ResyncBufferCounters) {
+    this.#callbacks = callbacks;
+    this.#log = log;
+    this.#counters = counters;
+  }
+
+  /** Live keys the consumer has. */
+  get size(): number {
+    return this.#passedOn.size;
+  }
+
+  /** Whether a resync is in progress (a reconnect, not yet confirmed by the new server's in-sync). */
+  get resyncing(): boolean {
+    return this.#mentioned !== undefined;
+  }
+
+  /** What the consumer would see `u` as: `new` or `updated` (by the buffer), or `deleted`. */
+  updateTypeFor(u: SerializedUpdate): UpdateType {
+    if (u.value === null) return 'deleted';
+    return this.#passedOn.has(u.key) ? 'updated' : 'new';
+  }
+
+  /** A new connection starts; from here until its in-sync, this is a resync in place. */
+  startSession(): void {
+    this.#mentioned = this.#passedOn.size > 0 || this.#lastStatus !== undefined ? new Set() : undefined;
+  }
+
+  onKVs(kvs: readonly SerializedUpdate[]): void {
+    const out: ResourceUpdate[] = [];
+    let skipped = 0;
+    for (const kv of kvs) {
+      this.#mentioned?.add(kv.key);
+      const previous = this.#passedOn.get(kv.key);
+      if (kv.value === null ? previous === undefined : previous === kv.value) {
+        skipped++;
+        continue;
+      }
+      let update: ResourceUpdate;
+      try {
+        update = decodeUpdate(kv);
+      } catch (err) {
+        this.#log.error({ key: kv.key, err: (err as Error).message }, 'dropping a Typha update whose value cannot be parsed');
+        this.#counters?.onDropped(kv.key);
+        continue;
+      }
+      if (kv.value === null) this.#passedOn.delete(kv.key);
+      else this.#passedOn.set(kv.key, kv.value);
+      out.push(update);
+    }
+    if (skipped > 0) this.#counters?.onSkipped(skipped);
+    if (out.length > 0) this.#callbacks.onUpdates(out);
+  }
+
+  onStatus(status: SyncStatus): void {
+    if (this.#mentioned !== undefined) {
+      if (status !== 'in-sync') {
+        if (!this.#everInSync) this.#pass(status);
+        return;
+      }
+      this.#finishResync(this.#mentioned);
+    }
+    this.#pass(status);
+  }
+
+  #finishResync(mentioned: Set<string>): void {
+    this.#mentioned = undefined;
+    const deletes: ResourceUpdate[] = [];
+    for (const key of [...this.#passedOn.keys()]) {
+      if (mentioned.has(key)) continue;
+      this.#passedOn.delete(key);
+      const k = parseUpdateKey(key);
+      if (k === undefined) {
+        // Never happens for a key that decoded; kept so a bad key cannot wedge the buffer.
+        this.#log.error({ key }, 'cannot synthesise a deletion for a malformed key');
+        continue;
+      }
+      deletes.push({ op: 'delete', ...k });
+    }
+    if (deletes.length > 0) {
+      this.#log.info({ deletes: deletes.length }, 'resync in place: deleting keys the new Typha did not re-send');
+      this.#callbacks.onUpdates(deletes);
+    }
+    this.#counters?.onSynthesisedDeletes(deletes.length);
+    this.#counters?.onResyncDone();
+  }
+
+  #pass(status: SyncStatus): void {
+    if (status === 'in-sync') this.#everInSync = true;
+    if (status === this.#lastStatus) return;
+    this.#lastStatus = status;
+    this.#callbacks.onStatusUpdated(status);
+  }
+}

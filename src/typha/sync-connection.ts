@@ -1,0 +1,326 @@
+/**
+ * One client of the sync server, from accept to close (typha.md §2.2, §2.5, §3):
+ *
+ *   hello (≤ handshake timeout) → server hello → [decoder-restart → ack] → shared snapshot →
+ *   the crumb's sync status → deltas of each following crumb, forever.
+ *
+ * Guarantees:
+ * - the client walks the shared breadcrumb list with its own cursor (`Breadcrumb.next`); there
+ *   is no per-client queue — a slow client simply lags behind on the list;
+ * - a client that keeps up (its crumb < `batchingAgeMs` older than the newest) gets one `kvs`
+ *   message per crumb with deltas; a lagging one gets the deltas of consecutive crumbs merged
+ *   into messages of at most `maxKVsPerMessage` (whole crumbs; a crumb is split only if it
+ *   alone exceeds the limit); a status change always follows the deltas of its crumb;
+ * - a client more than `maxFallBehindMs` behind is disconnected, unless its snapshot finished
+ *   less than `newClientGraceMs` ago (counted once per connection in `_grace_used`);
+ * - liveness: a ping every `pingIntervalMs`; no pong within `pongTimeoutMs` of a ping being
+ *   WRITTEN closes the connection (a ping queued behind a long snapshot write does not count
+ *   against the client: the snapshot send is bounded by the write timeout instead);
+ * - every close has exactly one logged reason and one `tessera_typha_connections_closed` count;
+ *   `onClose` is called synchronously from `close()`, so the server's count drops at once.
+ */
+import type { Socket } from 'node:net';
+
+import type { Clock, Timer } from '../runtime/clock.ts';
+import { every } from '../runtime/clock.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { BreadcrumbSource } from './breadcrumb.ts';
+import { negotiateCompression, type CompressionAlgorithm } from './compression.ts';
+import { ConnectionClosedError, MessageReader, MessageWriter, WriteTimeoutError } from './message-stream.ts';
+import { serverMaySend, SYNCER_TYPE_FELIX, type ClientHello, type Message } from './messages.ts';
+import type { SerializedUpdate, SyncStatus } from './serialized-update.ts';
+import type { SnapshotEncoder } from './snapshot-encoder.ts';
+import type { CrumbMessageCache } from './crumb-message-cache.ts';
+import type { SyncServerMetrics } from './sync-server-metrics.ts';
+
+/** The server's resolved limits (defaults in sync-server.ts). */
+export interface SyncServerConfig {
+  readonly handshakeTimeoutMs: number;
+  readonly writeTimeoutMs: number;
+  readonly pingIntervalMs: number;
+  readonly pongTimeoutMs: number;
+  readonly maxFallBehindMs: number;
+  readonly newClientGraceMs: number;
+  readonly batchingAgeMs: number;
+  readonly maxKVsPerMessage: number;
+  readonly maxFrameBytes: number;
+  readonly compression: readonly CompressionAlgorithm[];
+}
+
+export interface SyncConnectionDeps {
+  readonly source: BreadcrumbSource;
+  readonly clock: Clock;
+  readonly config: SyncServerConfig;
+  readonly metrics: SyncServerMetrics;
+  readonly snapshots: SnapshotEncoder;
+  readonly crumbMessages: CrumbMessageCache;
+  readonly log: Logger;
+  readonly version: string;
+}
+
+/**
+ * The largest frame a client may send. Clients send only hellos, acks and pongs (well under
+ * 1 KiB); the limit bounds what a hostile or broken client can make the server buffer before
+ * it is closed.
+ */
+export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
+
+/** Why a connection closed; the label of `tessera_typha_connections_closed`. */
+export type CloseReason =
+  | 'handshake-timeout'
+  | 'bad-hello'
+  | 'malformed'
+  | 'protocol'
+  | 'peer-closed'
+  | 'socket-error'
+  | 'write-failed'
+  | 'pong-timeout'
+  | 'fell-behind'
+  | 'rebalance'
+  | 'shutdown';
+
+class Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve!: (v: T) => void;
+  reject!: (e: Error) => void;
+  constructor() {
+    this.promise = new Promise<T>((res, rej) => {
+      this.resolve = res;
+      this.reject = rej;
+    });
+    this.promise.catch(() => undefined);
+  }
+}
+
+class ConnectionClosed extends Error {
+  override readonly name = 'ConnectionClosed';
+}
+
+export class SyncConnection {
+  readonly id: number;
+  readonly #socket: Socket;
+  readonly #deps: SyncConnectionDeps;
+  readonly #onClose: (conn: SyncConnection) => void;
+  readonly #log: Logger;
+  readonly #reader: MessageReader;
+  readonly #writer: MessageWriter;
+  readonly #abort = new AbortController();
+  readonly #hello = new Deferred<ClientHello>();
+  #ack: Deferred<void> | undefined;
+  #clientHello: ClientHello | undefined;
+  #phase: 'hello' | 'handshake' | 'ack' | 'snapshot' | 'streaming' | 'closed' = 'hello';
+  #timers: Timer[] = [];
+  #pingQueued = false;
+  #outstandingPing: { timestamp: number; writtenAt: number; watchdog: Timer } | undefined;
+  #closeReason: string | undefined;
+  readonly #done = new Deferred<void>();
+
+  constructor(id: number, socket: Socket, deps: SyncConnectionDeps, onClose: (conn: SyncConnection) => void) {
+    this.id = id;
+    this.#socket = socket;
+    this.#deps = deps;
+    this.#onClose = onClose;
+    this.#log = deps.log.child({ connId: id, remote: `${socket.remoteAddress}:${socket.remotePort}` });
+    const { clock, config, metrics } = deps;
+    this.#reader = new MessageReader(socket, {
+      clock,
+      maxFrameBytes: MAX_CLIENT_FRAME_BYTES,
+      maxKVsPerMessage: config.maxKVsPerMessage,
+      onMessage: (m) => this.#onMessage(m),
+      onError: (err) => this.close('malformed', `unreadable input: ${err.message}`),
+    });
+    this.#writer = new MessageWriter(socket, {
+      clock,
+      writeTimeoutMs: config.writeTimeoutMs,
+      maxFrameBytes: config.maxFrameBytes,
+      mayBeSent: (type) => serverMaySend(type as never, this.#clientHello),
+      onWritten: (ms) => metrics.clientWriteLatencySecs.observe(ms / 1000),
+    });
+    socket.on('end', () => {
+      const err = this.#reader.end();
+      this.close(err === undefined ? 'peer-closed' : 'malformed', err === undefined ? 'client closed the connection' : `unreadable input: ${err.message}`);
+    });
+    socket.on('close', () => this.close('peer-closed', 'connection closed'));
+    socket.on('error', (err) => this.close('socket-error', `socket error: ${err.message}`));
+  }
+
+  /** The client's hostname once it said hello. */
+  get hostname(): string | undefined {
+    return this.#clientHello?.hostname;
+  }
+
+  get streaming(): boolean {
+    return this.#phase === 'streaming';
+  }
+
+  /** Resolves once the connection is closed and its resources released. */
+  get done(): Promise<void> {
+    return this.#done.promise;
+  }
+
+  /** Runs the conversation; never rejects (every failure is a close with a reason). */
+  start(): void {
+    void this.#run().catch((err: unknown) => {
+      if (err instanceof ConnectionClosed) return;
+      const writeFailed = err instanceof WriteTimeoutError || err instanceof ConnectionClosedError;
+      this.close(writeFailed ? 'write-failed' : 'protocol', `connection failed: ${(err as Error).message}`);
+    });
+  }
+
+  /** Closes the connection (idempotent); the first reason is the one logged and counted. */
+  close(kind: CloseReason, reason: string): void {
+    if (this.#closeReason !== undefined) return;
+    this.#closeReason = reason;
+    const wasStreaming = this.#phase === 'streaming';
+    this.#phase = 'closed';
+    const quiet = kind === 'peer-closed' || kind === 'shutdown';
+    this.#log[quiet ? 'info' : 'warn']({ reason, kind, hostname: this.#clientHello?.hostname }, 'closing Typha connection');
+    this.#deps.metrics.connectionsClosed.inc({ reason: kind });
+    if (wasStreaming) this.#deps.metrics.connectionsStreaming.dec();
+    for (const t of this.#timers) t.cancel();
+    this.#outstandingPing?.watchdog.cancel();
+    this.#abort.abort(new ConnectionClosed(reason));
+    this.#hello.reject(new ConnectionClosed(reason));
+    this.#ack?.reject(new ConnectionClosed(reason));
+    this.#reader.stop();
+    this.#writer.close();
+    this.#socket.destroy();
+    this.#onClose(this);
+    this.#done.resolve();
+  }
+
+  #onMessage(m: Message): void {
+    if (this.#phase === 'closed') return;
+    if (this.#phase === 'hello') {
+      if (m.type !== 'client-hello') return this.close('protocol', `expected client-hello, got ${m.type}`);
+      this.#phase = 'handshake';
+      this.#hello.resolve(m);
+      return;
+    }
+    switch (m.type) {
+      case 'ack':
+        // The first ack completes the handshake; later ones answer the restart that ends a
+        // compressed snapshot, which the server does not wait for.
+        if (this.#phase === 'ack') this.#ack?.resolve();
+        return;
+      case 'pong':
+        return this.#onPong(m.pingTimestamp);
+      default:
+        return this.close('protocol', `unexpected ${m.type} from a client`);
+    }
+  }
+
+  async #run(): Promise<void> {
+    const { clock, config, metrics, source, snapshots, crumbMessages, version } = this.#deps;
+    const handshake = clock.setTimer(() => this.close('handshake-timeout', `no handshake within ${config.handshakeTimeoutMs} ms`), config.handshakeTimeoutMs);
+    this.#timers.push(handshake);
+
+    const hello = await this.#hello.promise;
+    if (hello.syncerType !== '' && hello.syncerType !== SYNCER_TYPE_FELIX) {
+      return this.close('bad-hello', `unsupported syncer type ${JSON.stringify(hello.syncerType)} (this server serves only ${SYNCER_TYPE_FELIX})`);
+    }
+    this.#clientHello = hello;
+    this.#log.info({ hostname: hello.hostname, info: hello.info, version: hello.version, clientConnId: hello.clientConnId }, 'Typha client said hello');
+    await this.#writer.send({ type: 'server-hello', version, syncerType: SYNCER_TYPE_FELIX, serverConnId: this.id });
+
+    const compression = hello.supportsDecoderRestart ? negotiateCompression(hello.supportedCompression, config.compression) : undefined;
+    if (compression !== undefined) {
+      this.#phase = 'ack';
+      this.#ack = new Deferred<void>();
+      await this.#writer.send({ type: 'decoder-restart', compression });
+      await this.#ack.promise;
+    }
+    handshake.cancel();
+    this.#phase = 'snapshot';
+    this.#timers.push(every(clock, config.pingIntervalMs, () => this.#sendPing()));
+
+    let crumb = source.latest();
+    const started = clock.now();
+    const snapshot = await snapshots.get(crumb, compression);
+    // Pre-encoded frames bypass the writer's guard; the decoder-restart they end with exists
+    // only when `compression` is set, i.e. only for a client that announced supportsDecoderRestart.
+    await this.#writer.sendFrames(snapshot.frames);
+    // The snapshot's own compressed stream ended with a restart; ours starts now.
+    if (compression !== undefined) await this.#writer.restart(compression);
+    const snapshotDone = clock.now();
+    metrics.clientSnapshotSendSecs.observe((snapshotDone - started) / 1000);
+    this.#log.info({ seq: crumb.seq, kvs: snapshot.kvs, messages: snapshot.messages, wireBytes: snapshot.wireBytes, compression: compression ?? 'none' }, 'sent snapshot');
+
+    let status: SyncStatus = crumb.syncStatus;
+    await this.#writer.send({ type: 'sync-status', status });
+    if (this.#phase !== 'snapshot') throw new ConnectionClosed(this.#closeReason ?? 'closed');
+    this.#phase = 'streaming';
+    metrics.connectionsStreaming.inc();
+
+    const graceUntil = snapshotDone + config.newClientGraceMs;
+    let graceCounted = false;
+    for (;;) {
+      crumb = await crumb.next(this.#abort.signal);
+      const behindMs = source.latest().timestamp - crumb.timestamp;
+      metrics.clientLatencySecs.observe(Math.max(0, behindMs) / 1000);
+      if (behindMs > config.maxFallBehindMs) {
+        if (clock.now() >= graceUntil) {
+          return this.close('fell-behind', `client is ${behindMs} ms behind the newest breadcrumb (limit ${config.maxFallBehindMs} ms)`);
+        }
+        if (!graceCounted) {
+          graceCounted = true;
+          metrics.connectionsGraceUsed.inc();
+          this.#log.info({ behindMs }, 'client fell behind within its post-snapshot grace period');
+        }
+      }
+      const first = crumb;
+      const kvs: SerializedUpdate[] = [...crumb.deltas];
+      if (behindMs >= config.batchingAgeMs) {
+        for (let next = crumb.nextIfPublished; next !== undefined; next = crumb.nextIfPublished) {
+          if (crumb.syncStatus !== status || kvs.length + next.deltas.length > config.maxKVsPerMessage) break;
+          crumb = next;
+          kvs.push(...crumb.deltas);
+        }
+      }
+      if (crumb === first) {
+        // One crumb: its messages are encoded once for every client.
+        for (const m of crumbMessages.kvsMessages(crumb)) {
+          metrics.kvsPerMsg.observe(m.count);
+          await this.#writer.sendEncoded('kvs', m.bytes);
+        }
+      } else {
+        for (let i = 0; i < kvs.length; i += config.maxKVsPerMessage) {
+          const batch = kvs.slice(i, i + config.maxKVsPerMessage);
+          metrics.kvsPerMsg.observe(batch.length);
+          await this.#writer.send({ type: 'kvs', kvs: batch });
+        }
+      }
+      if (crumb.syncStatus !== status) {
+        status = crumb.syncStatus;
+        await this.#writer.send({ type: 'sync-status', status });
+      }
+    }
+  }
+
+  #sendPing(): void {
+    if (this.#pingQueued || this.#outstandingPing !== undefined || this.#phase === 'closed') return;
+    const { clock, config } = this.#deps;
+    const timestamp = clock.now();
+    this.#pingQueued = true;
+    this.#writer.send({ type: 'ping', timestamp }).then(
+      () => {
+        this.#pingQueued = false;
+        if (this.#phase === 'closed') return;
+        const watchdog = clock.setTimer(() => this.close('pong-timeout', `no pong within ${config.pongTimeoutMs} ms of a ping`), config.pongTimeoutMs);
+        this.#outstandingPing = { timestamp, writtenAt: clock.now(), watchdog };
+      },
+      (err: Error) => this.close('write-failed', `ping write failed: ${err.message}`),
+    );
+  }
+
+  #onPong(pingTimestamp: number): void {
+    const ping = this.#outstandingPing;
+    if (ping === undefined || ping.timestamp !== pingTimestamp) {
+      // An answer to a ping whose write had not completed yet, or a stale one: harmless.
+      return;
+    }
+    ping.watchdog.cancel();
+    this.#outstandingPing = undefined;
+    this.#deps.metrics.pingLatency.observe((this.#deps.clock.now() - ping.writtenAt) / 1000);
+  }
+}
