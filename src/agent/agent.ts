@@ -33,20 +33,35 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { AsyncCalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, type CommandRunner, type IptablesBackend } from '../dataplane/index.ts';
 import type { KubeObject, KubeResource, ListerWatcher } from '../informers/index.ts';
-import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
+import { Liveness, type LivenessProbe, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
 import { Gauge } from 'prom-client';
 import type { IpVersion } from './ip-versions.ts';
+import { SyncClient, type TyphaClientTls } from '../typha/sync-client.ts';
 import { InformerSyncer } from './informer-syncer.ts';
 import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
 
 export { AGENT_RESOURCES } from './informer-syncer.ts';
 
+/** Where a Typha-fed agent connects (`tessera agent --typha …`). */
+export interface AgentTyphaOptions {
+  /** `host:port` of the Typhas, re-read before every connection (a Service's endpoints). */
+  readonly addresses: () => Promise<readonly string[]> | readonly string[];
+  readonly tls?: TyphaClientTls;
+}
+
 export interface AgentOptions {
   readonly nodeName: string;
-  /** Required unless `listerWatcherFor` is given. */
+  /** Required unless `listerWatcherFor` or `typha` is given. */
   readonly kubeConfig?: KubeConfig;
+  /**
+   * Take the datastore's updates from Typha (typha/sync-client.ts) instead of watching the API
+   * server: one set of watches for the whole cluster. On a Typha's loss the client resyncs in
+   * place through another; the calc graph and the dataplane stay up.
+   * @default undefined: the agent's own informers
+   */
+  readonly typha?: AgentTyphaOptions;
   /** Test seam: the source of each watched resource. @default a KubeListerWatcher on `kubeConfig` */
   readonly listerWatcherFor?: (resource: KubeResource) => ListerWatcher<KubeObject>;
   /** Runs iptables/ipset (a `NetnsCommandRunner` programs a network namespace). */
@@ -95,6 +110,10 @@ export interface RunningAgent {
   readonly driver: DataplaneDriver;
   /** Resolves when the agent has stopped (signal aborted) or failed. */
   readonly done: Promise<AgentOutcome>;
+}
+
+function typhaSyncer(client: SyncClient): { run(signal: AbortSignal): Promise<void>; livenessProbes: Array<{ name: string; probe: LivenessProbe }> } {
+  return { run: (signal) => client.run(signal), livenessProbes: [{ name: 'typha client', probe: client.livenessProbe }] };
 }
 
 /** Starts the agent; stop it by aborting `signal`. */
@@ -164,15 +183,18 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     },
   });
 
-  const syncer = new InformerSyncer(
-    {
-      ...(listerWatcherFor !== undefined ? { listerWatcherFor } : {}),
-      ...(kubeConfig !== undefined ? { kubeConfig } : {}),
-      registry,
-      logger,
-    },
-    calc,
-  );
+  const syncer: { run(signal: AbortSignal): Promise<void>; readonly livenessProbes: ReadonlyArray<{ name: string; probe: LivenessProbe }> } =
+    opts.typha === undefined
+      ? new InformerSyncer(
+          {
+            ...(listerWatcherFor !== undefined ? { listerWatcherFor } : {}),
+            ...(kubeConfig !== undefined ? { kubeConfig } : {}),
+            registry,
+            logger,
+          },
+          calc,
+        )
+      : typhaSyncer(new SyncClient({ addresses: opts.typha.addresses, hostname: nodeName, ...(opts.typha.tls === undefined ? {} : { tls: opts.typha.tls }), registry, logger }, calc));
 
   const liveness = new Liveness({ logger });
   const livenessTimeout = (felixDefault: number): number => opts.livenessTimeoutMs ?? felixDefault;

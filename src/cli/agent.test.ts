@@ -26,6 +26,19 @@ describe('tessera agent arguments', () => {
     expect(() => parseAgentArgs(['--node', 'n', '--interface-prefix', 'veth+'], {})).toThrow(/"veth\+" is not an interface name prefix/);
     expect(() => parseAgentArgs(['--node', 'n', '--interface-prefix', 'abcdefghijklmno'], {})).toThrow(/not an interface name prefix/);
   });
+
+  it('--typha (a host:port list) or --typha-service <ns/name>, with all three TLS files or none', () => {
+    expect(parseAgentArgs(['--node', 'n'], {})).toMatchObject({ typha: undefined, typhaService: undefined });
+    expect(parseAgentArgs(['--node', 'n', '--typha', '10.0.0.1:5473,[fd00::1]:5473'], {})).toMatchObject({ typha: ['10.0.0.1:5473', '[fd00::1]:5473'] });
+    expect(parseAgentArgs(['--node', 'n', '--typha-service', 'tessera-system/tessera-typha'], {})).toMatchObject({ typhaService: { namespace: 'tessera-system', name: 'tessera-typha' } });
+    const tls = ['--typha-ca-file', 'ca.pem', '--typha-cert-file', 'c.pem', '--typha-key-file', 'k.pem', '--typha-server-name', 'typha'];
+    expect(parseAgentArgs(['--node', 'n', '--typha', 't:5473', ...tls], {})).toMatchObject({ typhaTls: { caFile: 'ca.pem', certFile: 'c.pem', keyFile: 'k.pem', serverName: 'typha' } });
+    expect(() => parseAgentArgs(['--node', 'n', '--typha', '10.0.0.1'], {})).toThrow(/--typha "10.0.0.1": .*host:port/);
+    expect(() => parseAgentArgs(['--node', 'n', '--typha-service', 'tessera-typha'], {})).toThrow(/<namespace>\/<name>/);
+    expect(() => parseAgentArgs(['--node', 'n', '--typha', 't:1', '--typha-service', 'a/b'], {})).toThrow(/exclusive/);
+    expect(() => parseAgentArgs(['--node', 'n', '--typha', 't:1', '--typha-ca-file', 'ca.pem'], {})).toThrow(/go together/);
+    expect(() => parseAgentArgs(['--node', 'n', ...tls], {})).toThrow(/need --typha/);
+  });
 });
 
 describe('preflight', () => {

@@ -16,7 +16,9 @@ import { UsageError, walkArgs } from './args.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics } from 'prom-client';
 
-import { startAgent } from '../agent/agent.ts';
+import { readFileSync } from 'node:fs';
+
+import { startAgent, type AgentTyphaOptions } from '../agent/agent.ts';
 import { detectIpVersions, parseIpVersions, type IpVersion, type IpVersionChoice } from '../agent/ip-versions.ts';
 import { isValidInterfaceName } from '../dataplane/rule-renderer.ts';
 import { IPTABLES_BACKEND_MODES, resolveIptablesBackend, type IptablesBackendMode } from '../dataplane/iptables-backend.ts';
@@ -26,6 +28,8 @@ import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.
 import { HealthServer } from '../runtime/health-server.ts';
 import { NetnsCommandRunner, RealCommandRunner, type CommandRunner } from '../dataplane/index.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';
+import { endpointSliceLister, readyServiceAddresses } from '../typha/service-endpoints.ts';
+import { parseTyphaAddress } from '../typha/sync-client.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 
 const USAGE = `usage: tessera agent [options]
@@ -47,6 +51,14 @@ const USAGE = `usage: tessera agent [options]
                                InterfacePrefix (default cali; e.g. cali,veth for kindnet/ptp)
   --iptables-backend <mode>    auto (default: the backend kubelet/kube-proxy use, as Felix
                                detects it), nft or legacy
+  --typha <host:port,...>      take updates from these Typhas instead of watching the API
+                               server (Felix's TyphaAddr); tried in random order
+  --typha-service <ns/name>    the same, the Typhas being the ready endpoints of this Service
+                               (its port named tessera-typha; Felix's TyphaK8sServiceName)
+  --typha-ca-file <file>       with --typha-cert-file and --typha-key-file: mutual TLS to Typha
+  --typha-cert-file <file>     (PEM); the server's certificate must chain to the CA and carry
+  --typha-key-file <file>      --typha-server-name (default: the address's host)
+  --typha-server-name <name>
 
 exit status: 1 failed, 2 usage, 3 cannot program iptables/ipset, 4 another dataplane
              (Felix) owns this node's cali- chains or IP sets
@@ -71,6 +83,10 @@ export interface AgentCliOptions {
   /** undefined: the driver's default (`cali`). */
   interfacePrefixes: string[] | undefined;
   iptablesBackend: IptablesBackendMode;
+  /** `host:port` list; exclusive with `typhaService`. */
+  typha: string[] | undefined;
+  typhaService: { namespace: string; name: string } | undefined;
+  typhaTls: { caFile?: string; certFile?: string; keyFile?: string; serverName?: string };
 }
 
 /**
@@ -100,6 +116,9 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     ipVersions: undefined,
     interfacePrefixes: undefined,
     iptablesBackend: 'auto',
+    typha: undefined,
+    typhaService: undefined,
+    typhaTls: {},
   };
   const help = walkArgs(argv, (a) => {
     switch (a.flag) {
@@ -139,6 +158,40 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       case '--interface-prefix':
         o.interfacePrefixes = parseInterfacePrefixes(a.value());
         break;
+      case '--typha': {
+        const text = a.value();
+        const addresses = text.split(',').map((x) => x.trim());
+        for (const address of addresses) {
+          try {
+            parseTyphaAddress(address);
+          } catch (err) {
+            throw new UsageError(`--typha ${JSON.stringify(text)}: ${(err as Error).message}`);
+          }
+        }
+        o.typha = addresses;
+        break;
+      }
+      case '--typha-service': {
+        const text = a.value();
+        const [namespace, name, extra] = text.split('/');
+        if (namespace === undefined || namespace === '' || name === undefined || name === '' || extra !== undefined) {
+          throw new UsageError(`--typha-service must be <namespace>/<name>, not ${JSON.stringify(text)}`);
+        }
+        o.typhaService = { namespace, name };
+        break;
+      }
+      case '--typha-ca-file':
+        o.typhaTls.caFile = a.value();
+        break;
+      case '--typha-cert-file':
+        o.typhaTls.certFile = a.value();
+        break;
+      case '--typha-key-file':
+        o.typhaTls.keyFile = a.value();
+        break;
+      case '--typha-server-name':
+        o.typhaTls.serverName = a.value();
+        break;
       case '--iptables-backend': {
         const v = a.value();
         if (!(IPTABLES_BACKEND_MODES as readonly string[]).includes(v)) throw new UsageError(`--iptables-backend must be auto, nft or legacy, not ${JSON.stringify(v)}`);
@@ -150,6 +203,14 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     }
   });
   if (help === 'help') return 'help';
+  if (o.typha !== undefined && o.typhaService !== undefined) throw new UsageError('--typha and --typha-service are exclusive: name the Typhas or their Service');
+  const { caFile, certFile, keyFile, serverName } = o.typhaTls;
+  const tlsFiles = [caFile, certFile, keyFile].filter((f) => f !== undefined).length;
+  if (tlsFiles !== 0 && tlsFiles !== 3) throw new UsageError('--typha-ca-file, --typha-cert-file and --typha-key-file go together (mutual TLS)');
+  if ((tlsFiles !== 0 || serverName !== undefined) && o.typha === undefined && o.typhaService === undefined) {
+    throw new UsageError('the --typha-* TLS options need --typha or --typha-service');
+  }
+  if (serverName !== undefined && tlsFiles === 0) throw new UsageError('--typha-server-name needs the TLS files');
   const node = o.node;
   if (node === undefined || node === '') throw new UsageError('--node (or $NODE_NAME) is required');
   return { ...o, node };
@@ -177,6 +238,37 @@ export async function preflight(runner: CommandRunner, backend: IptablesBackend 
     }
   }
   return undefined;
+}
+
+/** The agent's Typha connection from its flags; throws (naming the file) when a TLS file cannot be read. */
+function typhaOptions(opts: AgentCliOptions, kubeConfig: KubeConfig): AgentTyphaOptions | undefined {
+  const { typha: list, typhaService: service, typhaTls: t } = opts;
+  if (list === undefined && service === undefined) return undefined;
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`${flag} ${file}: ${(err as Error).message}`);
+    }
+  };
+  const tls =
+    t.caFile === undefined || t.certFile === undefined || t.keyFile === undefined
+      ? undefined
+      : {
+          ca: read('--typha-ca-file', t.caFile),
+          cert: read('--typha-cert-file', t.certFile),
+          key: read('--typha-key-file', t.keyFile),
+          ...(t.serverName === undefined ? {} : { serverName: t.serverName }),
+        };
+  let addresses: AgentTyphaOptions['addresses'];
+  if (list !== undefined) {
+    addresses = () => list;
+  } else {
+    const api = endpointSliceLister(kubeConfig);
+    const { namespace, name } = service!;
+    addresses = () => readyServiceAddresses(api, namespace, name);
+  }
+  return { addresses, ...(tls === undefined ? {} : { tls }) };
 }
 
 export async function runAgent(argv: readonly string[], logger?: Logger): Promise<number> {
@@ -235,6 +327,14 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
   const kubeConfig = new KubeConfig();
   if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);
   else kubeConfig.loadFromCluster();
+  let typha: AgentTyphaOptions | undefined;
+  try {
+    typha = typhaOptions(opts, kubeConfig);
+  } catch (err) {
+    process.stderr.write(`tessera agent: ${(err as Error).message}\n`);
+    return 2;
+  }
+  if (typha !== undefined) log.info({ nodeName: opts.node, typha: opts.typha ?? `service ${opts.typhaService?.namespace}/${opts.typhaService?.name}`, tls: opts.typhaTls.caFile !== undefined }, 'taking updates from Typha');
 
   const registry = newRegistry();
   collectDefaultMetrics({ register: registry });
@@ -258,6 +358,7 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
       ...(opts.livenessTimeoutSeconds === undefined ? {} : { livenessTimeoutMs: opts.livenessTimeoutSeconds * 1000 }),
       ipVersions: families.ipVersions,
       iptablesBackend: backend.backend,
+      ...(typha === undefined ? {} : { typha }),
       ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
     },
     abort.signal,
