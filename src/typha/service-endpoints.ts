@@ -12,7 +12,7 @@
  * - addresses are `host:port`, IPv6 hosts bracketed, de-duplicated (an endpoint appears in one
  *   slice per address family), in a stable order: callers shuffle if they want to.
  */
-import { DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
+import { DiscoveryV1Api, type KubeConfig, type V1Endpoint, type V1EndpointSlice } from '@kubernetes/client-node';
 
 /** The part of the API this reads (a test seam). */
 export interface EndpointSliceLister {
@@ -31,18 +31,31 @@ export function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** One ready endpoint of a slice, with the port number of the Service port it serves. */
+export interface ReadyEndpoint {
+  readonly endpoint: V1Endpoint;
+  readonly port: number;
+}
+
+/** The ready endpoints of `slices` on the port named `portName` (see the invariants above). */
+export function* readyEndpoints(slices: readonly V1EndpointSlice[], portName = TYPHA_PORT_NAME): Generator<ReadyEndpoint> {
+  for (const slice of slices) {
+    const ports = slice.ports ?? [];
+    const port = ports.find((p) => p.name === portName) ?? (ports.length === 1 ? ports[0] : undefined);
+    if (port?.port === undefined) continue;
+    for (const endpoint of slice.endpoints ?? []) {
+      if (endpoint.conditions?.ready === false || endpoint.conditions?.terminating === true) continue;
+      yield { endpoint, port: port.port };
+    }
+  }
+}
+
 /** The Service's ready `host:port` addresses. Rejects when the list fails (the caller decides). */
 export async function readyServiceAddresses(api: EndpointSliceLister, namespace: string, service: string, portName = TYPHA_PORT_NAME): Promise<string[]> {
   const list = await api.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
   const out = new Set<string>();
-  for (const slice of list.items) {
-    const ports = slice.ports ?? [];
-    const port = ports.find((p) => p.name === portName) ?? (ports.length === 1 ? ports[0] : undefined);
-    if (port?.port === undefined) continue;
-    for (const ep of slice.endpoints ?? []) {
-      if (ep.conditions?.ready === false || ep.conditions?.terminating === true) continue;
-      for (const a of ep.addresses) out.add(hostPort(a, port.port));
-    }
+  for (const { endpoint, port } of readyEndpoints(list.items, portName)) {
+    for (const a of endpoint.addresses) out.add(hostPort(a, port));
   }
   return [...out].sort();
 }
