@@ -18,6 +18,7 @@ import {
   AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  DiscoveryV1Api,
   NetworkingV1Api,
   PolicyV1Api,
   RbacAuthorizationV1Api,
@@ -110,6 +111,12 @@ describe('kubectl apply -f manifests/', () => {
       'deployment.apps/tessera-controllers',
       'poddisruptionbudget.policy/tessera-controllers',
       'daemonset.apps/tessera-agent',
+      'serviceaccount/tessera-typha',
+      'clusterrole.rbac.authorization.k8s.io/tessera-typha',
+      'role.rbac.authorization.k8s.io/tessera-typha',
+      'service/tessera-typha',
+      'deployment.apps/tessera-typha',
+      'poddisruptionbudget.policy/tessera-typha',
     ]) {
       expect(result.stdout).toContain(kind);
     }
@@ -128,9 +135,9 @@ describe('kubectl apply -f manifests/', () => {
     // kubectl's client-side apply reports a PodDisruptionBudget "configured" every time: its
     // spec.selector has patch strategy "replace", so the computed patch is never empty. The
     // API server finds nothing to change: the resourceVersion stays.
-    const pdb = 'poddisruptionbudget.policy/tessera-controllers';
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${pdb} (unchanged|configured)$`)));
-    for (const line of lines.filter((l) => !l.startsWith(`${pdb} `))) expect(line).toMatch(/ unchanged$/);
+    const pdbs = ['poddisruptionbudget.policy/tessera-controllers', 'poddisruptionbudget.policy/tessera-typha'];
+    for (const pdb of pdbs) expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${pdb} (unchanged|configured)$`)));
+    for (const line of lines.filter((l) => !pdbs.some((pdb) => l.startsWith(`${pdb} `)))) expect(line).toMatch(/ unchanged$/);
     expect(await pdbVersion()).toBe(before);
   });
 
@@ -155,8 +162,16 @@ describe('kubectl apply -f manifests/', () => {
     const agentPod = await admitPod(daemonSet.spec?.template, 'tessera-agent');
     expect(agentPod.spec?.priorityClassName).toBe('system-node-critical');
     expect(agentPod.spec?.priority).toBe(2_000_001_000);
+    const typha = await apps.readNamespacedDeployment({ namespace: 'tessera-system', name: 'tessera-typha' });
+    expect(typha.spec?.replicas).toBe(2);
+    const typhaPdb = await admin.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ namespace: 'tessera-system', name: 'tessera-typha' });
+    expect(typha.spec?.template.metadata?.labels).toMatchObject(typhaPdb.spec?.selector?.matchLabels ?? { selector: 'missing' });
+    const typhaPod = await admitPod(typha.spec?.template, 'tessera-typha');
+    expect(typhaPod.spec?.priorityClassName).toBe('system-cluster-critical');
+    expect(typhaPod.spec?.securityContext?.runAsUser).toBe(65532);
+    expect(typhaPod.spec?.securityContext?.runAsNonRoot).toBe(true);
 
-    for (const pod of [controllersPod, agentPod]) {
+    for (const pod of [controllersPod, agentPod, typhaPod]) {
       expect(pod.spec?.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
       for (const c of pod.spec?.containers ?? []) {
         // The image's entrypoint (the compiled `tessera`) runs; the manifest only picks the sub-command.
@@ -197,6 +212,35 @@ describe('kubectl apply -f manifests/', () => {
     for (const plural of ['networkpolicies', 'globalnetworkpolicies', 'tiers', 'profiles', 'workloadendpoints']) {
       expect((await statusOf(custom.listClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural }))).code).toBe(200);
     }
+  });
+
+  it('the Typha ServiceAccount may list/watch the five v3 kinds, list nodes and its namespace\'s EndpointSlices, and nothing more', async () => {
+    const admin = adminKubeConfig();
+    const { server, caPem } = sharedControlPlane();
+    const typha = await issueServiceAccountToken(admin, {
+      namespace: 'tessera-system',
+      serviceAccount: 'tessera-typha',
+      create: false,
+      server,
+      ...(caPem === null ? {} : { caPem }),
+      kubeconfigPath: join(dir, 'typha'),
+    });
+    const custom = typha.kubeConfig.makeApiClient(CustomObjectsApi);
+    for (const plural of ['networkpolicies', 'globalnetworkpolicies', 'tiers', 'profiles', 'workloadendpoints']) {
+      expect((await statusOf(custom.listClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural }))).code).toBe(200);
+    }
+    const core = typha.kubeConfig.makeApiClient(CoreV1Api);
+    expect((await statusOf(core.listNode())).code).toBe(200);
+    const discovery = typha.kubeConfig.makeApiClient(DiscoveryV1Api);
+    expect((await statusOf(discovery.listNamespacedEndpointSlice({ namespace: 'tessera-system', labelSelector: 'kubernetes.io/service-name=tessera-typha' }))).code).toBe(200);
+    expect((await statusOf(discovery.listNamespacedEndpointSlice({ namespace: 'default' }))).code).toBe(403);
+    expect((await statusOf(core.listNamespacedSecret({ namespace: 'tessera-system' }))).code).toBe(403);
+    expect((await statusOf(core.listPodForAllNamespaces())).code).toBe(403);
+    expect((await statusOf(custom.getClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural: 'tiers', name: 'default' }))).code).toBe(403);
+    const write = await statusOf(
+      custom.createNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace: 'default', plural: 'networkpolicies', body: knp('z', 'default') }),
+    );
+    expect(write.code).toBe(403);
   });
 
   it('only the controllers ServiceAccount may create knp.default.* policies (ValidatingAdmissionPolicy)', async () => {

@@ -37,6 +37,10 @@ export const commands: Record<string, Command> = {
     summary: 'run the per-node agent (informers → calc graph → iptables/ipsets): tessera agent --node <name> [--netns <ns>]',
     run: async (argv) => (await import('./agent.ts')).runAgent(argv),
   },
+  typha: {
+    summary: 'run Typha: one set of watches fanned out to every agent as a snapshot, then deltas: tessera typha [--rebalance-service <ns/name>]',
+    run: async (argv) => (await import('./typha.ts')).runTypha(argv),
+  },
   cleanup: {
     summary: 'remove everything the agent programmed on this node (hooks, cali- chains, IP sets): tessera cleanup [--dry-run] [--netns <ns>]',
     run: async (argv) => (await import('./cleanup.ts')).runCleanupCommand(argv),
