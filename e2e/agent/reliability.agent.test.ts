@@ -10,69 +10,22 @@
  */
 import { execFileSync } from 'node:child_process';
 
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { pollUntil } from '../controlplane/poll-until.ts';
+import { watchProbes } from './probe-flips.ts';
 import { E2eCluster } from '../runner/cluster.ts';
 import { ScenarioRun } from '../runner/run-scenario.ts';
-import type { ManifestObject, Probe, Scenario } from '../runner/scenario.ts';
+import type { Probe } from '../runner/scenario.ts';
+import { churnProbes, churnScenario, fromNs, STABLE_PROBES, storedChurnSource } from './churn-scenario.ts';
 
 /** Agents' full read-back period (Felix's refresh intervals, shortened for the test). */
 const REFRESH_S = 3;
 
-const PORTS = [
-  { name: 'http', containerPort: 80, protocol: 'TCP' as const },
-  { name: 'dns', containerPort: 53, protocol: 'UDP' as const },
-];
-const pod = (namespace: string, name: string, ip: string, node: string) => ({ namespace, name, ip, node, labels: { pod: name }, containerPorts: PORTS });
-const ns = (name: string) => ({ name, labels: { 'kubernetes.io/metadata.name': name, ns: name } });
-const knp = (name: string, namespace: string, spec: object): ManifestObject => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace }, spec });
-
-/** z is the unchanged part (deny all ingress); x churns between "from y" and "from z". */
-const STABLE = knp('deny-all', 'z', { podSelector: {}, policyTypes: ['Ingress'] });
-const fromNs = (from: string): ManifestObject =>
-  knp('churn', 'x', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: { matchLabels: { ns: from } } }] }] });
-
-const SCENARIO: Scenario = {
-  name: 'reliability',
-  namespaces: [ns('x'), ns('y'), ns('z')],
-  pods: [pod('x', 'a', '10.67.1.10', 'node-1'), pod('y', 'b', '10.67.2.10', 'node-2'), pod('z', 'c', '10.67.3.10', 'node-1'), pod('y', 'd', '10.67.2.11', 'node-1')],
-  policies: [STABLE, fromNs('y')],
-  probes: [],
-};
-
-const p = (from: string, to: string, expected: boolean, protocol: 'TCP' | 'UDP' = 'TCP'): Probe => ({ from, to, port: protocol === 'TCP' ? 80 : 53, protocol, expected });
-/** Verdicts the churn never changes: into z (denied), into y (allowed). */
-const STABLE_PROBES: Probe[] = [
-  p('x/a', 'z/c', false), p('y/b', 'z/c', false, 'UDP'), p('y/d', 'z/c', false),
-  p('x/a', 'y/b', true), p('z/c', 'y/b', true, 'UDP'), p('x/a', 'y/d', true), p('z/c', 'y/d', true),
-];
-const churnProbes = (from: 'y' | 'z'): Probe[] => [p('y/b', 'x/a', from === 'y'), p('y/d', 'x/a', from === 'y', 'UDP'), p('z/c', 'x/a', from === 'z')];
+const SCENARIO = churnScenario('reliability', '10.67');
 
 let cluster: E2eCluster;
 let run: ScenarioRun;
-
-/** Samples `probes` until `until` resolves; returns every sample that disagreed with its expectation. */
-async function watchProbes(probes: readonly Probe[], until: Promise<unknown>): Promise<string[]> {
-  const flips: string[] = [];
-  let done = false;
-  void until.finally(() => (done = true));
-  while (!done) {
-    const got = await Promise.all(probes.map((pr) => run.probeOnce(pr, 400)));
-    probes.forEach((pr, i) => {
-      // An expected-allowed probe that timed out once is re-checked with a long timeout (a slow
-      // answer on a loaded machine is not a flip); an unexpected "allowed" never is.
-      if (got[i] !== pr.expected) flips.push(`${pr.from} → ${pr.to} ${pr.port}/${pr.protocol}: expected ${pr.expected}, got ${got[i]}`);
-    });
-    if (flips.length > 0 && probes.some((pr, i) => pr.expected && got[i] === false)) {
-      const recheck = await Promise.all(probes.map((pr) => (pr.expected ? run.probeOnce(pr, 3_000) : Promise.resolve(pr.expected))));
-      if (recheck.every((ok, i) => ok === probes[i]?.expected) && flips.every((f) => f.endsWith('got false') && f.includes('expected true'))) flips.length = 0;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return flips;
-}
 
 async function expectConverged(probes: readonly Probe[]): Promise<void> {
   const results = await run.converge(0, probes);
@@ -120,16 +73,11 @@ describe('tessera agent reliability (real control plane, netns, real probes)', (
       stop = true;
       await churn;
     })();
-    const flips = await watchProbes(STABLE_PROBES, outage);
+    const flips = await watchProbes(run, STABLE_PROBES, outage);
     await outage;
     expect(writes).toBeGreaterThan(5);
     expect(flips).toEqual([]);
-    // The final state is what the API holds: a write the client saw fail (the server went away
-    // after committing it) may still have landed.
-    const stored = (await cluster.admin.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: 'networking.k8s.io', version: 'v1', namespace: 'x', plural: 'networkpolicies', name: 'churn' })) as {
-      spec: { ingress: Array<{ from: Array<{ namespaceSelector: { matchLabels: { ns: 'y' | 'z' } } }> }> };
-    };
-    const final = stored.spec.ingress[0]?.from[0]?.namespaceSelector.matchLabels.ns ?? last;
+    const final = await storedChurnSource(cluster, last);
     await expectConverged([...STABLE_PROBES, ...churnProbes(final)]);
     for (const agent of cluster.agents.values()) expect(agent.running).toBe(true);
     // Leave x as the other tests expect it.
@@ -147,7 +95,7 @@ describe('tessera agent reliability (real control plane, netns, real probes)', (
       await cluster.startAgent('node-1');
       await new Promise((r) => setTimeout(r, 1_000));
     })();
-    const flips = await watchProbes(probes, restart);
+    const flips = await watchProbes(run, probes, restart);
     await restart;
     expect(flips).toEqual([]);
   });

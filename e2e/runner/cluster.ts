@@ -14,6 +14,10 @@
  *   interface name (`--workload-interface-naming none`) and the agents, with
  *   `--interface-prefix veth`, find each pod's interface from its host route.
  * Agents never get `--ip-versions`: they detect their node's families (`dualStackNodes`).
+ *
+ * `typhas: N` (N ≥ 1) also runs N `tessera typha` processes with manifests/' tessera-typha
+ * ServiceAccount, each listening on its own loopback port, and starts every agent with
+ * `--typha` naming all of them: the agents then hold no watch on the API server.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +29,7 @@ import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
 
 import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil } from '../controlplane/index.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+import { freePort } from '../controlplane/free-port.ts';
 import { ClusterNetwork, type HostVethNaming } from './network.ts';
 import { REPO_ROOT, TesseraProcess } from './processes.ts';
 
@@ -37,6 +42,8 @@ export interface ClusterOptions {
   readonly refreshSeconds?: number;
   /** How host-side pod veths are named, and so the controllers' and agents' flags (see above). @default 'calico' */
   readonly hostVethNaming?: HostVethNaming;
+  /** Typha processes the agents connect through (0: the agents watch the API server). @default 0 */
+  readonly typhas?: number;
   /** Nodes with a global IPv6 address (their agents detect and program IPv6). @default [] */
   readonly dualStackNodes?: readonly string[];
   readonly log?: (line: string) => void;
@@ -45,12 +52,15 @@ export interface ClusterOptions {
 export class E2eCluster {
   readonly network: ClusterNetwork;
   readonly agents = new Map<string, TesseraProcess>();
+  /** The Typha processes, by name (`typha-1`, …), and the loopback port each serves agents on. */
+  readonly typhas = new Map<string, { process: TesseraProcess; port: number }>();
   controllers: TesseraProcess | undefined;
   controlPlane: ControlPlane | undefined;
   admin!: KubeConfig;
   adminKubeconfigPath!: string;
   readonly dir = mkdtempSync(join(tmpdir(), 'tessera-e2e-'));
   private agentKubeconfig = '';
+  private typhaKubeconfig = '';
   private controllersKubeconfig = '';
   private closing = false;
   /** Times the controllers process exited and was restarted. */
@@ -118,6 +128,28 @@ export class E2eCluster {
     this.agentKubeconfig = (await identity('tessera-agent', 'agent.kubeconfig')).kubeconfigPath;
     this.controllersKubeconfig = controllersId.kubeconfigPath;
     await this.startControllers();
+    const typhas = opts.typhas ?? 0;
+    if (typhas > 0) {
+      this.typhaKubeconfig = (await identity('tessera-typha', 'typha.kubeconfig')).kubeconfigPath;
+      for (let k = 1; k <= typhas; k++) await this.startTypha(`typha-${k}`);
+      this.log(`${typhas} Typha${typhas === 1 ? '' : 's'} on ${[...this.typhas.values()].map((t) => `127.0.0.1:${t.port}`).join(', ')}; agents connect through them`);
+    }
+  }
+
+  /**
+   * Starts (or restarts, on the port it had) the Typha `name` and waits until it is ready (in
+   * sync with the API server and listening).
+   */
+  async startTypha(name: string): Promise<TesseraProcess> {
+    const port = this.typhas.get(name)?.port ?? (await freePort());
+    const proc = await TesseraProcess.start(
+      name,
+      ['typha', '--kubeconfig', this.typhaKubeconfig, '--host', '127.0.0.1', '--port', String(port), '--shutdown-timeout', '2'],
+      join(this.dir, `${name}.log`),
+    );
+    this.typhas.set(name, { process: proc, port });
+    await pollUntil(async () => ((await proc.ready()) ? true : undefined), { description: `${name} to be ready`, timeoutMs: 60_000 });
+    return proc;
   }
 
   /**
@@ -199,6 +231,7 @@ export class E2eCluster {
         '--ipsets-refresh',
         String(this.refreshSeconds),
         ...(this.network.hostVethNaming === 'veth' ? ['--interface-prefix', 'veth'] : []),
+        ...(this.typhas.size > 0 ? ['--typha', [...this.typhas.values()].map((t) => `127.0.0.1:${t.port}`).join(',')] : []),
       ],
       join(this.dir, `agent-${node}.log`),
     );
@@ -212,6 +245,8 @@ export class E2eCluster {
     this.closing = true;
     await Promise.all([...this.agents.values()].map((a) => a.stop()));
     this.agents.clear();
+    await Promise.all([...this.typhas.values()].map((t) => t.process.stop()));
+    this.typhas.clear();
     await this.controllers?.stop();
     this.network.destroy();
     await this.controlPlane?.stop();

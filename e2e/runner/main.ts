@@ -18,7 +18,8 @@
  * calico|veth (default calico): `veth` names host veths as kindnet and ptp do, and runs the
  * controllers with `--workload-interface-naming none` and the agents with
  * `--interface-prefix veth`, so every agent finds its pods' interfaces from their routes
- * (cluster.ts). With TESSERA_E2E_COMPILED=1 the controllers and agents run the compiled build
+ * (cluster.ts). --typha <n> (default 0) runs n `tessera typha` processes and connects every
+ * agent through them instead of to the API server. With TESSERA_E2E_COMPILED=1 the controllers and agents run the compiled build
  * (bin/tessera.js → dist/, as the image does; processes.ts) instead of the sources via tsx.
  */
 import { readFileSync } from 'node:fs';
@@ -39,10 +40,11 @@ interface Args {
   probeTimeoutMs: number;
   settleMs: number;
   hostVethNaming: HostVethNaming;
+  typhas: number;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { scenarios: [], only: [], kubeconfig: undefined, probeTimeoutMs: 400, settleMs: 15_000, hostVethNaming: 'calico' };
+  const a: Args = { scenarios: [], only: [], kubeconfig: undefined, probeTimeoutMs: 400, settleMs: 15_000, hostVethNaming: 'calico', typhas: 0 };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): string => {
@@ -72,6 +74,13 @@ function parseArgs(argv: readonly string[]): Args {
         const v = value();
         if (!(HOST_VETH_NAMINGS as readonly string[]).includes(v)) throw new ScenarioFileError(`--host-veth-naming must be ${HOST_VETH_NAMINGS.join(' or ')}, not ${JSON.stringify(v)}`);
         a.hostVethNaming = v as HostVethNaming;
+        break;
+      }
+      case '--typha': {
+        const v = value();
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 0 || n > 8) throw new ScenarioFileError(`--typha must be a number of Typhas from 0 to 8, not ${JSON.stringify(v)}`);
+        a.typhas = n;
         break;
       }
       default:
@@ -115,7 +124,7 @@ async function main(argv: readonly string[]): Promise<number> {
   err(`run ${names.runId}: Kubernetes namespaces ${[...names.mapping].map(([from, to]) => `${from}→${to}`).join(', ')}`);
   err(`run ${names.runId}: tessera ${process.env['TESSERA_E2E_COMPILED'] === '1' ? 'compiled (dist/)' : 'from the sources (tsx)'}`);
   err(`run ${names.runId}: host veths named like ${args.hostVethNaming === 'calico' ? "Calico's CNI (cali<hash>)" : 'kindnet/ptp (veth<random>): agents resolve interfaces from routes'}`);
-  const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, log: err });
+  const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, typhas: args.typhas, log: err });
   const namespaces = new Set<string>();
   const { kubeconfig } = args;
   const unregister = kubeconfig === undefined ? () => undefined : registerExitCleanup(() => cleanupNamespacesSync(locateBinaries().kubectl, kubeconfig, namespaces));
