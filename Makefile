@@ -1,10 +1,11 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci
+.PHONY: setup deps controlplane build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces; iputils-ping (ICMP probes) and conntrack
 # (flushing flows between policy rounds) for the differential test.
-DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack ca-certificates chromium
+# podman, runc and debootstrap build and run the images (images/, e2e/containers).
+DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack ca-certificates chromium podman runc debootstrap
 
 setup: deps controlplane
 
@@ -39,6 +40,19 @@ dataplane:
 # pods as network namespaces, every probe a real TCP/UDP connection.
 e2e:
 	npm run -s e2e -- --scenarios ../shared/scenarios/examples.json --scenarios e2e/scenarios/
+
+# localhost/tessera:<version> with podman, on the debootstrap base localhost/debian:bookworm
+# (images/base.sh, cached under $$HOME/.cache/tessera/images). No registry needed.
+image:
+	bash images/build.sh tessera
+
+# image, plus localhost/tessera-controlplane:<Kubernetes version> for the containers suite.
+images: controlplane
+	bash images/build.sh all
+
+# The testcontainers suite (e2e/containers): builds the images first (warm: seconds).
+containers:
+	npx vitest run --project containers
 
 lint:
 	npm run lint

@@ -56,6 +56,22 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          name: 'containers',
+          // The images (make image) run as podman containers through testcontainers: the
+          // control plane, `tessera controllers` with the manifests' RBAC, `tessera agent` with
+          // the manifests' capabilities in a node network namespace. Needs root, podman, runc,
+          // debootstrap; globalSetup builds the images (warm: seconds) and serves podman's
+          // Docker API (e2e/containers).
+          include: ['e2e/containers/**/*.container.test.ts'],
+          environment: 'node',
+          globalSetup: ['e2e/containers/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 240_000,
+        },
+      },
     ],
   },
 });
