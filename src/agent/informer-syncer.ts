@@ -90,7 +90,7 @@ export class InformerSyncer {
 
   /** One liveness probe per informer's list/watch loop, named `informer <resource>`. */
   get livenessProbes(): ReadonlyArray<{ readonly name: string; readonly probe: LivenessProbe }> {
-    return this.#informers.map((i) => ({ name: `informer ${i.resource}`, probe: i.livenessProbe }));
+    return this.#factory.livenessProbes();
   }
 
   /** Starts the informers, reports in-sync once all have listed, and stops them when `signal` aborts. */

@@ -158,7 +158,7 @@ export async function runControllers(argv: readonly string[]): Promise<number> {
     },
     abort.signal,
   );
-  const health = await HealthServer.listen({ registry, ready: running.ready, port: opts.metricsPort, host: opts.metricsHost });
+  const health = await HealthServer.listen({ registry, ready: running.ready, live: running.live, port: opts.metricsPort, host: opts.metricsHost });
   log.info({ port: health.port, identity: running.identity }, 'serving /metrics, /livez, /readyz');
   const outcome = await running.done;
   await health.close();

@@ -20,6 +20,7 @@ import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-w
 import type { ListerWatcher } from '../informers/lister-watcher.ts';
 import { projectPod, ProjectingListerWatcher } from './pod-projection.ts';
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
+import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 import { LeaderElector } from './leader-election.ts';
@@ -79,6 +80,8 @@ export interface RunningControllers {
   isLeader(): boolean;
   /** Informer caches synced. */
   ready(): boolean;
+  /** Whether every informer's list/watch loop made progress within its bound (for /livez). */
+  live(): LivenessReport;
   readonly registry: Registry;
 }
 
@@ -139,6 +142,8 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
   });
   // Default tiers kept present, and Tiers kept while policies name them (tier-controller.ts).
   const tiers = new TierController({ factory, writer, api: new KubeTierApi({ kubeConfig }), registry, logger, clock, ...(opts.sweepIntervalMs === undefined ? {} : { sweepIntervalMs: opts.sweepIntervalMs }) });
+  const liveness = new Liveness({ logger });
+  for (const { name, probe } of factory.livenessProbes()) liveness.register(name, probe);
   let synced = false;
   factory.start();
   void factory.waitForCacheSync(signal).then((ok) => {
@@ -191,6 +196,7 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
     identity,
     isLeader: () => elector.isLeader(),
     ready: () => synced,
+    live: () => liveness.check(),
     registry,
   };
 }

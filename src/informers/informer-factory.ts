@@ -10,6 +10,7 @@ import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.ts';
+import type { LivenessProbe } from '../runtime/liveness.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Indexers } from './indexer.ts';
 import { KubeListerWatcher, resourceName, type KubeResource } from './kube-lister-watcher.ts';
@@ -67,6 +68,11 @@ export class InformerFactory {
     const fresh = Object.fromEntries(Object.entries(indexers).filter(([n]) => !informer.indexer.indexerNames().includes(n)));
     informer.indexer.addIndexers(fresh as Indexers<KubeObject>);
     return informer as unknown as SharedIndexInformer<T>;
+  }
+
+  /** One liveness probe per informer created so far (its list/watch loop), named `informer <resource>`. */
+  livenessProbes(): Array<{ readonly name: string; readonly probe: LivenessProbe }> {
+    return [...this.informers.values()].map((i) => ({ name: `informer ${i.resource}`, probe: i.livenessProbe }));
   }
 
   /** Starts every informer created so far, and any created later. */
