@@ -1,11 +1,12 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers
+.PHONY: setup deps controlplane build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers kind-images kind-up kind-down
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces; iputils-ping (ICMP probes) and conntrack
 # (flushing flows between policy rounds) for the differential test.
-# podman, runc and debootstrap build and run the images (images/, e2e/containers).
-DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack ca-certificates chromium podman runc debootstrap
+# podman, runc and debootstrap build and run the images (images/, e2e/containers); podman's
+# dnsname CNI plugin lets kind's nodes resolve each other (e2e/kind).
+DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack ca-certificates chromium podman runc debootstrap golang-github-containernetworking-plugin-dnsname
 
 setup: deps controlplane
 
@@ -69,6 +70,19 @@ cluster-up:
 
 cluster-down:
 	@npx tsx e2e/controlplane/cli.ts down
+
+# A real cluster with kubelets and pods: kind on podman, 1 control plane + 2 workers, from a
+# node image and Kubernetes images built here (e2e/kind/; binaries and archives cached under
+# $$HOME/.cache/tessera/kind). kind-up prints only `export KUBECONFIG=…`:
+# eval "$$(make -s kind-up)"; kind-down deletes the cluster (images stay).
+kind-images:
+	@bash e2e/kind/build-images.sh >/dev/null
+
+kind-up:
+	@bash e2e/kind/up.sh
+
+kind-down:
+	@bash e2e/kind/down.sh
 
 ci:
 	CI=true bash .ci/run
