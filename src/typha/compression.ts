@@ -28,8 +28,9 @@
  * Deltas (2,000 single-KV messages, 2,226,003 B raw, one stream): deflate-raw 6 → 248,950 B
  * (8.9×), gzip 6 the same + 5 B, brotli 5/lgwin 18 → 252,256 B (8.8×), brotli 6 → 240,916 B (9.2×).
  *
- * Per-connection state decides it: the delta stream is compressed per client, and its
- * compressor lives as long as the connection. After 3.2 MB of traffic a deflate-raw stream held
+ * Per-connection state decides it: every connection has its own compressor for what is
+ * per-connection (and for the deltas of a client that lags when it would join the shared delta
+ * stream, crumb-message-cache.ts), and it lives as long as the connection. After 3.2 MB of traffic a deflate-raw stream held
  * 166 KiB of RSS; brotli 6 held 5.2 MiB (lgwin 22), 2.8 MiB with lgwin 18 — 17-31× more, i.e.
  * gigabytes at a few thousand clients, for 10-18 % fewer snapshot bytes. gzip is deflate plus a
  * header and a CRC: no gain. So the server prefers **deflate-raw level 6**; gzip and brotli

@@ -22,6 +22,9 @@ import { decodeMessage, encodeMessage, MessageDecodeError, ProtocolViolationErro
 /** What can go wrong reading: all of it is the peer's (or the network's) fault. */
 export type ReadError = FrameError | MessageDecodeError | CompressionError;
 
+/** `sendFrames` writes consecutive frames together (one writev) up to this many bytes. */
+const CORK_BYTES = 256 * 1024;
+
 /** Frames queued beyond this pause the socket until the handler catches up. */
 const READ_QUEUE_HIGH_WATER = 256;
 const READ_QUEUE_LOW_WATER = 64;
@@ -156,6 +159,7 @@ export class MessageWriter {
   readonly #socket: Socket;
   readonly #opts: MessageWriterOptions;
   #compressor: StreamCompressor | undefined;
+  #algorithm: CompressionAlgorithm | undefined;
   #chain: Promise<void> = Promise.resolve();
   #failed: Error | undefined;
 
@@ -175,23 +179,39 @@ export class MessageWriter {
       return Promise.reject(new ProtocolViolationError(`refusing to send a ${type} message the peer did not announce support for`));
     }
     return this.#enqueue(async () => {
+      if (this.#compressor === undefined && this.#algorithm !== undefined) this.#compressor = new StreamCompressor(this.#algorithm);
       const payload = this.#compressor === undefined ? encoded : await this.#compressor.compress(encoded);
       await this.#write(encodeFrame(payload, this.#opts.maxFrameBytes));
     });
   }
 
-  /** Writes pre-encoded frames (a shared snapshot) as they are. */
+  /**
+   * Writes pre-encoded frames (a shared snapshot, shared delta bytes) as they are: small ones
+   * together in one corked (writev) write, a large one on its own, each under the write timeout.
+   */
   sendFrames(frames: readonly Buffer[]): Promise<void> {
     return this.#enqueue(async () => {
-      for (const f of frames) await this.#write(f);
+      let i = 0;
+      while (i < frames.length) {
+        let j = i;
+        let bytes = 0;
+        while (j < frames.length && (j === i || bytes + (frames[j] as Buffer).length <= CORK_BYTES)) bytes += (frames[j++] as Buffer).length;
+        await this.#write(frames.slice(i, j));
+        i = j;
+      }
     });
   }
 
-  /** Messages queued after this call go out in a fresh `compression` stream (undefined: plain). */
+  /**
+   * Messages queued after this call go out in a fresh `compression` stream (undefined: plain).
+   * The compressor is created by the first message that needs it (a connection on the shared
+   * delta stream restarts once per segment and may send nothing of its own in between).
+   */
   restart(compression: CompressionAlgorithm | undefined): Promise<void> {
     return this.#enqueue(async () => {
       this.#compressor?.close();
-      this.#compressor = compression === undefined ? undefined : new StreamCompressor(compression);
+      this.#compressor = undefined;
+      this.#algorithm = compression;
     });
   }
 
@@ -215,12 +235,23 @@ export class MessageWriter {
     return result;
   }
 
-  async #write(frame: Buffer): Promise<void> {
+  async #write(frame: Buffer | readonly Buffer[]): Promise<void> {
     const socket = this.#socket;
     if (socket.destroyed) throw new ConnectionClosedError('connection closed');
     const { clock, writeTimeoutMs } = this.#opts;
     const start = clock.now();
-    if (!socket.write(frame)) {
+    let accepted: boolean;
+    if (Buffer.isBuffer(frame)) {
+      accepted = socket.write(frame);
+    } else if (frame.length === 1) {
+      accepted = socket.write(frame[0] as Buffer);
+    } else {
+      socket.cork();
+      for (const f of frame) socket.write(f);
+      socket.uncork();
+      accepted = !socket.writableNeedDrain;
+    }
+    if (!accepted) {
       await new Promise<void>((resolve, reject) => {
         let timer: Timer | undefined = undefined;
         const done = (err?: Error): void => {
@@ -234,7 +265,8 @@ export class MessageWriter {
         const onClose = (): void => done(new ConnectionClosedError('connection closed during a write'));
         socket.on('drain', onDrain);
         socket.on('close', onClose);
-        timer = clock.setTimer(() => done(new WriteTimeoutError(`a write of ${frame.length} bytes did not complete within ${writeTimeoutMs} ms`)), writeTimeoutMs);
+        const bytes = Buffer.isBuffer(frame) ? frame.length : frame.reduce((n, f) => n + f.length, 0);
+        timer = clock.setTimer(() => done(new WriteTimeoutError(`a write of ${bytes} bytes did not complete within ${writeTimeoutMs} ms`)), writeTimeoutMs);
       });
     }
     this.#opts.onWritten?.(clock.now() - start);

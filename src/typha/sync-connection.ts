@@ -11,11 +11,23 @@
  *   message per crumb with deltas; a lagging one gets the deltas of consecutive crumbs merged
  *   into messages of at most `maxKVsPerMessage` (whole crumbs; a crumb is split only if it
  *   alone exceeds the limit); a status change always follows the deltas of its crumb;
+ * - with compression, a client that keeps up at the start of a shared segment joins the shared
+ *   delta stream (crumb-message-cache.ts `SharedDeltaStream`): the crumbs' messages compressed
+ *   once for every such client; it stays there, writing every ready crumb's bytes at once
+ *   when it lags, and its own compressor carries only what is per-connection (pings) between
+ *   segments;
  * - a client more than `maxFallBehindMs` behind is disconnected, unless its snapshot finished
  *   less than `newClientGraceMs` ago (counted once per connection in `_grace_used`);
  * - liveness: a ping every `pingIntervalMs`; no pong within `pongTimeoutMs` of a ping being
  *   WRITTEN closes the connection (a ping queued behind a long snapshot write does not count
  *   against the client: the snapshot send is bounded by the write timeout instead);
+ * - a compressed snapshot counts as absorbed only when the client acks the `decoder-restart`
+ *   that ends it (the client acks after decoding every message before it): "written" to the
+ *   socket is not "read" when the kernel's loopback buffers hold megabytes of it. Until that
+ *   ack, pong watchdogs are not armed, and the ack must come within `writeTimeoutMs` of the
+ *   snapshot's last frame being written (typha.md §2.3: a client that cannot absorb a write in
+ *   120 s is disconnected, reason `write-failed`). After the ack, a ping already written gets
+ *   the full `pongTimeoutMs` from the ack;
  * - every close has exactly one logged reason and one `tessera_typha_connections_closed` count;
  *   `onClose` is called synchronously from `close()`, so the server's count drops at once.
  */
@@ -30,7 +42,7 @@ import { ConnectionClosedError, MessageReader, MessageWriter, WriteTimeoutError 
 import { serverMaySend, SYNCER_TYPE_FELIX, type ClientHello, type Message } from './messages.ts';
 import type { SerializedUpdate, SyncStatus } from './serialized-update.ts';
 import type { SnapshotEncoder } from './snapshot-encoder.ts';
-import type { CrumbMessageCache } from './crumb-message-cache.ts';
+import { COALESCE_MIN_MEMBERS, type CrumbMessageCache, type SharedCrumbFrames, type SharedDeltaStream } from './crumb-message-cache.ts';
 import type { SyncServerMetrics } from './sync-server-metrics.ts';
 
 /** The server's resolved limits (defaults in sync-server.ts). */
@@ -54,6 +66,8 @@ export interface SyncConnectionDeps {
   readonly metrics: SyncServerMetrics;
   readonly snapshots: SnapshotEncoder;
   readonly crumbMessages: CrumbMessageCache;
+  /** The server's shared compressed delta stream for an algorithm (one per algorithm). */
+  readonly sharedDeltas: (algorithm: CompressionAlgorithm) => SharedDeltaStream;
   readonly log: Logger;
   readonly version: string;
 }
@@ -64,6 +78,9 @@ export interface SyncConnectionDeps {
  * it is closed.
  */
 export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
+
+/** A lagging client on the shared delta stream writes at most this many ready crumbs at once. */
+const MAX_CRUMBS_PER_WRITE = 256;
 
 /** Why a connection closed; the label of `tessera_typha_connections_closed`. */
 export type CloseReason =
@@ -111,7 +128,17 @@ export class SyncConnection {
   #phase: 'hello' | 'handshake' | 'ack' | 'snapshot' | 'streaming' | 'closed' = 'hello';
   #timers: Timer[] = [];
   #pingQueued = false;
-  #outstandingPing: { timestamp: number; writtenAt: number; watchdog: Timer } | undefined;
+  #outstandingPing: { timestamp: number; writtenAt: number; watchdog: Timer | undefined } | undefined;
+  /** Writing the snapshot or inside a shared delta segment: nothing of the connection's own stream may be queued. */
+  #midSegment = false;
+  /** The shared stream this connection joined (it leaves it only by closing). */
+  #sharedStream: SharedDeltaStream | undefined;
+  /** A ping came due mid-segment; it goes out at the segment's end. */
+  #pingDeferred = false;
+  /** The connection's own compressed stream carried something since the client's last restart. */
+  #ownDirty = true;
+  /** Armed from the last snapshot frame written until the client acks the restart ending it. */
+  #snapshotAbsorbed: Timer | undefined;
   #closeReason: string | undefined;
   readonly #done = new Deferred<void>();
 
@@ -178,7 +205,9 @@ export class SyncConnection {
     this.#deps.metrics.connectionsClosed.inc({ reason: kind });
     if (wasStreaming) this.#deps.metrics.connectionsStreaming.dec();
     for (const t of this.#timers) t.cancel();
-    this.#outstandingPing?.watchdog.cancel();
+    this.#outstandingPing?.watchdog?.cancel();
+    this.#snapshotAbsorbed?.cancel();
+    if (this.#sharedStream !== undefined) this.#sharedStream.members--;
     this.#abort.abort(new ConnectionClosed(reason));
     this.#hello.reject(new ConnectionClosed(reason));
     this.#ack?.reject(new ConnectionClosed(reason));
@@ -202,6 +231,7 @@ export class SyncConnection {
         // The first ack completes the handshake; later ones answer the restart that ends a
         // compressed snapshot, which the server does not wait for.
         if (this.#phase === 'ack') this.#ack?.resolve();
+        else if (this.#snapshotAbsorbed !== undefined) this.#onSnapshotAbsorbed();
         return;
       case 'pong':
         return this.#onPong(m.pingTimestamp);
@@ -211,7 +241,7 @@ export class SyncConnection {
   }
 
   async #run(): Promise<void> {
-    const { clock, config, metrics, source, snapshots, crumbMessages, version } = this.#deps;
+    const { clock, config, metrics, source, snapshots, crumbMessages, sharedDeltas, version } = this.#deps;
     const handshake = clock.setTimer(() => this.close('handshake-timeout', `no handshake within ${config.handshakeTimeoutMs} ms`), config.handshakeTimeoutMs);
     this.#timers.push(handshake);
 
@@ -232,6 +262,11 @@ export class SyncConnection {
     }
     handshake.cancel();
     this.#phase = 'snapshot';
+    // Nothing of the connection's own stream may be queued before the snapshot's frames or
+    // between them and the restart after them (the client's decoder expects the snapshot's
+    // stream there: a ping would be unreadable): a ping that comes due while the snapshot is
+    // generated or written waits until the restart is queued.
+    this.#midSegment = true;
     this.#timers.push(every(clock, config.pingIntervalMs, () => this.#sendPing()));
 
     let crumb = source.latest();
@@ -240,8 +275,17 @@ export class SyncConnection {
     // Pre-encoded frames bypass the writer's guard; the decoder-restart they end with exists
     // only when `compression` is set, i.e. only for a client that announced supportsDecoderRestart.
     await this.#writer.sendFrames(snapshot.frames);
-    // The snapshot's own compressed stream ended with a restart; ours starts now.
-    if (compression !== undefined) await this.#writer.restart(compression);
+    if (compression !== undefined) {
+      // Written is not yet read: the ack of the restart ending the snapshot says it was.
+      this.#snapshotAbsorbed = clock.setTimer(
+        () => this.close('write-failed', `client did not read its snapshot within ${config.writeTimeoutMs} ms of it being written`),
+        config.writeTimeoutMs,
+      );
+      // The snapshot's own compressed stream ended with a restart; ours starts now.
+      await this.#writer.restart(compression);
+    }
+    this.#midSegment = false;
+    this.#sendDeferredPing();
     const snapshotDone = clock.now();
     metrics.clientSnapshotSendSecs.observe((snapshotDone - started) / 1000);
     this.#log.info({ seq: crumb.seq, kvs: snapshot.kvs, messages: snapshot.messages, wireBytes: snapshot.wireBytes, compression: compression ?? 'none' }, 'sent snapshot');
@@ -252,6 +296,7 @@ export class SyncConnection {
     this.#phase = 'streaming';
     metrics.connectionsStreaming.inc();
 
+    const shared = compression === undefined ? undefined : sharedDeltas(compression);
     const graceUntil = snapshotDone + config.newClientGraceMs;
     let graceCounted = false;
     for (;;) {
@@ -268,6 +313,29 @@ export class SyncConnection {
           this.#log.info({ behindMs }, 'client fell behind within its post-snapshot grace period');
         }
       }
+      const frames = shared?.framesFor(crumb, status);
+      // A client joins the shared stream at a segment's first crumb if it keeps up there (a
+      // lagging one gets merged batches on its own stream, as Typha's). Once in, it stays:
+      // shared bytes cost a connection nothing but the write, so instead of merged batches a
+      // lagging client takes every crumb whose bytes are ready in one write.
+      if (frames !== undefined && shared !== undefined && compression !== undefined && (this.#midSegment || (frames.startsSegment && behindMs < config.batchingAgeMs))) {
+        if (this.#sharedStream === undefined) {
+          this.#sharedStream = shared;
+          shared.members++;
+        }
+        if (shared.members >= COALESCE_MIN_MEMBERS) await shared.tick(clock);
+        const parts = [frames];
+        for (let next = crumb.nextIfPublished; next !== undefined && parts.length < MAX_CRUMBS_PER_WRITE; next = crumb.nextIfPublished) {
+          const f = shared.framesFor(next, crumb.syncStatus);
+          if (f?.ready === undefined) break;
+          parts.push(f);
+          crumb = next;
+        }
+        await this.#sendShared(parts, compression);
+        status = crumb.syncStatus;
+        continue;
+      }
+      this.#ownDirty = true;
       const first = crumb;
       const kvs: SerializedUpdate[] = [...crumb.deltas];
       if (behindMs >= config.batchingAgeMs) {
@@ -297,20 +365,67 @@ export class SyncConnection {
     }
   }
 
+  /**
+   * Writes a crumb's part of the shared delta stream. Joining (at a segment's first crumb) ends
+   * the connection's own stream with a restart if it carried anything, so the client's decoder
+   * is fresh; leaving (the segment ended with a restart) starts a fresh own stream. In between
+   * nothing else is written: a ping waits for the segment's end (≤ SEGMENT_MS of crumbs).
+   */
+  async #sendShared(crumbs: readonly SharedCrumbFrames[], compression: CompressionAlgorithm): Promise<void> {
+    if (!this.#midSegment) {
+      this.#midSegment = true;
+      if (this.#ownDirty) await this.#writer.send({ type: 'decoder-restart', compression });
+    }
+    const bytes = await Promise.all(crumbs.map((c) => c.bytes));
+    for (const c of crumbs) for (const n of c.kvsCounts) this.#deps.metrics.kvsPerMsg.observe(n);
+    await this.#writer.sendFrames(bytes);
+    // Own messages may follow only if the last crumb written ended a segment (any earlier
+    // segment end is followed by the next segment's first crumb: segments are contiguous).
+    if (!(crumbs.at(-1) as SharedCrumbFrames).endsSegment) return;
+    await this.#writer.restart(compression);
+    this.#ownDirty = false;
+    this.#midSegment = false;
+    this.#sendDeferredPing();
+  }
+
+  #sendDeferredPing(): void {
+    if (!this.#pingDeferred) return;
+    this.#pingDeferred = false;
+    this.#sendPing();
+  }
+
   #sendPing(): void {
     if (this.#pingQueued || this.#outstandingPing !== undefined || this.#phase === 'closed') return;
-    const { clock, config } = this.#deps;
+    if (this.#midSegment) {
+      this.#pingDeferred = true;
+      return;
+    }
+    this.#ownDirty = true;
+    const { clock } = this.#deps;
     const timestamp = clock.now();
     this.#pingQueued = true;
     this.#writer.send({ type: 'ping', timestamp }).then(
       () => {
         this.#pingQueued = false;
         if (this.#phase === 'closed') return;
-        const watchdog = clock.setTimer(() => this.close('pong-timeout', `no pong within ${config.pongTimeoutMs} ms of a ping`), config.pongTimeoutMs);
-        this.#outstandingPing = { timestamp, writtenAt: clock.now(), watchdog };
+        // Behind an unread snapshot the ping waits for the client to reach it: armed on the ack.
+        this.#outstandingPing = { timestamp, writtenAt: clock.now(), watchdog: this.#snapshotAbsorbed === undefined ? this.#pongWatchdog() : undefined };
       },
       (err: Error) => this.close('write-failed', `ping write failed: ${err.message}`),
     );
+  }
+
+  #pongWatchdog(): Timer {
+    const { clock, config } = this.#deps;
+    return clock.setTimer(() => this.close('pong-timeout', `no pong within ${config.pongTimeoutMs} ms of a ping`), config.pongTimeoutMs);
+  }
+
+  /** The client decoded its whole snapshot: liveness is the pong timeout's again. */
+  #onSnapshotAbsorbed(): void {
+    this.#snapshotAbsorbed?.cancel();
+    this.#snapshotAbsorbed = undefined;
+    const ping = this.#outstandingPing;
+    if (ping !== undefined && ping.watchdog === undefined) ping.watchdog = this.#pongWatchdog();
   }
 
   #onPong(pingTimestamp: number): void {
@@ -319,7 +434,7 @@ export class SyncConnection {
       // An answer to a ping whose write had not completed yet, or a stale one: harmless.
       return;
     }
-    ping.watchdog.cancel();
+    ping.watchdog?.cancel();
     this.#outstandingPing = undefined;
     this.#deps.metrics.pingLatency.observe((this.#deps.clock.now() - ping.writtenAt) / 1000);
   }

@@ -4,8 +4,13 @@ import type { ResourceUpdate } from '../calc/update-processor.ts';
 import { FakeClock, type Clock } from '../runtime/clock.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import { seededRandom } from '../runtime/seeded-random.ts';
-import { encodeFrame } from './frame-codec.ts';
-import { encodeMessage } from './messages.ts';
+import net from 'node:net';
+
+import { realClock } from '../runtime/clock.ts';
+import type { CompressionAlgorithm } from './compression.ts';
+import { encodeFrame, FrameDecoder } from './frame-codec.ts';
+import { MessageReader, MessageWriter } from './message-stream.ts';
+import { decodeMessage, encodeMessage, type Message } from './messages.ts';
 import { SyncServer, type SyncServerOptions } from './sync-server.ts';
 import { TestBreadcrumbs } from './testing/test-breadcrumbs.ts';
 import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
@@ -268,6 +273,117 @@ describe('SyncServer liveness', () => {
     await waitFor(() => mute.closed, 'mute client closed');
     expect(answering.closed).toBe(false);
     expect(await metricValue(registry, 'tessera_typha_connections_closed', { reason: 'pong-timeout' })).toBe(1);
+  });
+});
+
+describe('SyncServer slow snapshot readers', () => {
+  /**
+   * A client that acked the handshake, then stops reading: its compressed snapshot (a few KiB)
+   * fits in the loopback buffers, so the server's writes complete at once and only the client
+   * knows it has not read them. Returns a `resume()` that starts reading (answering pings and
+   * acking restarts) and the plain frames received so far.
+   */
+  async function stalledAfterHandshake(port: number): Promise<{ socket: net.Socket; resume(): void; received: Message[] }> {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    cleanups.push(() => void socket.destroy());
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const received: Message[] = [];
+    const frames = new FrameDecoder();
+    const onHandshake = (chunk: Buffer): void => {
+      for (const f of frames.push(chunk).frames) {
+        const m = decodeMessage(f);
+        received.push(m);
+        if (m.type === 'decoder-restart') {
+          socket.off('data', onHandshake);
+          socket.pause();
+          socket.write(encodeFrame(encodeMessage({ type: 'ack' })));
+        }
+      }
+    };
+    socket.on('data', onHandshake);
+    socket.write(encodeFrame(encodeMessage(hello())));
+    await waitFor(() => socket.isPaused(), 'the handshake');
+    const resume = (): void => {
+      const writer = new MessageWriter(socket, { clock: realClock, writeTimeoutMs: 60_000, maxFrameBytes: 64 << 20 });
+      const reader: MessageReader = new MessageReader(socket, {
+        clock: realClock,
+        maxFrameBytes: 64 << 20,
+        maxKVsPerMessage: 100,
+        onError: () => socket.destroy(),
+        onMessage: (m) => {
+          received.push(m);
+          if (m.type === 'decoder-restart') {
+            reader.restart(m.compression as CompressionAlgorithm);
+            void writer.send({ type: 'ack' });
+          }
+          if (m.type === 'ping') void writer.send({ type: 'pong', pingTimestamp: m.timestamp, pongTimestamp: 0 });
+        },
+      });
+      reader.restart('deflate-raw');
+      socket.resume();
+    };
+    return { socket, resume, received };
+  }
+
+  it('a client still reading its snapshot is not closed by the pong timeout: its ping counts from the ack ending the snapshot', async () => {
+    const clock = new FakeClock();
+    const { port, registry } = await startServer({ source: new TestBreadcrumbs(clock, workloadEndpointSnapshot(250)), clock, pingIntervalMs: 10_000 });
+    const slow = await stalledAfterHandshake(port);
+    await waitForMetric(registry, 'tessera_typha_client_snapshot_send_secs', 1);
+    // The ping is written at 10 s, behind the unread snapshot; 60 s later it is still unread.
+    for (let i = 0; i < 10; i++) await clock.advance(10_000);
+    expect(slow.socket.destroyed).toBe(false);
+    expect(await metricValue(registry, 'tessera_typha_connections_closed')).toBe(0);
+    slow.resume();
+    await waitForMetric(registry, 'tessera_typha_ping_latency', 1);
+    expect(slow.received.filter((m) => m.type === 'kvs').flatMap((m) => (m.type === 'kvs' ? m.kvs : [])).length).toBe(250);
+    // From now on the pong timeout applies as usual (the client keeps answering).
+    for (let i = 0; i < 10; i++) await clock.advance(10_000);
+    expect(await metricValue(registry, 'tessera_typha_connections_closed')).toBe(0);
+  });
+
+  it('a client that does not read its snapshot is closed by the write timeout (120 s after the snapshot was written), not the pong timeout', async () => {
+    const clock = new FakeClock();
+    const { port, registry } = await startServer({ source: new TestBreadcrumbs(clock, workloadEndpointSnapshot(250)), clock, pingIntervalMs: 10_000 });
+    await stalledAfterHandshake(port);
+    await waitForMetric(registry, 'tessera_typha_client_snapshot_send_secs', 1);
+    for (let i = 0; i < 11; i++) await clock.advance(10_000);
+    expect(await metricValue(registry, 'tessera_typha_connections_closed')).toBe(0);
+    await clock.advance(10_000);
+    await waitForMetric(registry, 'tessera_typha_connections_closed', 1);
+    expect(await metricValue(registry, 'tessera_typha_connections_closed', { reason: 'write-failed' })).toBe(1);
+  });
+});
+
+describe('SyncServer shared delta stream', () => {
+  it('clients that keep up share one compressed delta stream: across segment ends, pings and a late joiner, every delta arrives once, in order', async () => {
+    const clock = new FakeClock();
+    const crumbs = new TestBreadcrumbs(clock, workloadEndpointSnapshot(50));
+    const { port, registry } = await startServer({ source: crumbs, clock, pingIntervalMs: 2_000 });
+    const early = [await streamingClient(port), await streamingClient(port, hello({ hostname: 'node-2' }))];
+    const names = Array.from({ length: 30 }, (_, i) => `t${i}`);
+    let late: RawClient | undefined;
+    for (const [i, name] of names.entries()) {
+      crumbs.publish([tier(name, i + 1)]);
+      const clients = late === undefined ? early : [...early, late];
+      await waitFor(() => clients.every((c) => c.kvs().some((kv) => kv.key.endsWith(`/${name}`)) || c.closed), `delta ${name}`);
+      await clock.advance(400); // a segment ends every ~3 crumbs; a ping every 5
+      if (i === 10) late = await streamingClient(port, hello({ hostname: 'late' }));
+    }
+    const deltas = (c: RawClient): string[] => c.kvs().filter((kv) => kv.key.startsWith('Tier/')).map((kv) => kv.key.slice('Tier//'.length));
+    for (const c of early) {
+      expect(c.closed).toBe(false);
+      expect(deltas(c)).toEqual(names);
+      // Handshake, snapshot end, then the joins and segment ends of the shared stream.
+      expect(c.of('decoder-restart').length).toBeGreaterThan(8);
+    }
+    expect(late?.closed).toBe(false);
+    // t0…t10 in its snapshot (in key order), the rest as deltas.
+    expect(deltas(late as RawClient).slice(0, 11)).toEqual(names.slice(0, 11).sort());
+    expect(deltas(late as RawClient).slice(11)).toEqual(names.slice(11));
+    expect((late as RawClient).of('decoder-restart').length).toBeGreaterThan(4);
+    expect(await metricValue(registry, 'tessera_typha_ping_latency')).toBeGreaterThan(0);
+    expect(await metricValue(registry, 'tessera_typha_connections_closed')).toBe(0);
   });
 });
 

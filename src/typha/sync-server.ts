@@ -29,7 +29,7 @@ import { DEFAULT_SERVER_COMPRESSION, type CompressionAlgorithm } from './compres
 import { DEFAULT_MAX_FRAME_BYTES } from './frame-codec.ts';
 import { MAX_KVS_PER_MESSAGE } from './messages.ts';
 import { SnapshotEncoder } from './snapshot-encoder.ts';
-import { CrumbMessageCache } from './crumb-message-cache.ts';
+import { CrumbMessageCache, SharedDeltaStream } from './crumb-message-cache.ts';
 import { shuffle } from './shuffle.ts';
 import { SyncConnection, type SyncServerConfig } from './sync-connection.ts';
 import { SyncServerMetrics } from './sync-server-metrics.ts';
@@ -126,6 +126,7 @@ export class SyncServer {
   readonly #log: Logger;
   readonly #snapshots: SnapshotEncoder;
   readonly #crumbMessages: CrumbMessageCache;
+  readonly #sharedDeltas = new Map<CompressionAlgorithm, SharedDeltaStream>();
   readonly #connections = new Set<SyncConnection>();
   #maxConns: number;
   #server: net.Server | undefined;
@@ -299,6 +300,7 @@ export class SyncServer {
         metrics: this.#metrics,
         snapshots: this.#snapshots,
         crumbMessages: this.#crumbMessages,
+        sharedDeltas: (algorithm) => this.#sharedDelta(algorithm),
         log: this.#log,
         version: VERSION,
       },
@@ -312,6 +314,15 @@ export class SyncServer {
     this.#metrics.connectionsActive.set(this.#connections.size);
     conn.start();
     this.#scheduleDrop();
+  }
+
+  #sharedDelta(algorithm: CompressionAlgorithm): SharedDeltaStream {
+    let stream = this.#sharedDeltas.get(algorithm);
+    if (stream === undefined) {
+      stream = new SharedDeltaStream(algorithm, this.#crumbMessages, this.#config.maxFrameBytes);
+      this.#sharedDeltas.set(algorithm, stream);
+    }
+    return stream;
   }
 
   /** Arms the drop timer while above the target (one random drop per jittered interval). */
