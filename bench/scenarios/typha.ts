@@ -6,42 +6,40 @@
  *   the snapshot's form, in shuffled order: insert / update / delete per second, in batches of
  *   100 (as the cache applies them) and one at a time; get per second; heap of the map; extra
  *   heap of 1,000 retained versions of 100 scattered updates each (crumbs a slow client pins).
- * - `fanout [agents=20] [objects=100000] [deltas=1000]`: one Typha — a SnapshotCache fed
- *   `objects` WorkloadEndpoints (the realistic fixture), behind a SyncServer on 127.0.0.1 — and
- *   `agents` SyncClients in this process over loopback TCP. Figures: seconds to ingest the
- *   objects into the cache; seconds until every agent holds the whole snapshot and is in-sync;
- *   then seconds until every agent has seen `deltas` label changes; heap and RSS at the end.
- *   Server and clients share the 2 cores and one heap, so the fan-out figure is dominated by
- *   the clients (each decodes and keeps its own copy of every object; a CPU profile of one
- *   agent × 100,000 shows GC first, then JSON encode/decode): it bounds a real cluster's from
- *   above, where each agent is its own process on its own node.
- * - `fanout-light [agents=100] [objects=100000] [deltas=1000] [wave=20]`: the same Typha, with
- *   light agents — a socket that does the handshake, follows the compression restart, answers
- *   pings and counts the KVs it decodes, keeping none and parsing no values — so the figures
- *   are mostly Typha's and the wire's, not N copies of the agent's state. They connect in waves
- *   of `wave`, each wave in sync before the next: all 100 at once in this one process, each
- *   takes over 60 s to read its snapshot and Typha rightly drops it for not answering its ping
- *   within the pong timeout (60 s) — a real agent reads on its own node's CPU.
+ * - `fanout [agents=1000] [objects=100000] [seconds=60] [rate=1000] [full=10] [workers=4]`
+ *   (issue 15's target): one Typha in THIS process — a SnapshotCache fed `objects`
+ *   WorkloadEndpoints (the realistic fixture), behind a SyncServer on 127.0.0.1 — and `agents`
+ *   simulated agents in child processes (bench/typha-agents.ts): `full` real SyncClients in one
+ *   worker, the rest light wire-level agents (framing, inflate, acks, pongs; no JSON parse of
+ *   kvs) spread over `workers` processes. All connect at once. Then `rate` updates/s for
+ *   `seconds` s (every 10 ms, rate/100 label changes of existing endpoints, each stamped with
+ *   its id and the time the bench called `SnapshotCache.onUpdates`).
+ *   Figures: allInSyncSeconds (first connect → every agent in sync with the whole snapshot),
+ *   typhaRssMiB (peak, sampled every 100 ms in this process; the fixture's objects — the
+ *   "API side" — included), typhaCpuPercent (this process, % of one core) during the fan-out and
+ *   during the updates, deliveryP50Ms / deliveryP99Ms (per update, the time until the LAST
+ *   agent received it), perAgentP50Ms / perAgentP99Ms (over every delivery), undelivered
+ *   (update × agent pairs missing 30 s after the last update), disconnects, uptime (load).
+ *   On a small machine every process shares the same cores: Typha's CPU figure is its own, but
+ *   the agents' work competes with it, which a real cluster (one agent per node) does not.
  *
  * Figures are one JSON line per case (`report`); heap needs `--expose-gc` (`npm run bench`
  * passes it).
  */
-import { setMaxListeners } from 'node:events';
-
-import net from 'node:net';
+import { fork, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 import { report, type BenchScenario } from '../scenario.ts';
 import type { ResourceUpdate } from '../../src/calc/update-processor.ts';
-import { realClock } from '../../src/runtime/clock.ts';
-import type { CompressionAlgorithm } from '../../src/typha/compression.ts';
-import { DEFAULT_MAX_FRAME_BYTES } from '../../src/typha/frame-codec.ts';
-import { MessageReader, MessageWriter } from '../../src/typha/message-stream.ts';
+import type { WorkloadEndpoint } from '../../src/api/index.ts';
+import { newRegistry } from '../../src/runtime/metrics.ts';
 import { PersistentMap } from '../../src/typha/persistent-map.ts';
-import { decodeUpdate, type SyncStatus } from '../../src/typha/serialized-update.ts';
+import { decodeUpdate } from '../../src/typha/serialized-update.ts';
 import { SnapshotCache } from '../../src/typha/snapshot-cache.ts';
-import { SyncClient } from '../../src/typha/sync-client.ts';
 import { SyncServer } from '../../src/typha/sync-server.ts';
 import { workloadEndpointSnapshot } from '../../src/typha/testing/workload-endpoint-fixture.ts';
+import { HISTOGRAM_MS, STAMP_LABEL, type WorkerReport } from '../typha-agent-protocol.ts';
 
 function heapMB(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -60,6 +58,7 @@ function bestRate(ops: number, fn: () => void, runs = 5): number {
   }
   return Math.round((ops * 1000) / best);
 }
+
 
 function runMap(n: number): void {
   // Flat strings (JSON round trip): a template literal is a rope that flattens — and changes
@@ -111,128 +110,6 @@ function runMap(n: number): void {
   report('typha', 'map', { ...figures, mapMB, mapSize: again.size, thousandVersionsMB: versionsMB, retainedVersions: versions.length });
 }
 
-/** An agent's view: the keys it holds and its status. */
-class AgentView {
-  readonly keys = new Set<string>();
-  status: SyncStatus = 'wait-for-datastore';
-  updates = 0;
-  onUpdates(updates: readonly ResourceUpdate[]): void {
-    for (const u of updates) {
-      this.updates++;
-      const key = u.op === 'delete' ? `${u.kind}/${u.namespace ?? ''}/${u.name}` : `${u.resource.kind}/${u.resource.metadata.namespace ?? ''}/${u.resource.metadata.name}`;
-      if (u.op === 'delete') this.keys.delete(key);
-      else this.keys.add(key);
-    }
-  }
-  onStatusUpdated(status: SyncStatus): void {
-    this.status = status;
-  }
-}
-
-/** A wire-level agent: handshake, restart, pongs; counts KVs, keeps nothing. */
-class LightAgent {
-  kvs = 0;
-  status: SyncStatus | undefined;
-  closed = false;
-  readonly #socket: net.Socket;
-  readonly #reader: MessageReader;
-  readonly #writer: MessageWriter;
-
-  private constructor(socket: net.Socket) {
-    this.#socket = socket;
-    socket.on('close', () => (this.closed = true));
-    this.#writer = new MessageWriter(socket, { clock: realClock, writeTimeoutMs: 60_000, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES });
-    this.#reader = new MessageReader(socket, {
-      clock: realClock,
-      maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-      maxKVsPerMessage: 100,
-      onError: () => socket.destroy(),
-      onMessage: (m) => {
-        if (m.type === 'kvs') this.kvs += m.kvs.length;
-        else if (m.type === 'sync-status') this.status = m.status;
-        else if (m.type === 'ping') void this.#writer.send({ type: 'pong', pingTimestamp: m.timestamp, pongTimestamp: 0 }).catch(() => undefined);
-        else if (m.type === 'decoder-restart') {
-          this.#reader.restart(m.compression === 'none' ? undefined : (m.compression as CompressionAlgorithm));
-          void this.#writer.send({ type: 'ack' }).catch(() => undefined);
-        }
-      },
-    });
-  }
-
-  static async connect(port: number, node: string): Promise<LightAgent> {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
-    const agent = new LightAgent(socket);
-    await agent.#writer.send({
-      type: 'client-hello',
-      hostname: node,
-      info: 'typha bench',
-      version: 'bench',
-      syncerType: 'felix',
-      supportsDecoderRestart: true,
-      supportedCompression: ['deflate-raw'],
-      clientConnId: 1,
-    });
-    return agent;
-  }
-
-  close(): void {
-    this.#reader.stop();
-    this.#writer.close();
-    this.#socket.destroy();
-  }
-}
-
-async function runFanoutLight(agents: number, objects: number, deltas: number, wave: number): Promise<void> {
-  const updates = workloadEndpointSnapshot(objects).map(decodeUpdate);
-  const stop = new AbortController();
-  const cache = new SnapshotCache();
-  void cache.start(stop.signal);
-  cache.onStatusUpdated('resync-in-progress');
-  for (let i = 0; i < updates.length; i += 1000) cache.onUpdates(updates.slice(i, i + 1000));
-  cache.onStatusUpdated('in-sync');
-  await until(() => cache.latest().syncStatus === 'in-sync', 'the cache to ingest the objects', 600_000);
-  const server = new SyncServer({ source: cache, host: '127.0.0.1', port: 0 });
-  const { port } = await server.listen();
-  let t = performance.now();
-  const light: LightAgent[] = [];
-  const lightProgress = (): string =>
-    `${light.filter((a) => a.status === 'in-sync').length} in sync, ${light.filter((a) => a.closed).length} disconnected, ${light.reduce((n, a) => n + a.kvs, 0)} KVs received, ${server.connectionCount} connections`;
-  while (light.length < agents) {
-    const n = Math.min(wave, agents - light.length);
-    light.push(...(await Promise.all(Array.from({ length: n }, (_, i) => LightAgent.connect(port, `node-${light.length + i}`)))));
-    await until(() => light.every((a) => a.status === 'in-sync' && a.kvs >= objects), `${light.length} light agents to hold the snapshot`, 600_000, lightProgress);
-  }
-  const fanoutSeconds = (performance.now() - t) / 1000;
-  const before = light.map((a) => a.kvs);
-  t = performance.now();
-  for (const u of updates.slice(0, deltas)) {
-    if (u.op !== 'upsert') continue;
-    const meta = u.resource.metadata;
-    cache.onUpdates([{ op: 'upsert', resource: { ...u.resource, metadata: { ...meta, labels: { ...meta.labels, bench: 'changed' } } } as typeof u.resource }]);
-  }
-  await until(() => light.every((a, i) => a.kvs - (before[i] as number) >= deltas), 'every light agent to see the deltas', 600_000, lightProgress);
-  const deltaSeconds = (performance.now() - t) / 1000;
-  report('typha', 'fanout-light', {
-    agents,
-    objects,
-    deltas,
-    wave,
-    fanoutSeconds: Number(fanoutSeconds.toFixed(2)),
-    snapshotsPerSecond: Number((agents / fanoutSeconds).toFixed(1)),
-    deltaSeconds: Number(deltaSeconds.toFixed(3)),
-    heapMB: heapMB(),
-    rssMB: Math.round(process.memoryUsage().rss / 1048576),
-    connections: server.connectionCount,
-  });
-  for (const a of light) a.close();
-  await server.close();
-  stop.abort();
-}
-
 /** Polls `cond`; every 10 s writes `progress()` to stderr; throws naming `what` after `timeoutMs`. */
 async function until(cond: () => boolean, what: string, timeoutMs: number, progress?: () => string): Promise<void> {
   const start = performance.now();
@@ -248,64 +125,172 @@ async function until(cond: () => boolean, what: string, timeoutMs: number, progr
   }
 }
 
-async function runFanout(agents: number, objects: number, deltas: number): Promise<void> {
-  const updates = workloadEndpointSnapshot(objects).map(decodeUpdate);
+
+const AGENTS_SCRIPT = fileURLToPath(new URL('../typha-agents.ts', import.meta.url));
+
+interface Worker {
+  readonly child: ChildProcess;
+  inSync: number;
+  closed: number;
+  report?: WorkerReport;
+}
+
+function startWorker(role: 'light' | 'full', port: number, count: number, first: number, objects: number, updates: number): Worker {
+  const child = fork(AGENTS_SCRIPT, [role, String(port), String(count), String(first), String(objects), String(updates)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const w: Worker = { child, inSync: 0, closed: 0 };
+  child.on('message', (m: { type: string; inSync?: number; closed?: number }) => {
+    if (m.type === 'state') {
+      w.inSync = m.inSync as number;
+      w.closed = m.closed as number;
+    } else if (m.type === 'report') w.report = m as WorkerReport;
+  });
+  return w;
+}
+
+/** CPU of this process (% of one core) between two `process.cpuUsage()` readings `ms` apart. */
+function cpuPercent(from: NodeJS.CpuUsage, ms: number): number {
+  const d = process.cpuUsage(from);
+  return Math.round(((d.user + d.system) / 1000 / ms) * 100);
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+async function runFanout(agents: number, objects: number, seconds: number, rate: number, fullAgents: number, lightWorkers: number): Promise<void> {
+  const fixture = workloadEndpointSnapshot(objects).map(decodeUpdate);
+  const totalUpdates = Math.round(rate * seconds);
   const stop = new AbortController();
-  setMaxListeners(agents + 10, stop.signal); // every client, the cache and the server listen on it
   const cache = new SnapshotCache();
   void cache.start(stop.signal);
-  let t = performance.now();
   cache.onStatusUpdated('resync-in-progress');
-  for (let i = 0; i < updates.length; i += 1000) cache.onUpdates(updates.slice(i, i + 1000));
+  for (let i = 0; i < fixture.length; i += 1000) cache.onUpdates(fixture.slice(i, i + 1000));
   cache.onStatusUpdated('in-sync');
   await until(() => cache.latest().syncStatus === 'in-sync', 'the cache to ingest the objects', 600_000);
-  const ingestSeconds = (performance.now() - t) / 1000;
-
-  const server = new SyncServer({ source: cache, host: '127.0.0.1', port: 0 });
+  const registry = newRegistry();
+  const server = new SyncServer({ source: cache, host: '127.0.0.1', port: 0, registry });
   const { port } = await server.listen();
-  const views = Array.from({ length: agents }, () => new AgentView());
-  const clients = views.map((v, i) => new SyncClient({ addresses: () => [`127.0.0.1:${port}`], hostname: `node-${i}` }, v));
-  t = performance.now();
-  const runs = clients.map((c) => c.run(stop.signal));
-  await until(() => views.every((v) => v.status === 'in-sync' && v.keys.size === objects), 'every agent to hold the snapshot', 600_000);
-  const fanoutSeconds = (performance.now() - t) / 1000;
 
-  const changed = updates.slice(0, deltas).map((u): ResourceUpdate => {
-    if (u.op !== 'upsert') return u;
-    const meta = u.resource.metadata;
-    return { op: 'upsert', resource: { ...u.resource, metadata: { ...meta, labels: { ...meta.labels, bench: 'changed' } } } as typeof u.resource };
-  });
-  const before = views.map((v) => v.updates);
-  t = performance.now();
-  for (const u of changed) cache.onUpdates([u]);
-  await until(() => views.every((v, i) => v.updates - (before[i] as number) >= deltas), 'every agent to see the deltas', 600_000);
-  const deltaSeconds = (performance.now() - t) / 1000;
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
+  const full = Math.min(fullAgents, agents);
+  const light = agents - full;
+  const workers: Worker[] = [];
+  const t0 = performance.now();
+  let cpu0 = process.cpuUsage();
+  if (full > 0) workers.push(startWorker('full', port, full, 0, objects, totalUpdates));
+  const per = Math.ceil(light / lightWorkers);
+  for (let first = 0; first < light; first += per) workers.push(startWorker('light', port, Math.min(per, light - first), full + first, objects, totalUpdates));
+  const inSync = (): number => workers.reduce((n, w) => n + w.inSync, 0);
+  const closed = (): number => workers.reduce((n, w) => n + w.closed, 0);
+  const progress = (): string => `${inSync()}/${agents} in sync, ${closed()} disconnected, ${server.connectionCount} connections, Typha RSS ${Math.round(process.memoryUsage().rss / 1048576)} MiB`;
+  await until(() => inSync() + closed() >= agents, 'every agent to be in sync', 1_800_000, progress);
+  const allInSyncSeconds = (performance.now() - t0) / 1000;
+  const fanoutCpuPercent = cpuPercent(cpu0, performance.now() - t0);
+  const fanoutRssMiB = Math.round(peakRss / 1048576);
 
+  // Updates: every 10 ms, rate/100 label changes, stamped with their id and send time.
+  const perTick = Math.max(1, Math.round(rate / 100));
+  let sent = 0;
+  cpu0 = process.cpuUsage();
+  const t1 = performance.now();
+  while (sent < totalUpdates) {
+    const due = Math.min(totalUpdates, Math.floor(((performance.now() - t1) / 10) * perTick) + perTick);
+    const batch: ResourceUpdate[] = [];
+    for (; sent < due; sent++) {
+      const base = fixture[sent % fixture.length] as Extract<ResourceUpdate, { op: 'upsert' }>;
+      const wep = base.resource as WorkloadEndpoint;
+      const stamp = `${sent}_${(performance.timeOrigin + performance.now()).toFixed(3)}`;
+      batch.push({ op: 'upsert', resource: { ...wep, metadata: { ...wep.metadata, labels: { ...wep.metadata.labels, [STAMP_LABEL]: stamp } } } });
+    }
+    cache.onUpdates(batch);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const sendSeconds = (performance.now() - t1) / 1000;
+  const updatesCpuPercent = cpuPercent(cpu0, performance.now() - t1);
+  // Let the stragglers arrive (bounded), then collect.
+  const deadline = performance.now() + 30_000;
+  let reports: WorkerReport[] = [];
+  for (;;) {
+    for (const w of workers) {
+      w.report = undefined;
+      w.child.send({ type: 'report' });
+    }
+    await until(() => workers.every((w) => w.report !== undefined || w.child.exitCode !== null), 'worker reports', 60_000);
+    reports = workers.flatMap((w) => (w.report === undefined ? [] : [w.report]));
+    const missing = reports.reduce((n, r) => n + r.counts.reduce((m, c) => m + (c < r.agents ? r.agents - c : 0), 0), 0);
+    if (missing === 0 || performance.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  clearInterval(sampler);
+
+  const allAgents: number[] = [];
+  let undelivered = 0;
+  for (let id = 0; id < totalUpdates; id++) {
+    let max = 0;
+    let ok = true;
+    for (const r of reports) {
+      if ((r.counts[id] as number) < r.agents) {
+        ok = false;
+        undelivered += r.agents - (r.counts[id] as number);
+      }
+      max = Math.max(max, r.maxLatencyMs[id] as number);
+    }
+    if (ok) allAgents.push(max);
+  }
+  allAgents.sort((a, b) => a - b);
+  const hist = new Float64Array(HISTOGRAM_MS + 1);
+  let deliveries = 0;
+  for (const r of reports) {
+    for (const [b, n] of r.histogram) {
+      hist[b] = (hist[b] as number) + n;
+      deliveries += n;
+    }
+  }
+  const histPercentile = (p: number): number => {
+    let acc = 0;
+    for (let b = 0; b <= HISTOGRAM_MS; b++) if ((acc += hist[b] as number) >= (p / 100) * deliveries) return b;
+    return NaN;
+  };
   report('typha', 'fanout', {
     agents,
-    objects,
-    deltas,
-    ingestSeconds: Number(ingestSeconds.toFixed(2)),
-    fanoutSeconds: Number(fanoutSeconds.toFixed(2)),
-    deltaSeconds: Number(deltaSeconds.toFixed(3)),
+    fullAgents: full,
+    lightWorkers,
+    snapshotObjects: objects,
+    allInSyncSeconds: Number(allInSyncSeconds.toFixed(1)),
+    fanoutCpuPercent,
+    fanoutRssMiB,
+    typhaRssMiB: Math.round(peakRss / 1048576),
+    updatesPerSecond: Math.round(totalUpdates / sendSeconds),
+    updateSeconds: Number(sendSeconds.toFixed(1)),
+    deliveryP50Ms: Math.round(percentile(allAgents, 50)),
+    deliveryP99Ms: Math.round(percentile(allAgents, 99)),
+    deliveryMaxMs: Math.round(allAgents.at(-1) ?? NaN),
+    perAgentP50Ms: histPercentile(50),
+    perAgentP99Ms: histPercentile(99),
+    typhaCpuPercent: updatesCpuPercent,
+    updatesDeliveredToAll: allAgents.length,
+    undelivered,
+    disconnects: closed(),
+    serverCloses: Object.fromEntries(((await registry.getSingleMetric('tessera_typha_connections_closed')?.get())?.values ?? []).map((v) => [v.labels['reason'], v.value])),
     heapMB: heapMB(),
-    rssMB: Math.round(process.memoryUsage().rss / 1048576),
-    connections: server.connectionCount,
+    loadavg: loadavg().map((l) => Number(l.toFixed(2))),
   });
+  for (const w of workers) w.child.send({ type: 'exit' });
   await server.close();
   stop.abort();
-  await Promise.allSettled(runs);
+  await Promise.all(workers.map((w) => (w.child.exitCode !== null ? undefined : new Promise((r) => w.child.once('exit', r)))));
 }
 
 const scenario: BenchScenario = {
-  description: "Typha: the snapshot's persistent map, and one Typha fanning 100,000 objects out to N agents over loopback TCP",
+  description: "Typha: the snapshot's persistent map, and one Typha fanning 100,000 objects and 1,000 updates/s out to N agents in worker processes over loopback TCP",
   includeInDefaultRun: false,
   async run(args) {
     const [which, ...rest] = args;
     const num = (i: number, d: number): number => (rest[i] === undefined ? d : Number(rest[i]));
     if (which === undefined || which === 'map') runMap(num(0, 100_000));
-    if (which === undefined || which === 'fanout') await runFanout(num(0, 20), num(1, 100_000), num(2, 1000));
-    if (which === undefined || which === 'fanout-light') await runFanoutLight(num(0, 100), num(1, 100_000), num(2, 1000), num(3, 20));
+    if (which === undefined || which === 'fanout') await runFanout(num(0, 1000), num(1, 100_000), num(2, 60), num(3, 1000), num(4, 10), num(5, 4));
   },
 };
 

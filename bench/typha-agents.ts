@@ -1,0 +1,189 @@
+/**
+ * A worker process of the Typha fan-out bench (bench/scenarios/typha.ts): hosts many simulated
+ * node agents connected to one Typha over loopback TCP, so the agents' CPU is not the Typha
+ * process's.
+ *
+ * Roles (argv: role, port, count, firstIndex, objects, updates):
+ * - `light`: `count` wire-level agents in one event loop. Each does the handshake, follows every
+ *   decoder-restart (acks it, starts a fresh inflater), answers pings, and for every frame:
+ *   length-framing → synchronous inflate (bench/typha-sync-inflate.ts: no threadpool hop per
+ *   frame) → message type from the payload's first bytes; `kvs` payloads are not JSON-parsed — the bench
+ *   stamps are found with `indexOf`. What a real agent does on top (parse, apply) is its own
+ *   node's CPU, which the 10 full agents account for.
+ * - `full`: `count` real SyncClients (decode, validate, resync buffer) feeding a consumer that
+ *   keeps every key and reads each update's stamp from its labels.
+ *
+ * Stamps: an update of the bench carries the label `bench-stamp: <id>_<epoch ms when the bench
+ * called SnapshotCache.onUpdates>`; at receipt the agent computes the latency on the same
+ * machine clock (`performance.timeOrigin + performance.now()`).
+ *
+ * IPC to the parent: `{type:'state', inSync, closed}` whenever either changes (throttled to
+ * every 100 ms), and on `{type:'report'}` a `{type:'report', ...}` with, per update id, how
+ * many of this worker's agents received it and the largest latency among them, plus a 1 ms
+ * histogram of every delivery's latency.
+ */
+import { setMaxListeners } from 'node:events';
+import net from 'node:net';
+
+import type { ResourceUpdate } from '../src/calc/update-processor.ts';
+import { encodeFrame, FrameDecoder } from '../src/typha/frame-codec.ts';
+import { encodeMessage } from '../src/typha/messages.ts';
+import type { SyncStatus } from '../src/typha/serialized-update.ts';
+import { SyncClient } from '../src/typha/sync-client.ts';
+import { HISTOGRAM_MS, STAMP_LABEL, type WorkerReport } from './typha-agent-protocol.ts';
+import { SyncInflater } from './typha-sync-inflate.ts';
+
+const [role, portArg, countArg, firstArg, objectsArg, updatesArg] = process.argv.slice(2);
+const port = Number(portArg);
+const count = Number(countArg);
+const first = Number(firstArg);
+const objects = Number(objectsArg);
+const totalUpdates = Number(updatesArg);
+
+const counts = new Uint16Array(totalUpdates);
+const maxLatency = new Float64Array(totalUpdates);
+const histogram = new Uint32Array(HISTOGRAM_MS + 1);
+let kvsFrames = 0;
+let inSync = 0;
+let closed = 0;
+
+const nowMs = (): number => performance.timeOrigin + performance.now();
+
+function stamped(id: number, sentMs: number, at: number): void {
+  if (!(id >= 0 && id < totalUpdates)) return;
+  const latency = at - sentMs;
+  counts[id] = (counts[id] as number) + 1;
+  if (latency > (maxLatency[id] as number)) maxLatency[id] = latency;
+  const bucket = Math.min(HISTOGRAM_MS, Math.max(0, Math.round(latency)));
+  histogram[bucket] = (histogram[bucket] as number) + 1;
+}
+
+/** Every `bench-stamp` in a (JSON-escaped) kvs payload. */
+function scanStamps(payload: Buffer, at: number): void {
+  for (let i = payload.indexOf(STAMP_LABEL); i >= 0; i = payload.indexOf(STAMP_LABEL, i + STAMP_LABEL.length)) {
+    let j = i + STAMP_LABEL.length;
+    while (j < payload.length && !((payload[j] as number) >= 48 && (payload[j] as number) <= 57)) j++;
+    let k = j;
+    while (k < payload.length && (((payload[k] as number) >= 48 && (payload[k] as number) <= 57) || payload[k] === 95 || payload[k] === 46)) k++;
+    const [id, sent] = payload.toString('latin1', j, k).split('_');
+    stamped(Number(id), Number(sent), at);
+  }
+}
+
+let stateTimer: NodeJS.Timeout | undefined;
+function stateChanged(): void {
+  stateTimer ??= setTimeout(() => {
+    stateTimer = undefined;
+    process.send?.({ type: 'state', inSync, closed });
+  }, 100);
+}
+
+const KVS_PREFIX = Buffer.from('{"type":"kvs"');
+
+/** One wire-level agent. */
+function lightAgent(index: number): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
+    const frames = new FrameDecoder();
+    let inflater: SyncInflater | undefined;
+    let synced = false;
+    const send = (msg: Parameters<typeof encodeMessage>[0]): void => void socket.write(encodeFrame(encodeMessage(msg)));
+    const handle = (payload: Buffer, at: number): void => {
+      if (payload.subarray(0, KVS_PREFIX.length).equals(KVS_PREFIX)) {
+        kvsFrames++;
+        if (synced) scanStamps(payload, at);
+        return;
+      }
+      const m = JSON.parse(payload.toString()) as { type: string; compression?: string; timestamp?: number; status?: SyncStatus };
+      if (m.type === 'decoder-restart') {
+        inflater?.close();
+        inflater = m.compression === 'none' ? undefined : new SyncInflater();
+        send({ type: 'ack' });
+      } else if (m.type === 'ping') {
+        send({ type: 'pong', pingTimestamp: m.timestamp as number, pongTimestamp: 0 });
+      } else if (m.type === 'sync-status' && m.status === 'in-sync' && !synced) {
+        synced = true;
+        inSync++;
+        stateChanged();
+      }
+    };
+    socket.once('connect', () => {
+      resolve();
+      send({ type: 'client-hello', hostname: `node-${index}`, info: 'typha bench', version: 'bench', syncerType: 'felix', supportsDecoderRestart: true, supportedCompression: ['deflate-raw'], clientConnId: 1 });
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed++;
+      if (synced) inSync--;
+      stateChanged();
+      resolve();
+    });
+    // Frames in order, each inflated synchronously: a decoder-restart switches the inflater for
+    // exactly the frames after it.
+    socket.on('data', (chunk: Buffer) => {
+      const { frames: got, error } = frames.push(chunk);
+      if (error !== undefined) return void socket.destroy();
+      try {
+        for (const f of got) handle(inflater === undefined ? f : inflater.inflate(f), nowMs());
+      } catch {
+        socket.destroy();
+      }
+    });
+  });
+}
+
+/** A real agent's consumer: keeps the keys, reads stamps. */
+class CountingConsumer {
+  readonly keys = new Set<string>();
+  #inSync = false;
+  onUpdates(updates: readonly ResourceUpdate[]): void {
+    const at = nowMs();
+    for (const u of updates) {
+      if (u.op === 'delete') continue;
+      const m = u.resource.metadata;
+      this.keys.add(`${u.resource.kind}/${m.namespace ?? ''}/${m.name}`);
+      const stamp = m.labels?.[STAMP_LABEL];
+      if (stamp !== undefined) {
+        const [id, sent] = stamp.split('_');
+        stamped(Number(id), Number(sent), at);
+      }
+    }
+    this.#check();
+  }
+  #status: SyncStatus = 'wait-for-datastore';
+  onStatusUpdated(status: SyncStatus): void {
+    this.#status = status;
+    this.#check();
+  }
+  #check(): void {
+    if (!this.#inSync && this.#status === 'in-sync' && this.keys.size >= objects) {
+      this.#inSync = true;
+      inSync++;
+      stateChanged();
+    }
+  }
+}
+
+const stop = new AbortController();
+process.on('message', (m: { type: string }) => {
+  if (m.type === 'report') {
+    const sparse: Array<[number, number]> = [];
+    histogram.forEach((n, i) => n > 0 && sparse.push([i, n]));
+    const report: WorkerReport = { type: 'report', agents: count, counts: Array.from(counts), maxLatencyMs: Array.from(maxLatency), histogram: sparse, kvsFrames };
+    process.send?.(report);
+  } else if (m.type === 'exit') {
+    stop.abort();
+    setTimeout(() => process.exit(0), 100);
+  }
+});
+
+if (role === 'light') {
+  for (let i = 0; i < count; i++) await lightAgent(first + i);
+} else {
+  setMaxListeners(count + 10, stop.signal);
+  for (let i = 0; i < count; i++) {
+    const client = new SyncClient({ addresses: () => [`127.0.0.1:${port}`], hostname: `node-${first + i}`, compression: ['deflate-raw'] }, new CountingConsumer());
+    void client.run(stop.signal);
+  }
+}
+process.send?.({ type: 'connected' });
