@@ -43,6 +43,11 @@ if [[ "$(podman network inspect kind --format '{{.DNSEnabled}}' 2>/dev/null || t
   podman network rm kind >/dev/null
 fi
 
+# kind bind-mounts the host's /lib/modules into every node (read-only, for kube-proxy's and
+# iptables' module loading); podman refuses a missing source ("statfs /lib/modules: no such
+# file or directory"), and a sandbox without kernel modules has none. An empty one serves.
+[[ -d /lib/modules ]] || mkdir -p /lib/modules
+
 start=$SECONDS
 if "$kind" get clusters 2>/dev/null | grep -qx "$name"; then
   echo "kind-up: cluster $name exists; reusing it" >&2
