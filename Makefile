@@ -1,5 +1,5 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers kind-images kind-up kind-down
+.PHONY: setup deps controlplane build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers kind-images kind-up kind-down kind-deploy kind-e2e kind-test
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces; iputils-ping (ICMP probes) and conntrack
@@ -39,8 +39,11 @@ dataplane:
 
 # The scenario runner: real control plane, controllers and one agent per node as processes,
 # pods as network namespaces, every probe a real TCP/UDP connection.
+# The shared examples too when this checkout sits beside ../shared.
+SCENARIO_ARGS := $(if $(wildcard ../shared/scenarios/examples.json),--scenarios ../shared/scenarios/examples.json) --scenarios e2e/scenarios/
+
 e2e:
-	npm run -s e2e -- --scenarios ../shared/scenarios/examples.json --scenarios e2e/scenarios/
+	npm run -s e2e -- $(SCENARIO_ARGS)
 
 # localhost/tessera:<version> with podman, on the debootstrap base localhost/debian:bookworm
 # (images/base.sh, cached under $$HOME/.cache/tessera/images). No registry needed.
@@ -71,18 +74,33 @@ cluster-up:
 cluster-down:
 	@npx tsx e2e/controlplane/cli.ts down
 
-# A real cluster with kubelets and pods: kind on podman, 1 control plane + 2 workers, from a
-# node image and Kubernetes images built here (e2e/kind/; binaries and archives cached under
-# $$HOME/.cache/tessera/kind). kind-up prints only `export KUBECONFIG=…`:
+# A real cluster with kubelets and pods: kind on podman, 1 control plane + 2 workers,
+# dual-stack, from a node image and Kubernetes images built here (e2e/kind/; binaries and
+# archives cached under $$HOME/.cache/tessera/kind). kind-up prints only `export KUBECONFIG=…`:
 # eval "$$(make -s kind-up)"; kind-down deletes the cluster (images stay).
 kind-images:
 	@bash e2e/kind/build-images.sh >/dev/null
+	@bash images/build.sh probe
 
 kind-up:
 	@bash e2e/kind/up.sh
 
 kind-down:
 	@bash e2e/kind/down.sh
+
+# Installs Tessera as a user does: kind load of the image under the manifests' reference, then
+# exactly `kubectl apply -f manifests/`; prints the time from apply to all Ready.
+kind-deploy:
+	@bash e2e/kind/deploy.sh
+
+# Every scenario on real pods of the kind cluster (kind-up and kind-deploy first).
+kind-e2e:
+	npm run -s e2e -- --cluster kind $(SCENARIO_ARGS)
+
+# Lifecycle on the kind cluster: rolling update, agent restart, uninstall (the last removes
+# Tessera; the next run installs it again). Builds, brings up and installs what is missing.
+kind-test:
+	npm run test:kind
 
 ci:
 	CI=true bash .ci/run

@@ -72,6 +72,22 @@ export default defineConfig({
           hookTimeout: 240_000,
         },
       },
+      {
+        test: {
+          // Tessera installed on a kind cluster with real kubelets (e2e/kind): lifecycle tests
+          // (rolling update, agent restart, uninstall). Not in `npm test` (its filter '!kind'):
+          // it needs the kind build (~10 min cold) and a 3-node cluster; `npm run test:kind`,
+          // CI runs it after the scenario runs on the same cluster. globalSetup builds, brings
+          // up and installs what is missing.
+          name: 'kind',
+          include: ['e2e/kind/**/*.kind.test.ts'],
+          environment: 'node',
+          globalSetup: ['e2e/kind/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 900_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

@@ -5,12 +5,16 @@
 // given (separate IPv6-only sockets, so the IPv4 ones behave exactly as without it), and runs
 // probes to IPv4 or IPv6 hosts on request:
 // stdin lines {"id","protocol":"TCP"|"UDP","host","port","timeoutMs"} → stdout {"id","ok"}.
+// It exits when stdin ends — except with '{"serve":true}' in the second argument: then it only
+// serves, and exits on SIGTERM or SIGINT. That is a real pod's main process (the probe-server
+// image, images/probe.Containerfile), where PID 1 would otherwise ignore SIGTERM; the e2e
+// runner probes from the pod through `kubectl exec -i <pod> -- node probe-agent.mjs '[]'`.
 import net, { isIPv6 } from 'node:net';
 import dgram from 'node:dgram';
 import readline from 'node:readline';
 
 const ports = JSON.parse(process.argv[2] ?? '[]');
-const { ipv6 = false } = JSON.parse(process.argv[3] ?? '{}');
+const { ipv6 = false, serve = false } = JSON.parse(process.argv[3] ?? '{}');
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
 function probeTcp({ host, port, timeoutMs }) {
@@ -68,9 +72,13 @@ for (const { port, protocol } of ports) {
   }
 }
 
-readline.createInterface({ input: process.stdin }).on('line', async (line) => {
-  const req = JSON.parse(line);
-  const ok = req.protocol === 'UDP' ? await probeUdp(req) : await probeTcp(req);
-  out({ id: req.id, ok });
-});
-process.stdin.on('end', () => process.exit(0));
+if (serve) {
+  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));
+} else {
+  readline.createInterface({ input: process.stdin }).on('line', async (line) => {
+    const req = JSON.parse(line);
+    const ok = req.protocol === 'UDP' ? await probeUdp(req) : await probeTcp(req);
+    out({ id: req.id, ok });
+  });
+  process.stdin.on('end', () => process.exit(0));
+}

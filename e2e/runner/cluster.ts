@@ -25,13 +25,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { ApiextensionsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
 import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil } from '../controlplane/index.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { freePort } from '../controlplane/free-port.ts';
 import { ClusterNetwork, type HostVethNaming } from './network.ts';
+import { PodServer } from './pod-server.ts';
 import { REPO_ROOT, TesseraProcess } from './processes.ts';
+import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
+import { podKey, type ScenarioPod } from './scenario.ts';
 
 const run = promisify(execFile);
 
@@ -49,7 +52,9 @@ export interface ClusterOptions {
   readonly log?: (line: string) => void;
 }
 
-export class E2eCluster {
+export class E2eCluster implements ScenarioCluster {
+  /** No kubelet, no namespace controller: deleted namespaces are finalized by hand. */
+  readonly hasNamespaceController = false;
   readonly network: ClusterNetwork;
   readonly agents = new Map<string, TesseraProcess>();
   /** The Typha processes, by name (`typha-1`, …), and the loopback port each serves agents on. */
@@ -238,6 +243,68 @@ export class E2eCluster {
     this.agents.set(node, agent);
     await pollUntil(async () => ((await agent.ready()) ? true : undefined), { description: `agent ${node} to be ready`, timeoutMs: 60_000 });
     return agent;
+  }
+
+  /**
+   * A pod without a kubelet: its network namespace wired like Calico's CNI and a probe agent in
+   * it serving its ports, the Pod object bound to its node, and its status patched with the
+   * scenario's addresses as a kubelet would report them.
+   */
+  async startPod(p: ScenarioPod): Promise<PodProber> {
+    const core = this.admin.makeApiClient(CoreV1Api);
+    const net = this.network.addPod(p.namespace, p.name, p.ip, p.node, p.ip6);
+    const ports = (p.containerPorts ?? []).filter((c) => (c.protocol ?? 'TCP') !== 'SCTP').map((c) => ({ port: c.containerPort, protocol: (c.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
+    const server = await PodServer.start(net, ports);
+    try {
+      await core.createNamespacedPod({
+        namespace: p.namespace,
+        body: {
+          metadata: { name: p.name, namespace: p.namespace, labels: p.labels ?? {} },
+          spec: {
+            nodeName: p.node,
+            serviceAccountName: p.serviceAccount ?? 'default',
+            containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', ports: (p.containerPorts ?? []).map((c) => ({ ...c, protocol: c.protocol ?? 'TCP' })) }],
+          },
+        },
+      });
+      await core.patchNamespacedPodStatus(
+        {
+          name: p.name,
+          namespace: p.namespace,
+          body: { status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }, ...(p.ip6 === undefined ? [] : [{ ip: p.ip6 }])] } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    } catch (e) {
+      server.stop();
+      throw e;
+    }
+    return server;
+  }
+
+  /** Deletes the Pod object (no kubelet: at once) and the pod's network namespace. */
+  async stopPod(p: ScenarioPod): Promise<void> {
+    try {
+      await this.admin.makeApiClient(CoreV1Api).deleteNamespacedPod({ name: p.name, namespace: p.namespace, gracePeriodSeconds: 0 });
+    } catch (e) {
+      if ((e as { code?: number }).code !== 404) throw e;
+    } finally {
+      this.network.removePod(podKey(p));
+    }
+  }
+
+  /** Every agent process's sent and applied calc-graph generations are equal. */
+  async agentsIdle(timeoutMs: number): Promise<void> {
+    await pollUntil(
+      async () => {
+        for (const a of this.agents.values()) {
+          const [sent, applied] = await Promise.all([a.metric('tessera_agent_sent_generation'), a.metric('tessera_agent_applied_generation')]);
+          if (sent === undefined || sent !== applied) return undefined;
+        }
+        return true;
+      },
+      { description: 'every agent to have applied its last calc-graph batch', timeoutMs, intervalMs: 20 },
+    );
   }
 
   /** Stops every process, removes every namespace, stops a control plane started here. */

@@ -1,31 +1,37 @@
 /**
- * Figures for `tessera agent` on the real control plane (npm run figures:agent):
+ * Figures for `tessera agent` on the real control plane (npm run figures:agent), or, with
+ * `--cluster kind`, on the kind cluster with Tessera installed (npm run figures:kind; e2e/kind):
  *
  * - policy latency: a Kubernetes NetworkPolicy (deny all ingress in x) is created / deleted
  *   N times; latency = from the API call to the first probe that sees the new verdict on EVERY
  *   agent (one x pod per node, each probed from a y pod on another node; probes start every
  *   5 ms, and a probe that saw the new verdict shows the rule was in place when it started);
  * - pod latency: a new pod labelled role=client (which x admits) is created N times, on the
- *   nodes in turn; latency = from the pod's creation to its first successful connection to
- *   every x pod (its own node's endpoint chains and every other node's IP sets must have it);
- * - agents' RSS and CPU, idle (10 s) and during the two loops.
+ *   nodes in turn; latency = from the pod's creation (`ScenarioCluster.startPod`) to its first
+ *   successful connection to every x pod (its own node's endpoint chains and every other
+ *   node's IP sets must have it). On kind this includes kubelet starting the pod (sandbox, CNI,
+ *   container), which is reported alone as `podRunningMs`;
+ * - agents' RSS and CPU, idle (10 s) and during the two loops: processes from /proc, agent
+ *   pods from their own process_* metrics (through the API server's pod proxy).
  *
  * Prints one line per figure and, last, the JSON of all of them. The namespaces are
  * `x-<run id>` and `y-<run id>` on the cluster (namespace-names.ts), as in the scenario runner.
  */
 import { readFileSync } from 'node:fs';
 
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-
 import { E2eCluster } from './cluster.ts';
+import { KindCluster } from './kind-cluster.ts';
 import { NamespaceNames } from './namespace-names.ts';
-import { PodServer } from './pod-server.ts';
 import { ScenarioRun } from './run-scenario.ts';
+import type { ScenarioCluster } from './scenario-cluster.ts';
 import type { ManifestObject, Scenario } from './scenario.ts';
 
 const N = Number(process.env['TESSERA_FIGURES_N'] ?? 100);
-/** Nodes, each with its own agent. @default 4 */
-const NODES = Number(process.env['TESSERA_FIGURES_NODES'] ?? 4);
+/** Pods created in the pod-latency loop (on kind each takes seconds to start). @default N */
+const PODS = Number(process.env['TESSERA_FIGURES_PODS'] ?? N);
+const ON_KIND = process.argv.includes('--cluster') && process.argv[process.argv.indexOf('--cluster') + 1] === 'kind';
+/** Nodes, each with its own agent. @default 4; on kind, its 3 */
+const NODES = ON_KIND ? 3 : Number(process.env['TESSERA_FIGURES_NODES'] ?? 4);
 if (!Number.isInteger(NODES) || NODES < 2 || NODES > 16) throw new RangeError(`TESSERA_FIGURES_NODES must be an integer in 2..16, got ${process.env['TESSERA_FIGURES_NODES']}`);
 const nodeName = (k: number): string => `node-${k + 1}`;
 /** x/p<k> lives on node k (the policy's targets); y/p<k> on node k+1 (the probes' sources). */
@@ -78,25 +84,30 @@ interface Usage {
   cpuPercent: number;
 }
 
-function cpuTicks(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return Number(f[11]) + Number(f[12]);
-}
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) / 1024;
+/** Each agent's resident memory (MiB) and CPU seconds so far. */
+type AgentSample = () => Promise<Array<{ rssMiB: number; cpuSeconds: number }>>;
+
+function procSample(pids: readonly number[]): AgentSample {
+  return async () =>
+    pids.map((pid) => {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      return { rssMiB: Number(m?.[1] ?? 0) / 1024, cpuSeconds: (Number(f[11]) + Number(f[12])) / 100 };
+    });
 }
 
-async function measure<T>(pids: readonly number[], body: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
+/** Peak RSS of any agent, and the busiest agent's CPU share, while `body` runs. */
+async function measure<T>(sample: AgentSample, body: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
   const t0 = performance.now();
-  const c0 = pids.map(cpuTicks);
-  let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, ...pids.map(rssMiB))), 200);
+  const s0 = await sample();
+  let peak = Math.max(...s0.map((x) => x.rssMiB));
+  const sampler = setInterval(() => void sample().then((s) => (peak = Math.max(peak, ...s.map((x) => x.rssMiB))), () => undefined), 1_000);
   try {
     const result = await body();
     const secs = (performance.now() - t0) / 1000;
-    const cpu = Math.max(...pids.map((p, i) => (cpuTicks(p) - (c0[i] ?? 0)) / 100 / secs)) * 100;
-    peak = Math.max(peak, ...pids.map(rssMiB));
+    const s1 = await sample();
+    const cpu = Math.max(...s1.map((x, i) => (x.cpuSeconds - (s0[i]?.cpuSeconds ?? 0)) / secs)) * 100;
+    peak = Math.max(peak, ...s1.map((x) => x.rssMiB));
     return { result, usage: { rssMiB: Math.round(peak), cpuPercent: Math.round(cpu * 10) / 10 } };
   } finally {
     clearInterval(sampler);
@@ -104,25 +115,25 @@ async function measure<T>(pids: readonly number[], body: () => Promise<T>): Prom
 }
 
 async function main(): Promise<void> {
-  const cluster = await E2eCluster.start({ log: (l) => process.stderr.write(`${l}\n`) });
+  const log = (l: string): void => void process.stderr.write(`${l}\n`);
+  const cluster: ScenarioCluster & { close(): Promise<void> } = ON_KIND ? await KindCluster.connect({ log }) : await E2eCluster.start({ log });
   const run = new ScenarioRun(cluster, SCENARIO, { names: NamespaceNames.of([SCENARIO]) });
   const { names } = run;
   const y = names.unique('y');
   const deny = names.manifest(DENY);
   const clients = names.manifest(CLIENTS);
-  const core = cluster.admin.makeApiClient(CoreV1Api);
-  const out: Record<string, unknown> = { nodes: NODES };
+  const out: Record<string, unknown> = { cluster: ON_KIND ? 'kind' : 'processes', nodes: NODES };
   try {
     await run.setUp();
     await run.agentsIdle();
-    const pids = [...cluster.agents.values()].map((a) => a.child.pid ?? 0);
+    const sample: AgentSample = cluster instanceof KindCluster ? () => cluster.agentUsage() : procSample([...(cluster as E2eCluster).agents.values()].map((a) => a.child.pid ?? 0));
     const probe = (from: string, to: string) => () => run.probeOnce(names.probe({ from, to, port: PORT, protocol: 'TCP', expected: true }), 100).then((v) => v === true);
     // Every node's x pod, each probed from the y pod on the next node.
     const targets = Array.from({ length: NODES }, (_, k) => probe(`y/p${k}`, `x/p${k}`));
 
-    out['idle'] = (await measure(pids, () => sleep(10_000))).usage;
+    out['idle'] = (await measure(sample, () => sleep(10_000))).usage;
 
-    const policy = await measure(pids, async () => {
+    const policy = await measure(sample, async () => {
       const lat: number[] = [];
       for (let i = 0; i < N; i++) {
         const create = i % 2 === 0;
@@ -142,33 +153,28 @@ async function main(): Promise<void> {
 
     await run.upsert(clients);
     await run.agentsIdle();
-    const pods = await measure(pids, async () => {
+    const pods = await measure(sample, async () => {
       const lat: number[] = [];
-      for (let i = 0; i < N; i++) {
-        const name = `n${i}`;
-        const node = nodeName(i % NODES);
-        const ip = `10.68.3.${10 + (i % 200)}`;
-        const net = cluster.network.addPod(y, name, ip, node);
-        const server = await PodServer.start(net, []);
+      const running: number[] = [];
+      for (let i = 0; i < PODS; i++) {
+        const pod = { namespace: y, name: `n${i}`, ip: `10.68.3.${10 + (i % 200)}`, node: nodeName(i % NODES), labels: { role: 'client' } };
+        const t0 = performance.now();
+        const prober = await cluster.startPod(pod);
+        running.push(performance.now() - t0);
         try {
-          const t0 = performance.now();
-          await core.createNamespacedPod({
-            namespace: y,
-            body: { metadata: { name, namespace: y, labels: { role: 'client' } }, spec: { nodeName: node, serviceAccountName: 'default', containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }] } },
-          });
-          await core.patchNamespacedPodStatus({ name, namespace: y, body: { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
           const to = Array.from({ length: NODES }, (_, k) => xIp(k));
-          const seen = await Promise.all(to.map((host) => firstSeen(() => server.probe('TCP', host, PORT, 100), true)));
+          const seen = await Promise.all(to.map((host) => firstSeen(() => prober.probe('TCP', host, PORT, 100), true)));
           lat.push(Math.max(...seen) - t0);
         } finally {
-          server.stop();
-          await core.deleteNamespacedPod({ name, namespace: y, gracePeriodSeconds: 0 });
-          cluster.network.removePod(`${y}/${name}`);
+          prober.stop();
+          await cluster.stopPod(pod);
         }
       }
-      return lat;
+      return { lat, running };
     });
-    const pdl = pods.result;
+    const pdl = pods.result.lat;
+    const run0 = pods.result.running;
+    out['podRunningMs'] = { n: run0.length, p50: Math.round(percentile(run0, 0.5)), p99: Math.round(percentile(run0, 0.99)) };
     out['podLatencyMs'] = { n: pdl.length, p50: Math.round(percentile(pdl, 0.5)), p99: Math.round(percentile(pdl, 0.99)), max: Math.round(Math.max(...pdl)) };
     out['duringPodChurn'] = pods.usage;
     console.log(`pod created → its policy enforced on all ${NODES} nodes: n=${pdl.length} p50=${percentile(pdl, 0.5).toFixed(0)} ms p99=${percentile(pdl, 0.99).toFixed(0)} ms`);

@@ -21,12 +21,18 @@
  * (cluster.ts). --typha <n> (default 0) runs n `tessera typha` processes and connects every
  * agent through them instead of to the API server. With TESSERA_E2E_COMPILED=1 the controllers and agents run the compiled build
  * (bin/tessera.js → dist/, as the image does; processes.ts) instead of the sources via tsx.
+ *
+ * --cluster kind runs the same scenarios on the kind cluster of e2e/kind (`make kind-up`, Tessera
+ * installed by e2e/kind/deploy.sh; --kubeconfig defaults to the one kind-up wrote): real pods
+ * from the probe-server image on real kubelets, probed from inside (kind-cluster.ts). The
+ * process-only options (--host-veth-naming, --typha) do not apply there.
  */
 import { readFileSync } from 'node:fs';
 
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { locateBinaries } from '../controlplane/index.ts';
 import { E2eCluster } from './cluster.ts';
+import { KindCluster } from './kind-cluster.ts';
 import { HOST_VETH_NAMINGS, type HostVethNaming } from './network.ts';
 import { mismatchTable } from './mismatch-table.ts';
 import { NamespaceNames } from './namespace-names.ts';
@@ -41,10 +47,11 @@ interface Args {
   settleMs: number;
   hostVethNaming: HostVethNaming;
   typhas: number;
+  cluster: 'processes' | 'kind';
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { scenarios: [], only: [], kubeconfig: undefined, probeTimeoutMs: 400, settleMs: 15_000, hostVethNaming: 'calico', typhas: 0 };
+  const a: Args = { scenarios: [], only: [], kubeconfig: undefined, probeTimeoutMs: 400, settleMs: 15_000, hostVethNaming: 'calico', typhas: 0, cluster: 'processes' };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): string => {
@@ -83,11 +90,18 @@ function parseArgs(argv: readonly string[]): Args {
         a.typhas = n;
         break;
       }
+      case '--cluster': {
+        const v = value();
+        if (v !== 'processes' && v !== 'kind') throw new ScenarioFileError(`--cluster must be processes or kind, not ${JSON.stringify(v)}`);
+        a.cluster = v;
+        break;
+      }
       default:
         throw new ScenarioFileError(`unknown argument ${JSON.stringify(flag)}`);
     }
   }
   if (a.scenarios.length === 0) throw new ScenarioFileError('--scenarios <file|dir> is required');
+  if (a.cluster === 'kind' && (a.typhas > 0 || a.hostVethNaming !== 'calico')) throw new ScenarioFileError('--typha and --host-veth-naming run processes; with --cluster kind the installed manifests decide');
   return a;
 }
 
@@ -122,15 +136,20 @@ async function main(argv: readonly string[]): Promise<number> {
   let errors = 0;
   const names = NamespaceNames.of(scenarios);
   err(`run ${names.runId}: Kubernetes namespaces ${[...names.mapping].map(([from, to]) => `${from}→${to}`).join(', ')}`);
-  err(`run ${names.runId}: tessera ${process.env['TESSERA_E2E_COMPILED'] === '1' ? 'compiled (dist/)' : 'from the sources (tsx)'}`);
-  err(`run ${names.runId}: host veths named like ${args.hostVethNaming === 'calico' ? "Calico's CNI (cali<hash>)" : 'kindnet/ptp (veth<random>): agents resolve interfaces from routes'}`);
-  const cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, typhas: args.typhas, log: err });
+  let cluster: E2eCluster | KindCluster;
+  if (args.cluster === 'kind') {
+    cluster = await KindCluster.connect({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), log: err });
+  } else {
+    err(`run ${names.runId}: tessera ${process.env['TESSERA_E2E_COMPILED'] === '1' ? 'compiled (dist/)' : 'from the sources (tsx)'}`);
+    err(`run ${names.runId}: host veths named like ${args.hostVethNaming === 'calico' ? "Calico's CNI (cali<hash>)" : 'kindnet/ptp (veth<random>): agents resolve interfaces from routes'}`);
+    cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, typhas: args.typhas, log: err });
+  }
   const namespaces = new Set<string>();
-  const { kubeconfig } = args;
+  const kubeconfig = cluster instanceof KindCluster ? cluster.kubeconfigPath : args.kubeconfig;
   const unregister = kubeconfig === undefined ? () => undefined : registerExitCleanup(() => cleanupNamespacesSync(locateBinaries().kubectl, kubeconfig, namespaces));
   try {
     await cluster.ensureNodes([...new Set(scenarios.flatMap((s) => s.pods.map((p) => p.node)))]);
-    err(`cluster ready in ${Date.now() - t0} ms (${cluster.agents.size} agents)`);
+    err(`cluster ready in ${Date.now() - t0} ms`);
     for (const s of scenarios) {
       const ts = Date.now();
       totals.scenarios++;
@@ -154,7 +173,11 @@ async function main(argv: readonly string[]): Promise<number> {
       if (bad.length > 0) console.log(mismatchTable(bad));
       if (failure !== undefined) console.log(`    ${String((failure as Error).stack ?? failure).split('\n').slice(0, 4).join('\n    ')}`);
     }
-    for (const [node, agent] of cluster.agents) err(`agent ${node}: ${agentUsage(agent.child.pid ?? 0, (Date.now() - t0) / 1000)}`);
+    if (cluster instanceof KindCluster) {
+      for (const u of await cluster.agentUsage()) err(`agent pod on ${u.node}: RSS ${u.rssMiB.toFixed(0)} MiB, CPU ${u.cpuSeconds.toFixed(1)} s since it started ${(Date.now() / 1000 - u.startTime).toFixed(0)} s ago`);
+    } else {
+      for (const [node, agent] of cluster.agents) err(`agent ${node}: ${agentUsage(agent.child.pid ?? 0, (Date.now() - t0) / 1000)}`);
+    }
   } finally {
     await cleanupNamespaces(cluster, namespaces).catch((e: unknown) => err(`e2e: namespace clean-up failed: ${String(e)}`));
     const left = await namespacesOfRun(cluster, names.runId).catch((e: unknown) => [`(could not list: ${String(e)})`]);

@@ -1,36 +1,51 @@
 /**
- * One long-lived `e2e/dataplane/probe-agent.mjs` per pod namespace: it serves the pod's container ports and
- * runs probes on request, so a probe costs a round trip instead of a Node start-up. A probe
- * that gets no answer within its timeout counts as blocked (UDP: no echo).
+ * One long-lived `e2e/dataplane/probe-agent.mjs` per pod: it runs probes on request, so a
+ * probe costs a round trip instead of a Node start-up. A probe that gets no answer within its
+ * timeout counts as blocked (UDP: no echo).
+ * - `PodServer.start`: in a pod's network namespace (`ip netns exec`), also serving the pod's
+ *   container ports;
+ * - `PodServer.attach`: any command that runs the agent in the pod, e.g. `kubectl exec -i`
+ *   into a real pod whose main process serves the ports (kind-cluster.ts).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import type { PodNet } from './network.ts';
+import type { PodProber } from './scenario-cluster.ts';
 
 const SERVER = fileURLToPath(new URL('../dataplane/probe-agent.mjs', import.meta.url));
 
-export class PodServer {
+export class PodServer implements PodProber {
   private nextId = 0;
   private readonly pending = new Map<number, (ok: boolean) => void>();
   private exited = false;
 
   private constructor(
-    readonly pod: PodNet,
+    /** The pod, as `<namespace>/<name>`. */
+    readonly key: string,
     private readonly child: ChildProcessWithoutNullStreams,
   ) {}
 
-  static async start(pod: PodNet, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>): Promise<PodServer> {
+  static start(pod: PodNet, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>): Promise<PodServer> {
     // A dual-stack pod serves its ports on IPv6 too (probe-agent.mjs's second argument).
     const ipv6 = pod.ip6 === undefined ? [] : [JSON.stringify({ ipv6: true })];
-    const child = spawn('ip', ['netns', 'exec', pod.netns, process.execPath, SERVER, JSON.stringify(ports), ...ipv6], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const server = new PodServer(pod, child);
+    return PodServer.attach(pod.key, 'ip', ['netns', 'exec', pod.netns, process.execPath, SERVER, JSON.stringify(ports), ...ipv6], 10_000);
+  }
+
+  /** Runs `command` (which must run probe-agent.mjs in the pod) and waits for the agent's ready line. */
+  static async attach(key: string, command: string, args: readonly string[], timeoutMs: number): Promise<PodServer> {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const server = new PodServer(key, child);
+    const pod = { key };
     const lines = readline.createInterface({ input: child.stdout });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`pod server for ${pod.key} did not start: ${stderr}`)), 10_000);
+      const timer = setTimeout(() => {
+        child.kill();
+        reject(new Error(`pod server for ${pod.key} did not start within ${timeoutMs} ms: ${stderr}`));
+      }, timeoutMs);
       child.on('exit', (code) => {
         server.exited = true;
         for (const cb of server.pending.values()) cb(false);

@@ -11,6 +11,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
+import { metricValue } from './scenario-cluster.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -92,9 +93,7 @@ export class TesseraProcess {
 
   /** The value of an un-labelled metric, or undefined. */
   async metric(name: string): Promise<number | undefined> {
-    const { body } = await this.get('/metrics');
-    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(body);
-    return m === null ? undefined : Number(m[1]);
+    return metricValue((await this.get('/metrics')).body, name);
   }
 
   /** SIGTERM (graceful: an agent leaves its rules in place); SIGKILL after `graceMs`. */

@@ -1,9 +1,9 @@
 /**
- * Runs one scenario on an `E2eCluster`: namespaces (labels set exactly), ServiceAccounts,
- * pods (created with spec.nodeName, status.podIPs patched with the IPv4 and, for a dual-stack
- * pod, the IPv6 address — there is no kubelet), a pod
- * namespace with a probe agent (e2e/dataplane/probe-agent.mjs) per pod; then, per step, labels and policies through the
- * API, and every probe as a real connection. Everything it created is removed afterwards
+ * Runs one scenario on a `ScenarioCluster` (scenario-cluster.ts: processes and network
+ * namespaces, or a kind cluster with real pods): namespaces (labels set exactly),
+ * ServiceAccounts, the pods (the cluster creates them with the scenario's addresses, each with
+ * a probe agent, e2e/dataplane/probe-agent.mjs, serving its ports); then, per step, labels and
+ * policies through the API, and every probe as a real connection. Everything it created is removed afterwards
  * (also when the scenario fails), except namespaces, which are relabelled when a later
  * scenario reuses them and deleted at the end of the run (`cleanupNamespaces`).
  *
@@ -16,19 +16,18 @@
  * When is a change "applied by every agent"? Each agent exports
  * `tessera_agent_sent_generation` / `tessera_agent_applied_generation` (calc-graph batches
  * handed to / programmed by the dataplane); after a change the runner waits until they are
- * equal on every agent, then probes; probes that do not match yet are re-run until they do or
+ * equal on every agent (`ScenarioCluster.agentsIdle`), then probes; probes that do not match yet are re-run until they do or
  * `settleMs` passes (an event may still be on its way through a watch). A mismatch is a probe
  * that never reached its expected verdict within `settleMs`.
  */
 import { execFileSync } from 'node:child_process';
 
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 
 import { pollUntil } from '../controlplane/index.ts';
-import type { E2eCluster } from './cluster.ts';
 import { NamespaceNames, RUN_ANNOTATION } from './namespace-names.ts';
-import { PodServer } from './pod-server.ts';
-import { podKey, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario } from './scenario.ts';
+import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
+import { podKey, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario, type ScenarioPod } from './scenario.ts';
 
 export interface ProbeResult {
   readonly scenario: string;
@@ -86,7 +85,9 @@ function refKey(r: PolicyRef): string {
 export class ScenarioRun {
   private readonly core: CoreV1Api;
   private readonly objects: CustomObjectsApi;
-  private readonly servers = new Map<string, PodServer>();
+  private readonly servers = new Map<string, PodProber>();
+  /** The live scenario's pods by key (Kubernetes namespace names): probe targets' addresses. */
+  private readonly pods: ReadonlyMap<string, ScenarioPod>;
   /** Everything applied, in apply order (deleted in reverse). */
   private readonly applied = new Map<string, PolicyRef>();
   private readonly probeTimeoutMs: number;
@@ -96,7 +97,7 @@ export class ScenarioRun {
   readonly live: Scenario;
 
   constructor(
-    private readonly cluster: E2eCluster,
+    private readonly cluster: ScenarioCluster,
     private readonly scenario: Scenario,
     opts: RunOptions = {},
   ) {
@@ -106,6 +107,7 @@ export class ScenarioRun {
     this.settleMs = opts.settleMs ?? 15_000;
     this.names = opts.names ?? new NamespaceNames([]);
     this.live = this.names.scenario(scenario);
+    this.pods = new Map(this.live.pods.map((p) => [podKey(p), p]));
   }
 
   /** Runs every step; returns one result per probe. Always cleans up. */
@@ -136,27 +138,16 @@ export class ScenarioRun {
         if ((e as { code?: number }).code !== 409) throw e;
       }
     }
-    for (const p of s.pods) {
-      const net = this.cluster.network.addPod(p.namespace, p.name, p.ip, p.node, p.ip6);
-      const ports = (p.containerPorts ?? []).filter((c) => (c.protocol ?? 'TCP') !== 'SCTP').map((c) => ({ port: c.containerPort, protocol: (c.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
-      this.servers.set(podKey(p), await PodServer.start(net, ports));
-      await this.core.createNamespacedPod({
-        namespace: p.namespace,
-        body: {
-          metadata: { name: p.name, namespace: p.namespace, labels: p.labels ?? {} },
-          spec: {
-            nodeName: p.node,
-            serviceAccountName: p.serviceAccount ?? 'default',
-            containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', ports: (p.containerPorts ?? []).map((c) => ({ ...c, protocol: c.protocol ?? 'TCP' })) }],
-          },
-        },
-      });
-      await this.core.patchNamespacedPodStatus({
-        name: p.name,
-        namespace: p.namespace,
-        body: { status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }, ...(p.ip6 === undefined ? [] : [{ ip: p.ip6 }])] } },
-      }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    }
+    // Started together (a real pod takes seconds); every one is recorded as it comes up, so
+    // tearDown removes those that did even when another failed.
+    const started = await Promise.allSettled(
+      s.pods.map(async (p) => {
+        const prober = await this.cluster.startPod(p);
+        this.servers.set(podKey(p), prober);
+      }),
+    );
+    const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) throw new AggregateError(failed.map((r) => r.reason as unknown), `scenario ${this.scenario.name}: ${failed.length} of ${s.pods.length} pods did not start: ${String((failed[0]?.reason as Error | undefined)?.message)}`);
   }
 
   /** Sets Kubernetes namespace `name`'s labels to exactly `labels`; creates it (annotated with the run id) if `create`. */
@@ -215,16 +206,7 @@ export class ScenarioRun {
 
   /** Waits until no agent has a calc-graph batch in flight. */
   async agentsIdle(timeoutMs = 10_000): Promise<void> {
-    await pollUntil(
-      async () => {
-        for (const a of this.cluster.agents.values()) {
-          const [sent, applied] = await Promise.all([a.metric('tessera_agent_sent_generation'), a.metric('tessera_agent_applied_generation')]);
-          if (sent === undefined || sent !== applied) return undefined;
-        }
-        return true;
-      },
-      { description: 'every agent to have applied its last calc-graph batch', timeoutMs, intervalMs: 20 },
-    );
+    await this.cluster.agentsIdle(timeoutMs);
   }
 
   /** One attempt of `probe` (Kubernetes namespace names: see `names.probe`); undefined when skipped. */
@@ -232,7 +214,7 @@ export class ScenarioRun {
     const protocol = probe.protocol ?? 'TCP';
     if (protocol === 'SCTP') return undefined;
     const from = this.servers.get(probe.from);
-    const to = this.cluster.network.pods.get(probe.to);
+    const to = this.pods.get(probe.to);
     if (from === undefined || to === undefined) throw new Error(`probe ${probe.from} → ${probe.to}: unknown pod`);
     const host = probe.ipVersion === 6 ? to.ip6 : to.ip;
     if (host === undefined) throw new Error(`probe ${probe.from} → ${probe.to} over IPv6: ${probe.to} has no IPv6 address`);
@@ -261,12 +243,8 @@ export class ScenarioRun {
     this.servers.clear();
     const errors: unknown[] = [];
     for (const ref of [...this.applied.values()].reverse()) await this.remove(ref).catch((e: unknown) => errors.push(e));
-    for (const p of this.live.pods) {
-      await this.core.deleteNamespacedPod({ name: p.name, namespace: p.namespace, gracePeriodSeconds: 0 }).catch((e: unknown) => {
-        if (!isNotFound(e)) errors.push(e);
-      });
-      this.cluster.network.removePod(podKey(p));
-    }
+    const stopped = await Promise.allSettled(this.live.pods.map((p) => this.cluster.stopPod(p)));
+    for (const r of stopped) if (r.status === 'rejected' && !isNotFound(r.reason)) errors.push(r.reason);
     const namespaces = new Set(this.live.pods.map((p) => p.namespace));
     await pollUntil(
       async () => {
@@ -282,21 +260,29 @@ export class ScenarioRun {
   }
 }
 
-/** Deletes namespaces left by the run (finalized by hand: there is no namespace controller). */
-export async function cleanupNamespaces(cluster: E2eCluster, names: Iterable<string>): Promise<void> {
+/**
+ * Deletes namespaces left by the run: finalized by hand where there is no namespace controller,
+ * else left to it and waited for.
+ */
+export async function cleanupNamespaces(cluster: ScenarioCluster, names: Iterable<string>): Promise<void> {
   const core = cluster.admin.makeApiClient(CoreV1Api);
-  for (const name of names) {
+  const all = [...names];
+  for (const name of all) {
     try {
       await core.deleteNamespace({ name });
-      await core.replaceNamespaceFinalize({ name, body: { metadata: { name }, spec: { finalizers: [] } } });
+      if (!cluster.hasNamespaceController) await core.replaceNamespaceFinalize({ name, body: { metadata: { name }, spec: { finalizers: [] } } });
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
   }
+  if (cluster.hasNamespaceController) {
+    const left = async (): Promise<string[]> => (await core.listNamespace()).items.map((n) => n.metadata?.name ?? '').filter((n) => all.includes(n));
+    await pollUntil(async () => ((await left()).length === 0 ? true : undefined), { description: `namespaces ${all.join(', ')} to be deleted`, timeoutMs: 120_000, intervalMs: 500 });
+  }
 }
 
 /** Namespaces on the cluster that run `runId` created (`RUN_ANNOTATION`); [] after a clean run. */
-export async function namespacesOfRun(cluster: E2eCluster, runId: string): Promise<string[]> {
+export async function namespacesOfRun(cluster: ScenarioCluster, runId: string): Promise<string[]> {
   const core = cluster.admin.makeApiClient(CoreV1Api);
   return (await core.listNamespace()).items.filter((n) => n.metadata?.annotations?.[RUN_ANNOTATION] === runId).map((n) => n.metadata?.name ?? '');
 }
