@@ -1,4 +1,4 @@
-/* global setTimeout, clearTimeout */
+/* global setTimeout, clearTimeout, setInterval */
 // Runs inside a pod's network namespace: `ip netns exec <pod> node probe-agent.mjs '<ports json>'`
 // where ports is [{"port":80,"protocol":"TCP"|"UDP"}]. Serves every TCP port (answers "ok")
 // and UDP port (echoes) on IPv4, and also on IPv6 when a second argument '{"ipv6":true}' is
@@ -74,6 +74,8 @@ for (const { port, protocol } of ports) {
 
 if (serve) {
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));
+  // A pod that serves no port must still run until it is stopped.
+  setInterval(() => undefined, 2 ** 30);
 } else {
   readline.createInterface({ input: process.stdin }).on('line', async (line) => {
     const req = JSON.parse(line);

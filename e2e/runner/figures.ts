@@ -22,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import { E2eCluster } from './cluster.ts';
 import { KindCluster } from './kind-cluster.ts';
 import { NamespaceNames } from './namespace-names.ts';
-import { ScenarioRun } from './run-scenario.ts';
+import { cleanupNamespaces, ScenarioRun } from './run-scenario.ts';
 import type { ScenarioCluster } from './scenario-cluster.ts';
 import type { ManifestObject, Scenario } from './scenario.ts';
 
@@ -181,6 +181,7 @@ async function main(): Promise<void> {
     await run.remove(names.ref({ apiVersion: CLIENTS.apiVersion, kind: CLIENTS.kind, name: 'clients', namespace: 'x' }));
   } finally {
     await run.tearDown().catch((e: unknown) => process.stderr.write(`teardown: ${String(e)}\n`));
+    await cleanupNamespaces(cluster, [names.unique('x'), y]).catch((e: unknown) => process.stderr.write(`namespaces: ${String(e)}\n`));
     await cluster.close();
   }
   console.log(`agent idle: ${JSON.stringify(out['idle'])}; during policy churn: ${JSON.stringify(out['duringPolicyChurn'])}; during pod churn: ${JSON.stringify(out['duringPodChurn'])}`);

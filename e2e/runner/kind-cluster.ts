@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 
-import { pollUntil } from '../controlplane/index.ts';
+import { PollAbort, pollUntil } from '../controlplane/index.ts';
 import { KIND_KUBECONFIG, KIND_KUBECTL, onNode, TESSERA_VERSION } from '../kind/kind-tools.ts';
 import { PodServer } from './pod-server.ts';
 import { metricValue, type PodProber, type ScenarioCluster } from './scenario-cluster.ts';
@@ -191,9 +191,11 @@ export class KindCluster implements ScenarioCluster {
       async () => {
         last = await this.core.readNamespacedPod({ name: p.name, namespace: p.namespace });
         const ips = (last.status?.podIPs ?? []).map((x) => x.ip);
-        if (last.status?.phase === 'Failed' || last.status?.phase === 'Succeeded') throw new Error(`pod ${podKey(p)} ended: ${podState(last)}`);
+        if (last.status?.phase === 'Failed' || last.status?.phase === 'Succeeded') throw new PollAbort(new Error(`pod ${podKey(p)} ended: ${podState(last)}`));
+        // The probe server never exits on its own: a restart is a failure, not a slow start.
+        if ((last.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0) throw new PollAbort(new Error(`pod ${podKey(p)}'s container restarted: ${podState(last)}`));
         const running = last.status?.containerStatuses?.[0]?.state?.running !== undefined;
-        if (running && addresses.some((a) => !ips.includes(a))) throw new Error(`pod ${podKey(p)} runs with addresses ${ips.join(', ')}, not the pinned ${addresses.join(', ')}`);
+        if (running && addresses.some((a) => !ips.includes(a))) throw new PollAbort(new Error(`pod ${podKey(p)} runs with addresses ${ips.join(', ')}, not the pinned ${addresses.join(', ')}`));
         return running ? true : undefined;
       },
       { description: `pod ${podKey(p)} to run on ${node.name}`, timeoutMs: this.podStartTimeoutMs, intervalMs: 250 },
