@@ -20,7 +20,7 @@ import { watchProbes } from '../agent/probe-flips.ts';
 import { pollUntil } from '../controlplane/index.ts';
 import { KindCluster } from '../runner/kind-cluster.ts';
 import { NamespaceNames } from '../runner/namespace-names.ts';
-import { ScenarioRun } from '../runner/run-scenario.ts';
+import { cleanupNamespaces, ScenarioRun } from '../runner/run-scenario.ts';
 import type { Probe } from '../runner/scenario.ts';
 import { kubectl, loadImage, MANIFEST_IMAGE, onNode, REPO_ROOT, TESSERA_VERSION } from './kind-tools.ts';
 
@@ -53,13 +53,16 @@ beforeAll(async () => {
   names = NamespaceNames.of([SCENARIO]);
   run = new ScenarioRun(cluster, SCENARIO, { names, settleMs: 30_000 });
   await run.setUp();
-  await run.applyStep({ policies: SCENARIO.policies ?? [], probes: [] });
+  await run.applyStep({ policies: run.live.policies ?? [], probes: [] });
   probes = [...STABLE_PROBES, ...churnProbes('y')].map((p) => names.probe(p));
   await expectConverged(probes);
 });
 
 afterAll(async () => {
+  // After the uninstall the WorkloadEndpoint CRD is gone, so tearDown's wait for the
+  // endpoints to go fails; the pods, their routes and the policies are removed all the same.
   await run?.tearDown().catch((e: unknown) => log(`teardown: ${String(e)}`));
+  if (cluster !== undefined) await cleanupNamespaces(cluster, ['x', 'y', 'z'].map((n) => names.unique(n)));
 });
 
 describe('Tessera on a kind cluster: lifecycle', () => {
