@@ -12,7 +12,9 @@
 # pods bound to it). Errors are CNI error objects naming the pod and the annotation.
 set -uo pipefail
 input=$(cat)
-plugins=/usr/lib/cni
+# Overridable for e2e/kind/tessera-ipam.unit.test.ts, which runs this script with stubs.
+plugins=${TESSERA_IPAM_PLUGINS:-/usr/lib/cni}
+kubectl=${TESSERA_IPAM_KUBECTL:-/usr/bin/kubectl}
 annotation=cni.projectcalico.org/ipAddrs
 
 fail() {
@@ -26,7 +28,7 @@ host_local() { exec "$plugins/host-local" <<<"$input"; }
 ns=$(tr ';' '\n' <<<"${CNI_ARGS:-}" | sed -n 's/^K8S_POD_NAMESPACE=//p')
 pod=$(tr ';' '\n' <<<"${CNI_ARGS:-}" | sed -n 's/^K8S_POD_NAME=//p')
 [[ -n $ns && -n $pod ]] || host_local
-value=$(/usr/bin/kubectl --kubeconfig=/etc/kubernetes/kubelet.conf --request-timeout=10s -n "$ns" get pod "$pod" \
+value=$("$kubectl" --kubeconfig=/etc/kubernetes/kubelet.conf --request-timeout=10s -n "$ns" get pod "$pod" \
   -o "jsonpath={.metadata.annotations.${annotation//./\\.}}" 2>&1) || fail "reading pod $ns/$pod: ${value//\"/\'}"
 [[ -n $value ]] || host_local
 
