@@ -111,19 +111,19 @@ describe('tessera agent in a container on a node, with the manifests capabilitie
     cp = await ContainerControlPlane.start(ctx);
     await cp.installManifests(ctx.tesseraImage);
 
+    network.addNodes([NODE]);
+    await cp.connectNode(network.nodeNs(NODE), NODE_ADDRESS);
+    // The controllers Deployment is host-networked: on the node, like the agent.
     const controllersTemplate = await readPodTemplate(cp.admin, 'Deployment', 'tessera-controllers');
     const controllers = await containerForTemplate(controllersTemplate, {
       podName: `tessera-controllers-${run}`,
       nodeName: NODE,
       serviceAccountDir: await cp.serviceAccountDir('tessera-controllers'),
-      apiAddress: cp.apiserverBridgeAddress,
+      ...(controllersTemplate.spec?.hostNetwork === true ? { nodeNetns: network.nodeNs(NODE), apiAddress: API_NODE_ADDRESS } : { apiAddress: cp.apiserverBridgeAddress }),
       runId: ctx.runId,
       onLog: collect('controllers'),
     }).start();
     containers.push(controllers);
-
-    network.addNodes([NODE]);
-    await cp.connectNode(network.nodeNs(NODE), NODE_ADDRESS);
     agentTemplate = await readPodTemplate(cp.admin, 'DaemonSet', 'tessera-agent');
     agentSaDir = await cp.serviceAccountDir('tessera-agent');
     // The DaemonSet may send the agent to Typha (manifests/45-typha.yaml): run it on the node.

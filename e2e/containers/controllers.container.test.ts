@@ -22,8 +22,9 @@ import type { StartedTestContainer } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { pollUntil } from '../controlplane/poll-until.ts';
+import { ClusterNetwork } from '../runner/network.ts';
 import { containersContext, type ContainersContext } from './context.ts';
-import { ContainerControlPlane, TESSERA_NAMESPACE } from './control-plane-containers.ts';
+import { API_NODE_ADDRESS, ContainerControlPlane, TESSERA_NAMESPACE } from './control-plane-containers.ts';
 import { containerForTemplate, onlyContainer, readPodTemplate, waitPodReady } from './manifest-pod.ts';
 
 const run = randomBytes(3).toString('hex');
@@ -36,20 +37,30 @@ let cp: ContainerControlPlane | undefined;
 let template: V1PodTemplateSpec;
 let saDir: string;
 const replicas = new Map<string, StartedTestContainer>();
+/** Each replica's node: the Deployment is host-networked, so a replica's identity starts with its node's name. */
+const replicaNode = new Map<string, string>();
 const logs = new Map<string, string[]>();
+/** Node network namespaces for the host-networked replicas, one node each (172.31.255.1, .2). */
+const network = new ClusterNetwork();
 
-async function startReplica(podName: string): Promise<StartedTestContainer> {
+async function startReplica(podName: string, node: string): Promise<StartedTestContainer> {
   const lines: string[] = [];
   logs.set(podName, lines);
+  const hostNetwork = template.spec?.hostNetwork === true;
+  if (hostNetwork && !network.nodes.has(node)) {
+    network.addNodes([node]);
+    await cp!.connectNode(network.nodeNs(node), `172.31.255.${[...network.nodes.keys()].indexOf(node) + 1}`);
+  }
   const container = await containerForTemplate(template, {
     podName,
-    nodeName: NODE,
+    nodeName: node,
     serviceAccountDir: saDir,
-    apiAddress: cp!.apiserverBridgeAddress,
+    ...(hostNetwork ? { nodeNetns: network.nodeNs(node), apiAddress: API_NODE_ADDRESS } : { apiAddress: cp!.apiserverBridgeAddress }),
     runId: ctx.runId,
     onLog: (line) => lines.push(line),
   }).start();
   replicas.set(podName, container);
+  replicaNode.set(podName, hostNetwork ? node : podName);
   return container;
 }
 
@@ -69,7 +80,7 @@ async function leaseHolder(): Promise<string | undefined> {
 /** The replica (pod name) whose identity (`<hostname>_<random>`) holds the Lease, if any. */
 async function leader(): Promise<string | undefined> {
   const holder = await leaseHolder().catch(() => undefined);
-  return [...replicas.keys()].find((pod) => holder?.startsWith(`${pod}_`) === true);
+  return [...replicas.keys()].find((pod) => holder?.startsWith(`${replicaNode.get(pod)}_`) === true);
 }
 
 function denyAllPolicy(name: string) {
@@ -86,7 +97,8 @@ describe('tessera controllers in containers, with the manifests RBAC', () => {
     await cp.installManifests(ctx.tesseraImage);
     template = await readPodTemplate(cp.admin, 'Deployment', 'tessera-controllers');
     saDir = await cp.serviceAccountDir('tessera-controllers');
-    const [a, b] = await Promise.all([startReplica(`tessera-controllers-${run}-a`), startReplica(`tessera-controllers-${run}-b`)]);
+    const a = await startReplica(`tessera-controllers-${run}-a`, `${NODE}-a`);
+    const b = await startReplica(`tessera-controllers-${run}-b`, `${NODE}-b`);
     // Both replicas are ready while one leads and the other waits (warm caches).
     await Promise.all(
       [a, b].map((c, i) => waitPodReady(c, METRICS_PORT, `controllers replica ${i}`, () => [...logs.values()][i] ?? [])),
@@ -99,6 +111,7 @@ describe('tessera controllers in containers, with the manifests RBAC', () => {
       if (process.env['TESSERA_CONTAINERS_LOGS'] !== undefined) process.stderr.write(`--- ${pod}\n${logs.get(pod)?.join('\n')}\n`);
     }
     await cp?.stop();
+    network.destroy();
   });
 
   it('runs the image the applied Deployment names, as 65532 with no capabilities', async () => {

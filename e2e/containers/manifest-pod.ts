@@ -97,7 +97,8 @@ export function containerForTemplate(template: V1PodTemplateSpec, options: Manif
 
   if (spec.hostNetwork === true) {
     if (options.nodeNetns === undefined) throw new Error(`${options.podName}: hostNetwork pod needs the node's network namespace`);
-    container.withNetworkMode(`ns:/run/netns/${options.nodeNetns}`);
+    // A host-network pod sees its node's name as hostname, as on a kubelet.
+    container.withNetworkMode(`ns:/run/netns/${options.nodeNetns}`).withHostname(options.nodeName);
   } else {
     container.withHostname(options.podName);
   }
