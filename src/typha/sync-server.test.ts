@@ -337,8 +337,14 @@ describe('SyncServer slow snapshot readers', () => {
     slow.resume();
     await waitForMetric(registry, 'tessera_typha_ping_latency', 1);
     expect(slow.received.filter((m) => m.type === 'kvs').flatMap((m) => (m.type === 'kvs' ? m.kvs : [])).length).toBe(250);
-    // From now on the pong timeout applies as usual (the client keeps answering).
-    for (let i = 0; i < 10; i++) await clock.advance(10_000);
+    // From now on the pong timeout applies as usual (the client keeps answering). Each ping and
+    // its pong cross real sockets: the fake clock moves on only once the server has the pong
+    // (on a loaded machine 60 fake seconds could otherwise pass before a pong is read).
+    for (let i = 0; i < 10; i++) {
+      const answered = await metricValue(registry, 'tessera_typha_ping_latency');
+      await clock.advance(10_000);
+      await waitForMetric(registry, 'tessera_typha_ping_latency', answered + 1);
+    }
     expect(await metricValue(registry, 'tessera_typha_connections_closed')).toBe(0);
   });
 
