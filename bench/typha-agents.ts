@@ -7,7 +7,7 @@
  * - `light`: `count` wire-level agents in one event loop. Each does the handshake, follows every
  *   decoder-restart (acks it, starts a fresh inflater), answers pings, and for every frame:
  *   length-framing → synchronous inflate (bench/typha-sync-inflate.ts: no threadpool hop per
- *   frame) → message type from the payload's first bytes; `kvs` payloads are not JSON-parsed — the bench
+ *   frame; into a scratch buffer the frame is handled in before the next) → message type from the payload's first bytes; `kvs` payloads are not JSON-parsed — the bench
  *   stamps are found with `indexOf`. What a real agent does on top (parse, apply) is its own
  *   node's CPU, which the 10 full agents account for.
  * - `full`: `count` real SyncClients (decode, validate, resync buffer) feeding a consumer that
@@ -58,15 +58,28 @@ function stamped(id: number, sentMs: number, at: number): void {
   histogram[bucket] = (histogram[bucket] as number) + 1;
 }
 
-/** Every `bench-stamp` in a (JSON-escaped) kvs payload. */
+/**
+ * Every `bench-stamp` in a (JSON-escaped) kvs payload, its digits read in place (no strings):
+ * the stamp is `<id>_<ms>.<fraction>`, after the label's closing quote, colon and opening quote.
+ */
+const STAMP_BYTES = Buffer.from(STAMP_LABEL);
 function scanStamps(payload: Buffer, at: number): void {
-  for (let i = payload.indexOf(STAMP_LABEL); i >= 0; i = payload.indexOf(STAMP_LABEL, i + STAMP_LABEL.length)) {
-    let j = i + STAMP_LABEL.length;
-    while (j < payload.length && !((payload[j] as number) >= 48 && (payload[j] as number) <= 57)) j++;
-    let k = j;
-    while (k < payload.length && (((payload[k] as number) >= 48 && (payload[k] as number) <= 57) || payload[k] === 95 || payload[k] === 46)) k++;
-    const [id, sent] = payload.toString('latin1', j, k).split('_');
-    stamped(Number(id), Number(sent), at);
+  const n = payload.length;
+  for (let i = payload.indexOf(STAMP_BYTES); i >= 0; i = payload.indexOf(STAMP_BYTES, i + STAMP_BYTES.length)) {
+    let j = i + STAMP_BYTES.length;
+    let c = payload[j] as number;
+    while (j < n && !(c >= 48 && c <= 57)) c = payload[++j] as number;
+    let id = 0;
+    for (; j < n && c >= 48 && c <= 57; c = payload[++j] as number) id = id * 10 + (c - 48);
+    if (c !== 95) continue;
+    c = payload[++j] as number;
+    let sent = 0;
+    for (; j < n && c >= 48 && c <= 57; c = payload[++j] as number) sent = sent * 10 + (c - 48);
+    if (c === 46) {
+      let scale = 0.1;
+      for (c = payload[++j] as number; j < n && c >= 48 && c <= 57; c = payload[++j] as number, scale /= 10) sent += (c - 48) * scale;
+    }
+    stamped(id, sent, at);
   }
 }
 

@@ -136,7 +136,7 @@ interface Worker {
 }
 
 function startWorker(role: 'light' | 'full', port: number, count: number, first: number, objects: number, updates: number): Worker {
-  const child = fork(AGENTS_SCRIPT, [role, String(port), String(count), String(first), String(objects), String(updates)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(AGENTS_SCRIPT, [role, String(port), String(count), String(first), String(objects), String(updates)], { execArgv: ['--import', 'tsx', ...(process.env['TYPHA_BENCH_WORKER_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['TYPHA_BENCH_WORKER_PROF']] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const w: Worker = { child, inSync: 0, closed: 0 };
   child.on('message', (m: { type: string; inSync?: number; closed?: number }) => {
     if (m.type === 'state') {

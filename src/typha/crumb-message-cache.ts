@@ -60,8 +60,6 @@ export interface SharedCrumbFrames {
   readonly endsSegment: boolean;
   /** The crumb's kvs messages and their sizes (for `_kvs_per_msg`). */
   readonly kvsCounts: readonly number[];
-  /** `bytes`, once resolved (lets a lagging client gather ready crumbs into one write). */
-  ready: Buffer | undefined;
 }
 
 /** A segment of the shared stream ends at the first crumb at least this much newer than its first. */
@@ -69,7 +67,7 @@ export const SEGMENT_MS = 1000;
 
 /**
  * With at least `COALESCE_MIN_MEMBERS` connections on the shared stream, each writes on a
- * shared tick of `COALESCE_MS` (every crumb ready by then in one write) instead of once per
+ * shared tick of `COALESCE_MS` (every crumb published by then in one write) instead of once per
  * crumb: at 1,000 clients and ~100 crumbs/s, per-crumb writes are 100,000 syscalls a second.
  * Adds at most `COALESCE_MS` to a delta's latency; small servers (and the tests) are unaffected.
  */
@@ -160,8 +158,7 @@ export class SharedDeltaStream {
     const bytes = Promise.all(payloads.map((p) => segment.compressor.compress(p))).then((chunks) => Buffer.concat(chunks.map((c) => encodeFrame(c, this.#maxFrameBytes))));
     if (endsSegment) void bytes.finally(() => segment.compressor.close()).catch(() => undefined);
     bytes.catch(() => undefined);
-    const result: SharedCrumbFrames = { bytes, startsSegment, endsSegment, kvsCounts: kvs.map((m) => m.count), ready: undefined };
-    void bytes.then((b) => (result.ready = b)).catch(() => undefined);
+    const result: SharedCrumbFrames = { bytes, startsSegment, endsSegment, kvsCounts: kvs.map((m) => m.count) };
     this.#encoded.set(crumb, result);
     this.#last = new WeakRef(crumb);
     return result;

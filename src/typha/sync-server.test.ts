@@ -190,25 +190,38 @@ describe('SyncServer snapshot and deltas', () => {
     ]);
   });
 
-  it('a client ≥ 10 ms behind gets merged messages of ≤ 100 KVs; once caught up, one message per crumb', async () => {
+  it('a client ≥ 10 ms behind on its own stream gets merged messages of ≤ 100 KVs; once caught up, one message per crumb', async () => {
     const clock = new FakeClock();
     const crumbClock = new CrumbClock();
     const crumbs = new TestBreadcrumbs(crumbClock);
     const { port, registry } = await startServer({ source: crumbs, clock });
-    const c = await streamingClient(port);
-    // 30 crumbs of 5 updates, 1 ms apart, published before the server can look at any.
-    const expected: string[] = [];
-    for (let i = 0; i < 30; i++) {
-      crumbClock.t += 1;
-      const names = Array.from({ length: 5 }, (_, j) => `t-${i}-${j}`);
-      expected.push(...names.map((n) => `Tier//${n}`));
-      crumbs.publish(names.map((n) => tier(n)));
-    }
+    const c = await streamingClient(port, hello({ supportedCompression: [] }));
+    const expected = publishThirtyCrumbsAtOnce(crumbs, crumbClock);
     await waitFor(() => c.kvs().length === 150, 'all deltas');
     // Crumb 2 is 29 ms behind: 20 crumbs merged into 100; crumb 22 is 9 ms behind: one per crumb.
     expect(c.of('kvs').map((m) => m.kvs.length)).toEqual([100, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5]);
     expect(c.kvs().map((kv) => kv.key)).toEqual(expected);
     expect(await metricValue(registry, 'tessera_typha_kvs_per_msg')).toBe(11);
+  });
+
+  it('a compressed client ≥ 10 ms behind joins the shared delta stream at its segment start: every crumb once, in order, as the shared per-crumb messages', async () => {
+    const clock = new FakeClock();
+    const crumbClock = new CrumbClock();
+    const crumbs = new TestBreadcrumbs(crumbClock);
+    const { port } = await startServer({ source: crumbs, clock });
+    const lagging = await streamingClient(port);
+    const expected = publishThirtyCrumbsAtOnce(crumbs, crumbClock);
+    await waitFor(() => lagging.kvs().length === 150, 'all deltas');
+    // The first crumb it reaches starts the shared stream's first segment: it joins there,
+    // 29 ms behind, and receives the crumbs' shared messages (5 KVs each), not merged ones.
+    expect(lagging.of('kvs').map((m) => m.kvs.length)).toEqual(Array.from({ length: 30 }, () => 5));
+    expect(lagging.kvs().map((kv) => kv.key)).toEqual(expected);
+    // A client that connects now reads the same shared segment bytes and decodes them from its own fresh decoder.
+    const late = await streamingClient(port, hello({ hostname: 'late' }));
+    crumbClock.t += 1;
+    crumbs.publish([tier('after')]);
+    await waitFor(() => [lagging, late].every((c) => c.kvs().some((kv) => kv.key === 'Tier//after')), 'the next delta at both');
+    expect([lagging.closed, late.closed]).toEqual([false, false]);
   });
 
   it('a client more than 300 s behind is kept within 300 s of its snapshot (grace, counted once), and dropped after', async () => {
@@ -236,6 +249,18 @@ describe('SyncServer snapshot and deltas', () => {
     expect(records.find((r) => r['kind'] === 'fell-behind')?.['reason']).toBe('client is 301000 ms behind the newest breadcrumb (limit 300000 ms)');
   });
 });
+
+/** 30 crumbs of 5 tiers, 1 ms apart, published before the server can look at any; their keys in order. */
+function publishThirtyCrumbsAtOnce(crumbs: TestBreadcrumbs, crumbClock: CrumbClock): string[] {
+  const expected: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    crumbClock.t += 1;
+    const names = Array.from({ length: 5 }, (_, j) => `t-${i}-${j}`);
+    expected.push(...names.map((n) => `Tier//${n}`));
+    crumbs.publish(names.map((n) => tier(n)));
+  }
+  return expected;
+}
 
 describe('SyncServer liveness', () => {
   it('a client that stops reading is closed when a write has not drained within 120 s', async () => {
