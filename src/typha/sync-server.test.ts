@@ -11,6 +11,7 @@ import type { CompressionAlgorithm } from './compression.ts';
 import { encodeFrame, FrameDecoder } from './frame-codec.ts';
 import { MessageReader, MessageWriter } from './message-stream.ts';
 import { decodeMessage, encodeMessage, type Message } from './messages.ts';
+import { COALESCE_MIN_MEMBERS, COALESCE_MS } from './crumb-message-cache.ts';
 import { SyncServer, type SyncServerOptions } from './sync-server.ts';
 import { TestBreadcrumbs } from './testing/test-breadcrumbs.ts';
 import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
@@ -416,6 +417,30 @@ describe('SyncServer shared delta stream', () => {
     expect(await metricValue(registry, 'tessera_typha_ping_latency')).toBeGreaterThan(0);
     expect(await metricValue(registry, 'tessera_typha_connections_closed')).toBe(0);
   });
+  it(`with ≥ ${COALESCE_MIN_MEMBERS} clients on the shared stream, one write tick carries every crumb published before it to every client`, async () => {
+    const clock = new FakeClock();
+    const crumbs = new TestBreadcrumbs(clock);
+    const { port } = await startServer({ source: crumbs, clock });
+    const clients: RawClient[] = [];
+    for (let i = 0; i < COALESCE_MIN_MEMBERS + 10; i++) clients.push(await streamingClient(port, hello({ hostname: `node-${i}` })));
+    const has = (c: RawClient, name: string): boolean => c.kvs().some((kv) => kv.key === `Tier//${name}`);
+    // Every client joins the shared stream at this crumb (the later ones on a tick).
+    crumbs.publish([tier('warm-up')]);
+    for (let i = 0; i < 20 && !clients.every((c) => has(c, 'warm-up')); i++) {
+      await clock.advance(COALESCE_MS);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await waitFor(() => clients.every((c) => has(c, 'warm-up')), 'the warm-up crumb at every client');
+    // Ten crumbs at once: every client wakes (no I/O in between) and parks on the one tick.
+    const names = Array.from({ length: 10 }, (_, i) => `burst-${i}`);
+    for (const n of names) crumbs.publish([tier(n)]);
+    await new Promise((r) => setImmediate(r));
+    await clock.advance(COALESCE_MS);
+    // No further tick: each client wrote all ten on this one (taking only crumbs already
+    // compressed, each wrote one per tick and delivery fell behind publication).
+    await waitFor(() => clients.every((c) => names.every((n) => has(c, n))), 'all ten crumbs at every client after one tick');
+    expect(clients.filter((c) => c.closed)).toEqual([]);
+  }, 30_000);
 });
 
 async function waitForMetric(registry: Registry, name: string, atLeast: number): Promise<void> {
