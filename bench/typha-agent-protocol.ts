@@ -19,4 +19,8 @@ export interface WorkerReport {
   /** Sparse 1 ms histogram of every delivery: [bucket, count] pairs. */
   readonly histogram: Array<[number, number]>;
   readonly kvsFrames: number;
+  /** CPU time (user + system) of the worker process since the parent's `mark`. */
+  readonly cpuMsSinceMark: number;
+  /** Stamped updates its agents received since the mark. */
+  readonly deliveriesSinceMark: number;
 }

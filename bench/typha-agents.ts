@@ -18,9 +18,10 @@
  * machine clock (`performance.timeOrigin + performance.now()`).
  *
  * IPC to the parent: `{type:'state', inSync, closed}` whenever either changes (throttled to
- * every 100 ms), and on `{type:'report'}` a `{type:'report', ...}` with, per update id, how
- * many of this worker's agents received it and the largest latency among them, plus a 1 ms
- * histogram of every delivery's latency.
+ * every 100 ms); `{type:'mark'}` starts the CPU count; on `{type:'report'}` a `{type:'report', ...}`
+ * with, per update id, how many of this worker's agents received it and the largest latency
+ * among them, a 1 ms histogram of every delivery's latency, and the worker's CPU time and
+ * deliveries since the mark.
  */
 import { setMaxListeners } from 'node:events';
 import net from 'node:net';
@@ -44,6 +45,11 @@ const counts = new Uint16Array(totalUpdates);
 const maxLatency = new Float64Array(totalUpdates);
 const histogram = new Uint32Array(HISTOGRAM_MS + 1);
 let kvsFrames = 0;
+/** Stamped updates received by this worker's agents, and the CPU/deliveries at the parent's `mark`. */
+let deliveries = 0;
+let markCpu = process.cpuUsage();
+let markDeliveries = 0;
+const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 let inSync = 0;
 let closed = 0;
 
@@ -52,6 +58,7 @@ const nowMs = (): number => performance.timeOrigin + performance.now();
 function stamped(id: number, sentMs: number, at: number): void {
   if (!(id >= 0 && id < totalUpdates)) return;
   const latency = at - sentMs;
+  deliveries++;
   counts[id] = (counts[id] as number) + 1;
   if (latency > (maxLatency[id] as number)) maxLatency[id] = latency;
   const bucket = Math.min(HISTOGRAM_MS, Math.max(0, Math.round(latency)));
@@ -179,10 +186,13 @@ class CountingConsumer {
 
 const stop = new AbortController();
 process.on('message', (m: { type: string }) => {
-  if (m.type === 'report') {
+  if (m.type === 'mark') {
+    markCpu = process.cpuUsage();
+    markDeliveries = deliveries;
+  } else if (m.type === 'report') {
     const sparse: Array<[number, number]> = [];
     histogram.forEach((n, i) => n > 0 && sparse.push([i, n]));
-    const report: WorkerReport = { type: 'report', agents: count, counts: Array.from(counts), maxLatencyMs: Array.from(maxLatency), histogram: sparse, kvsFrames };
+    const report: WorkerReport = { type: 'report', agents: count, counts: Array.from(counts), maxLatencyMs: Array.from(maxLatency), histogram: sparse, kvsFrames, cpuMsSinceMark: cpuMs(process.cpuUsage(markCpu)), deliveriesSinceMark: deliveries - markDeliveries };
     process.send?.(report);
   } else if (m.type === 'exit') {
     stop.abort();

@@ -18,10 +18,13 @@
  *   typhaRssMiB (peak, sampled every 100 ms in this process; the fixture's objects — the
  *   "API side" — included), typhaCpuPercent (this process, % of one core) during the fan-out and
  *   during the updates, deliveryP50Ms / deliveryP99Ms (per update, the time until the LAST
- *   agent received it), perAgentP50Ms / perAgentP99Ms (over every delivery), undelivered
+ *   agent received it), perAgentP50Ms / perAgentP99Ms (over every delivery), agentsCpuPercent
+ *   (all agent workers together, % of one core, from the first update to the report) and
+ *   agentCpuUsPerDelivery (their CPU per update received by one agent), undelivered
  *   (update × agent pairs missing 30 s after the last update), disconnects, uptime (load).
  *   On a small machine every process shares the same cores: Typha's CPU figure is its own, but
  *   the agents' work competes with it, which a real cluster (one agent per node) does not.
+ *   `TYPHA_BENCH_WORKER_PROF=<dir>` writes a CPU profile of every agent worker there.
  *
  * Figures are one JSON line per case (`report`); heap needs `--expose-gc` (`npm run bench`
  * passes it).
@@ -194,6 +197,7 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
   const perTick = Math.max(1, Math.round(rate / 100));
   let sent = 0;
   cpu0 = process.cpuUsage();
+  for (const w of workers) w.child.send({ type: 'mark' });
   const t1 = performance.now();
   while (sent < totalUpdates) {
     const due = Math.min(totalUpdates, Math.floor(((performance.now() - t1) / 10) * perTick) + perTick);
@@ -224,6 +228,9 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
     await new Promise((r) => setTimeout(r, 1000));
   }
   clearInterval(sampler);
+  const agentsCpuMs = reports.reduce((n, r) => n + r.cpuMsSinceMark, 0);
+  const agentDeliveries = reports.reduce((n, r) => n + r.deliveriesSinceMark, 0);
+  const markToReportMs = performance.now() - t1;
 
   const allAgents: number[] = [];
   let undelivered = 0;
@@ -270,6 +277,8 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
     perAgentP50Ms: histPercentile(50),
     perAgentP99Ms: histPercentile(99),
     typhaCpuPercent: updatesCpuPercent,
+    agentsCpuPercent: Math.round((agentsCpuMs / markToReportMs) * 100),
+    agentCpuUsPerDelivery: Number(((agentsCpuMs * 1000) / Math.max(1, agentDeliveries)).toFixed(2)),
     updatesDeliveredToAll: allAgents.length,
     undelivered,
     disconnects: closed(),
