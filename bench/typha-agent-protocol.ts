@@ -3,6 +3,13 @@
  * (bench/typha-agents.ts) share: the stamp label and the shape of a worker's report.
  */
 
+/**
+ * What a worker's agents are: `light`/`full` Typha clients (wire-level, or real SyncClients),
+ * `direct-light`/`direct-full` clients of the API server itself (a raw list + watch stream, or a
+ * real SharedIndexInformer).
+ */
+export type AgentRole = 'light' | 'full' | 'direct-light' | 'direct-full';
+
 /** The label the bench stamps its updates with: `<update id>_<epoch ms when it called SnapshotCache.onUpdates>`. */
 export const STAMP_LABEL = 'bench-stamp';
 
@@ -23,4 +30,26 @@ export interface WorkerReport {
   readonly cpuMsSinceMark: number;
   /** Stamped updates its agents received since the mark. */
   readonly deliveriesSinceMark: number;
+}
+
+/** The stamp of update `id` sent now: `<id>_<epoch ms>` (a valid label value). */
+export function stampNow(id: number): string {
+  return `${id}_${(performance.timeOrigin + performance.now()).toFixed(3)}`;
+}
+
+/**
+ * Calls `send(first, end)` every 10 ms with the ids due by then at `rate` per second (rate/100
+ * each tick), until `total` ids were handed out; resolves after the last call. `send` may be
+ * async (it is awaited, so a slow side shows as a lower achieved rate).
+ */
+export async function sendStamped(total: number, rate: number, send: (first: number, end: number) => void | Promise<void>): Promise<void> {
+  const perTick = Math.max(1, Math.round(rate / 100));
+  const t0 = performance.now();
+  let sent = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 10) * perTick) + perTick);
+    if (due > sent) await send(sent, due);
+    sent = due;
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -29,9 +29,7 @@
  * Figures are one JSON line per case (`report`); heap needs `--expose-gc` (`npm run bench`
  * passes it).
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 
 import { report, type BenchScenario } from '../scenario.ts';
 import type { ResourceUpdate } from '../../src/calc/update-processor.ts';
@@ -42,7 +40,8 @@ import { decodeUpdate } from '../../src/typha/serialized-update.ts';
 import { SnapshotCache } from '../../src/typha/snapshot-cache.ts';
 import { SyncServer } from '../../src/typha/sync-server.ts';
 import { workloadEndpointSnapshot } from '../../src/typha/testing/workload-endpoint-fixture.ts';
-import { HISTOGRAM_MS, STAMP_LABEL, type WorkerReport } from '../typha-agent-protocol.ts';
+import { AgentPool, until } from '../typha-agent-pool.ts';
+import { sendStamped, stampNow, STAMP_LABEL } from '../typha-agent-protocol.ts';
 
 function heapMB(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -113,52 +112,10 @@ function runMap(n: number): void {
   report('typha', 'map', { ...figures, mapMB, mapSize: again.size, thousandVersionsMB: versionsMB, retainedVersions: versions.length });
 }
 
-/** Polls `cond`; every 10 s writes `progress()` to stderr; throws naming `what` after `timeoutMs`. */
-async function until(cond: () => boolean, what: string, timeoutMs: number, progress?: () => string): Promise<void> {
-  const start = performance.now();
-  let reported = start;
-  while (!cond()) {
-    const now = performance.now();
-    if (now - start > timeoutMs) throw new Error(`typha bench: timed out after ${timeoutMs} ms waiting for ${what}${progress === undefined ? '' : `: ${progress()}`}`);
-    if (progress !== undefined && now - reported > 10_000) {
-      reported = now;
-      process.stderr.write(`typha bench: ${Math.round((now - start) / 1000)} s waiting for ${what}: ${progress()}\n`);
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-
-const AGENTS_SCRIPT = fileURLToPath(new URL('../typha-agents.ts', import.meta.url));
-
-interface Worker {
-  readonly child: ChildProcess;
-  inSync: number;
-  closed: number;
-  report?: WorkerReport;
-}
-
-function startWorker(role: 'light' | 'full', port: number, count: number, first: number, objects: number, updates: number): Worker {
-  const child = fork(AGENTS_SCRIPT, [role, String(port), String(count), String(first), String(objects), String(updates)], { execArgv: ['--import', 'tsx', ...(process.env['TYPHA_BENCH_WORKER_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['TYPHA_BENCH_WORKER_PROF']] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const w: Worker = { child, inSync: 0, closed: 0 };
-  child.on('message', (m: { type: string; inSync?: number; closed?: number }) => {
-    if (m.type === 'state') {
-      w.inSync = m.inSync as number;
-      w.closed = m.closed as number;
-    } else if (m.type === 'report') w.report = m as WorkerReport;
-  });
-  return w;
-}
-
 /** CPU of this process (% of one core) between two `process.cpuUsage()` readings `ms` apart. */
 function cpuPercent(from: NodeJS.CpuUsage, ms: number): number {
   const d = process.cpuUsage(from);
   return Math.round(((d.user + d.system) / 1000 / ms) * 100);
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 async function runFanout(agents: number, objects: number, seconds: number, rate: number, fullAgents: number, lightWorkers: number): Promise<void> {
@@ -178,88 +135,34 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
   const full = Math.min(fullAgents, agents);
-  const light = agents - full;
-  const workers: Worker[] = [];
+  const pool = new AgentPool(objects, totalUpdates);
   const t0 = performance.now();
   let cpu0 = process.cpuUsage();
-  if (full > 0) workers.push(startWorker('full', port, full, 0, objects, totalUpdates));
-  const per = Math.ceil(light / lightWorkers);
-  for (let first = 0; first < light; first += per) workers.push(startWorker('light', port, Math.min(per, light - first), full + first, objects, totalUpdates));
-  const inSync = (): number => workers.reduce((n, w) => n + w.inSync, 0);
-  const closed = (): number => workers.reduce((n, w) => n + w.closed, 0);
-  const progress = (): string => `${inSync()}/${agents} in sync, ${closed()} disconnected, ${server.connectionCount} connections, Typha RSS ${Math.round(process.memoryUsage().rss / 1048576)} MiB`;
-  await until(() => inSync() + closed() >= agents, 'every agent to be in sync', 1_800_000, progress);
+  pool.startAll(agents, full, lightWorkers, { full: 'full', light: 'light' }, String(port));
+  const progress = (): string => `${pool.inSync}/${agents} in sync, ${pool.closed} disconnected, ${server.connectionCount} connections, Typha RSS ${Math.round(process.memoryUsage().rss / 1048576)} MiB`;
+  await until(() => pool.inSync + pool.closed >= agents, 'every agent to be in sync', 1_800_000, progress);
   const allInSyncSeconds = (performance.now() - t0) / 1000;
   const fanoutCpuPercent = cpuPercent(cpu0, performance.now() - t0);
   const fanoutRssMiB = Math.round(peakRss / 1048576);
 
   // Updates: every 10 ms, rate/100 label changes, stamped with their id and send time.
-  const perTick = Math.max(1, Math.round(rate / 100));
-  let sent = 0;
   cpu0 = process.cpuUsage();
-  for (const w of workers) w.child.send({ type: 'mark' });
+  pool.mark();
   const t1 = performance.now();
-  while (sent < totalUpdates) {
-    const due = Math.min(totalUpdates, Math.floor(((performance.now() - t1) / 10) * perTick) + perTick);
+  await sendStamped(totalUpdates, rate, (first, end) => {
     const batch: ResourceUpdate[] = [];
-    for (; sent < due; sent++) {
-      const base = fixture[sent % fixture.length] as Extract<ResourceUpdate, { op: 'upsert' }>;
+    for (let id = first; id < end; id++) {
+      const base = fixture[id % fixture.length] as Extract<ResourceUpdate, { op: 'upsert' }>;
       const wep = base.resource as WorkloadEndpoint;
-      const stamp = `${sent}_${(performance.timeOrigin + performance.now()).toFixed(3)}`;
-      batch.push({ op: 'upsert', resource: { ...wep, metadata: { ...wep.metadata, labels: { ...wep.metadata.labels, [STAMP_LABEL]: stamp } } } });
+      batch.push({ op: 'upsert', resource: { ...wep, metadata: { ...wep.metadata, labels: { ...wep.metadata.labels, [STAMP_LABEL]: stampNow(id) } } } });
     }
     cache.onUpdates(batch);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  });
   const sendSeconds = (performance.now() - t1) / 1000;
   const updatesCpuPercent = cpuPercent(cpu0, performance.now() - t1);
   // Let the stragglers arrive (bounded), then collect.
-  const deadline = performance.now() + 30_000;
-  let reports: WorkerReport[] = [];
-  for (;;) {
-    for (const w of workers) {
-      w.report = undefined;
-      w.child.send({ type: 'report' });
-    }
-    await until(() => workers.every((w) => w.report !== undefined || w.child.exitCode !== null), 'worker reports', 60_000);
-    reports = workers.flatMap((w) => (w.report === undefined ? [] : [w.report]));
-    const missing = reports.reduce((n, r) => n + r.counts.reduce((m, c) => m + (c < r.agents ? r.agents - c : 0), 0), 0);
-    if (missing === 0 || performance.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  const delivery = await pool.collect(30_000);
   clearInterval(sampler);
-  const agentsCpuMs = reports.reduce((n, r) => n + r.cpuMsSinceMark, 0);
-  const agentDeliveries = reports.reduce((n, r) => n + r.deliveriesSinceMark, 0);
-  const markToReportMs = performance.now() - t1;
-
-  const allAgents: number[] = [];
-  let undelivered = 0;
-  for (let id = 0; id < totalUpdates; id++) {
-    let max = 0;
-    let ok = true;
-    for (const r of reports) {
-      if ((r.counts[id] as number) < r.agents) {
-        ok = false;
-        undelivered += r.agents - (r.counts[id] as number);
-      }
-      max = Math.max(max, r.maxLatencyMs[id] as number);
-    }
-    if (ok) allAgents.push(max);
-  }
-  allAgents.sort((a, b) => a - b);
-  const hist = new Float64Array(HISTOGRAM_MS + 1);
-  let deliveries = 0;
-  for (const r of reports) {
-    for (const [b, n] of r.histogram) {
-      hist[b] = (hist[b] as number) + n;
-      deliveries += n;
-    }
-  }
-  const histPercentile = (p: number): number => {
-    let acc = 0;
-    for (let b = 0; b <= HISTOGRAM_MS; b++) if ((acc += hist[b] as number) >= (p / 100) * deliveries) return b;
-    return NaN;
-  };
   report('typha', 'fanout', {
     agents,
     fullAgents: full,
@@ -271,25 +174,16 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
     typhaRssMiB: Math.round(peakRss / 1048576),
     updatesPerSecond: Math.round(totalUpdates / sendSeconds),
     updateSeconds: Number(sendSeconds.toFixed(1)),
-    deliveryP50Ms: Math.round(percentile(allAgents, 50)),
-    deliveryP99Ms: Math.round(percentile(allAgents, 99)),
-    deliveryMaxMs: Math.round(allAgents.at(-1) ?? NaN),
-    perAgentP50Ms: histPercentile(50),
-    perAgentP99Ms: histPercentile(99),
     typhaCpuPercent: updatesCpuPercent,
-    agentsCpuPercent: Math.round((agentsCpuMs / markToReportMs) * 100),
-    agentCpuUsPerDelivery: Number(((agentsCpuMs * 1000) / Math.max(1, agentDeliveries)).toFixed(2)),
-    updatesDeliveredToAll: allAgents.length,
-    undelivered,
-    disconnects: closed(),
+    ...delivery,
+    disconnects: pool.closed,
     serverCloses: Object.fromEntries(((await registry.getSingleMetric('tessera_typha_connections_closed')?.get())?.values ?? []).map((v) => [v.labels['reason'], v.value])),
     heapMB: heapMB(),
     loadavg: loadavg().map((l) => Number(l.toFixed(2))),
   });
-  for (const w of workers) w.child.send({ type: 'exit' });
+  await pool.exit();
   await server.close();
   stop.abort();
-  await Promise.all(workers.map((w) => (w.child.exitCode !== null ? undefined : new Promise((r) => w.child.once('exit', r)))));
 }
 
 const scenario: BenchScenario = {
