@@ -24,9 +24,16 @@
  * deliveries since the mark.
  */
 import { setMaxListeners } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 
+import { KubeConfig } from '@kubernetes/client-node';
+
 import type { ResourceUpdate } from '../src/calc/update-processor.ts';
+import { KubeListerWatcher, resourcePath } from '../src/informers/kube-lister-watcher.ts';
+import type { KubeObject } from '../src/informers/object.ts';
+import { SharedIndexInformer } from '../src/informers/shared-index-informer.ts';
 import { encodeFrame, FrameDecoder } from '../src/typha/frame-codec.ts';
 import { encodeMessage } from '../src/typha/messages.ts';
 import type { SyncStatus } from '../src/typha/serialized-update.ts';
@@ -34,8 +41,10 @@ import { SyncClient } from '../src/typha/sync-client.ts';
 import { HISTOGRAM_MS, STAMP_LABEL, type WorkerReport } from './typha-agent-protocol.ts';
 import { SyncInflater } from './typha-sync-inflate.ts';
 
-const [role, portArg, countArg, firstArg, objectsArg, updatesArg] = process.argv.slice(2);
-const port = Number(portArg);
+const [role, targetArg, countArg, firstArg, objectsArg, updatesArg] = process.argv.slice(2);
+/** A Typha port (light, full) or a kubeconfig path (direct-light, direct-full). */
+const target = targetArg as string;
+const port = Number(target);
 const count = Number(countArg);
 const first = Number(firstArg);
 const objects = Number(objectsArg);
@@ -94,7 +103,7 @@ let stateTimer: NodeJS.Timeout | undefined;
 function stateChanged(): void {
   stateTimer ??= setTimeout(() => {
     stateTimer = undefined;
-    process.send?.({ type: 'state', inSync, closed });
+    if (process.connected) process.send?.({ type: 'state', inSync, closed });
   }, 100);
 }
 
@@ -184,6 +193,104 @@ class CountingConsumer {
   }
 }
 
+const WEPS = resourcePath({ group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' });
+const UID = Buffer.from('"uid":"');
+const NEWLINE = 10;
+
+/** A GET on the API server with the kubeconfig's credentials; resolves with the response. */
+async function apiGet(kc: KubeConfig, path: string, agent: https.Agent): Promise<http.IncomingMessage> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error(`${target}: no current cluster`);
+  const opts: https.RequestOptions = { agent };
+  await kc.applyToHTTPSOptions(opts);
+  return new Promise((resolve, reject) => {
+    const req = https.get(new URL(path, cluster.server), { ...opts, agent }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        reject(new Error(`GET ${path}: HTTP ${res.statusCode}`));
+        return;
+      }
+      resolve(res);
+    });
+    req.on('error', reject);
+    stop.signal.addEventListener('abort', () => req.destroy(), { once: true });
+  });
+}
+
+/**
+ * One agent watching the API server itself, at the light agents' level of work: it lists
+ * WorkloadEndpoints as the Reflector does (resourceVersion 0, pages of 500, continue tokens)
+ * counting items by their uid without parsing them, then watches from the list's
+ * resourceVersion; the watch stream is framed by line and each line's stamps are read in place.
+ */
+async function directLightAgent(kc: KubeConfig): Promise<void> {
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+  let synced = false;
+  try {
+    let items = 0;
+    let rv = '';
+    let cont: string | undefined;
+    do {
+      const query = cont === undefined ? 'resourceVersion=0&limit=500' : `limit=500&continue=${encodeURIComponent(cont)}`;
+      const res = await apiGet(kc, `${WEPS}?${query}`, agent);
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks);
+      for (let i = body.indexOf(UID); i >= 0; i = body.indexOf(UID, i + UID.length)) items++;
+      // The list's own metadata (resourceVersion, continue) is the last key of an unstructured
+      // list, after every item: only that tail is parsed.
+      const meta = JSON.parse(`{${body.subarray(body.lastIndexOf('"metadata":{')).toString()}`) as { metadata: { resourceVersion: string; continue?: string } };
+      rv = meta.metadata.resourceVersion;
+      cont = meta.metadata.continue === undefined || meta.metadata.continue === '' ? undefined : meta.metadata.continue;
+    } while (cont !== undefined);
+    if (items < objects) throw new Error(`listed ${items} WorkloadEndpoints, expected ${objects}`);
+    const watch = await apiGet(kc, `${WEPS}?watch=1&allowWatchBookmarks=true&timeoutSeconds=3600&resourceVersion=${rv}`, agent);
+    synced = true;
+    inSync++;
+    stateChanged();
+    let pending: Buffer | undefined;
+    for await (const c of watch) {
+      const chunk = c as Buffer;
+      const at = nowMs();
+      const last = chunk.lastIndexOf(NEWLINE);
+      if (last < 0) {
+        pending = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
+        continue;
+      }
+      const lines = pending === undefined ? chunk.subarray(0, last) : Buffer.concat([pending, chunk.subarray(0, last)]);
+      scanStamps(lines, at);
+      pending = last + 1 < chunk.length ? chunk.subarray(last + 1) : undefined;
+    }
+  } catch (err) {
+    if (!stop.signal.aborted) process.stderr.write(`direct agent: ${(err as Error).message}\n`);
+  } finally {
+    agent.destroy();
+    closed++;
+    if (synced) inSync--;
+    stateChanged();
+  }
+}
+
+/** One agent that is a real informer (Reflector → DeltaFIFO → Indexer) on WorkloadEndpoints. */
+async function directFullAgent(kc: KubeConfig): Promise<void> {
+  const informer = new SharedIndexInformer<KubeObject>({
+    listerWatcher: new KubeListerWatcher<KubeObject>({ kubeConfig: kc, resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } }),
+  });
+  const onObject = (wep: KubeObject): void => {
+    const stamp = wep.metadata?.labels?.[STAMP_LABEL];
+    if (stamp === undefined) return;
+    const [id, sent] = stamp.split('_');
+    stamped(Number(id), Number(sent), nowMs());
+  };
+  informer.addEventHandler({ onAdd: onObject, onUpdate: (_old, wep) => onObject(wep) });
+  const running = informer.run(stop.signal);
+  if (await informer.waitForCacheSync(stop.signal)) {
+    inSync++;
+    stateChanged();
+  }
+  await running.catch(() => undefined);
+}
+
 const stop = new AbortController();
 process.on('message', (m: { type: string }) => {
   if (m.type === 'mark') {
@@ -202,6 +309,15 @@ process.on('message', (m: { type: string }) => {
 
 if (role === 'light') {
   for (let i = 0; i < count; i++) await lightAgent(first + i);
+} else if (role === 'direct-light') {
+  const kc = new KubeConfig();
+  kc.loadFromFile(target);
+  for (let i = 0; i < count; i++) void directLightAgent(kc);
+} else if (role === 'direct-full') {
+  const kc = new KubeConfig();
+  kc.loadFromFile(target);
+  setMaxListeners(count * 4 + 10, stop.signal);
+  for (let i = 0; i < count; i++) void directFullAgent(kc);
 } else {
   setMaxListeners(count + 10, stop.signal);
   for (let i = 0; i < count; i++) {

@@ -26,6 +26,9 @@
  *   the agents' work competes with it, which a real cluster (one agent per node) does not.
  *   `TYPHA_BENCH_WORKER_PROF=<dir>` writes a CPU profile of every agent worker there.
  *
+ * - `direct [agents=100] [objects=100000] [seconds=60] [rate=1000] [full=10] [workers=4]`: the
+ *   comparison — the same agents each listing and watching a real kube-apiserver (bench/typha-direct.ts).
+ *
  * Figures are one JSON line per case (`report`); heap needs `--expose-gc` (`npm run bench`
  * passes it).
  */
@@ -41,6 +44,7 @@ import { SnapshotCache } from '../../src/typha/snapshot-cache.ts';
 import { SyncServer } from '../../src/typha/sync-server.ts';
 import { workloadEndpointSnapshot } from '../../src/typha/testing/workload-endpoint-fixture.ts';
 import { AgentPool, until } from '../typha-agent-pool.ts';
+import { runDirect } from '../typha-direct.ts';
 import { sendStamped, stampNow, STAMP_LABEL } from '../typha-agent-protocol.ts';
 
 function heapMB(): number {
@@ -194,6 +198,7 @@ const scenario: BenchScenario = {
     const num = (i: number, d: number): number => (rest[i] === undefined ? d : Number(rest[i]));
     if (which === undefined || which === 'map') runMap(num(0, 100_000));
     if (which === undefined || which === 'fanout') await runFanout(num(0, 1000), num(1, 100_000), num(2, 60), num(3, 1000), num(4, 10), num(5, 4));
+    if (which === 'direct') await runDirect(num(0, 100), num(1, 100_000), num(2, 60), num(3, 1000), num(4, 10), num(5, 4));
   },
 };
 
