@@ -38,6 +38,7 @@ interface Worker {
   readonly child: ChildProcess;
   inSync: number;
   closed: number;
+  failures: number;
   report?: WorkerReport;
 }
 
@@ -77,11 +78,12 @@ export class AgentPool {
       execArgv: ['--import', 'tsx', ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const w: Worker = { child, inSync: 0, closed: 0 };
-    child.on('message', (m: { type: string; inSync?: number; closed?: number }) => {
+    const w: Worker = { child, inSync: 0, closed: 0, failures: 0 };
+    child.on('message', (m: { type: string; inSync?: number; closed?: number; failures?: number }) => {
       if (m.type === 'state') {
         w.inSync = m.inSync as number;
         w.closed = m.closed as number;
+        w.failures = m.failures ?? 0;
       } else if (m.type === 'report') w.report = m as WorkerReport;
     });
     this.#workers.push(w);
@@ -101,6 +103,11 @@ export class AgentPool {
 
   get closed(): number {
     return this.#workers.reduce((n, w) => n + w.closed, 0);
+  }
+
+  /** Failed requests of direct agents so far (each retried). */
+  get failures(): number {
+    return this.#workers.reduce((n, w) => n + w.failures, 0);
   }
 
   /** Starts the workers' CPU count (call as the first update is sent). */

@@ -17,7 +17,7 @@
  * called SnapshotCache.onUpdates>`; at receipt the agent computes the latency on the same
  * machine clock (`performance.timeOrigin + performance.now()`).
  *
- * IPC to the parent: `{type:'state', inSync, closed}` whenever either changes (throttled to
+ * IPC to the parent: `{type:'state', inSync, closed, failures}` whenever one changes (throttled to
  * every 100 ms); `{type:'mark'}` starts the CPU count; on `{type:'report'}` a `{type:'report', ...}`
  * with, per update id, how many of this worker's agents received it and the largest latency
  * among them, a 1 ms histogram of every delivery's latency, and the worker's CPU time and
@@ -61,6 +61,8 @@ let markDeliveries = 0;
 const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
 let inSync = 0;
 let closed = 0;
+/** Failed list or watch requests of direct agents (each retried after a backoff, as a Reflector does). */
+let failures = 0;
 
 const nowMs = (): number => performance.timeOrigin + performance.now();
 
@@ -103,7 +105,7 @@ let stateTimer: NodeJS.Timeout | undefined;
 function stateChanged(): void {
   stateTimer ??= setTimeout(() => {
     stateTimer = undefined;
-    if (process.connected) process.send?.({ type: 'state', inSync, closed });
+    if (process.connected) process.send?.({ type: 'state', inSync, closed, failures });
   }, 100);
 }
 
@@ -225,29 +227,48 @@ async function apiGet(kc: KubeConfig, path: string, agent: https.Agent): Promise
  */
 async function directLightAgent(kc: KubeConfig): Promise<void> {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
-  let synced = false;
+  let backoffMs = 800;
+  while (!stop.signal.aborted) {
+    try {
+      await listAndWatch(kc, agent);
+      backoffMs = 800;
+    } catch (err) {
+      if (stop.signal.aborted) break;
+      failures++;
+      stateChanged();
+      process.stderr.write(`direct agent: ${(err as Error).message}; retrying in ${Math.round(backoffMs)} ms\n`);
+      await new Promise((r) => setTimeout(r, backoffMs * (1 + Math.random())));
+      backoffMs = Math.min(30_000, backoffMs * 2);
+    }
+  }
+  agent.destroy();
+  closed++;
+  stateChanged();
+}
+
+/** One list (all pages) and the watch after it, until the watch ends; throws on a failed request. */
+async function listAndWatch(kc: KubeConfig, agent: https.Agent): Promise<void> {
+  let items = 0;
+  let rv = '';
+  let cont: string | undefined;
+  do {
+    const query = cont === undefined ? 'resourceVersion=0&limit=500' : `limit=500&continue=${encodeURIComponent(cont)}`;
+    const res = await apiGet(kc, `${WEPS}?${query}`, agent);
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    for (let i = body.indexOf(UID); i >= 0; i = body.indexOf(UID, i + UID.length)) items++;
+    // The list's own metadata (resourceVersion, continue) is the last key of an unstructured
+    // list, after every item: only that tail is parsed.
+    const meta = JSON.parse(`{${body.subarray(body.lastIndexOf('"metadata":{')).toString()}`) as { metadata: { resourceVersion: string; continue?: string } };
+    rv = meta.metadata.resourceVersion;
+    cont = meta.metadata.continue === undefined || meta.metadata.continue === '' ? undefined : meta.metadata.continue;
+  } while (cont !== undefined);
+  if (items < objects) throw new Error(`listed ${items} WorkloadEndpoints, expected ${objects}`);
+  const watch = await apiGet(kc, `${WEPS}?watch=1&allowWatchBookmarks=true&timeoutSeconds=3600&resourceVersion=${rv}`, agent);
+  inSync++;
+  stateChanged();
   try {
-    let items = 0;
-    let rv = '';
-    let cont: string | undefined;
-    do {
-      const query = cont === undefined ? 'resourceVersion=0&limit=500' : `limit=500&continue=${encodeURIComponent(cont)}`;
-      const res = await apiGet(kc, `${WEPS}?${query}`, agent);
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      const body = Buffer.concat(chunks);
-      for (let i = body.indexOf(UID); i >= 0; i = body.indexOf(UID, i + UID.length)) items++;
-      // The list's own metadata (resourceVersion, continue) is the last key of an unstructured
-      // list, after every item: only that tail is parsed.
-      const meta = JSON.parse(`{${body.subarray(body.lastIndexOf('"metadata":{')).toString()}`) as { metadata: { resourceVersion: string; continue?: string } };
-      rv = meta.metadata.resourceVersion;
-      cont = meta.metadata.continue === undefined || meta.metadata.continue === '' ? undefined : meta.metadata.continue;
-    } while (cont !== undefined);
-    if (items < objects) throw new Error(`listed ${items} WorkloadEndpoints, expected ${objects}`);
-    const watch = await apiGet(kc, `${WEPS}?watch=1&allowWatchBookmarks=true&timeoutSeconds=3600&resourceVersion=${rv}`, agent);
-    synced = true;
-    inSync++;
-    stateChanged();
     let pending: Buffer | undefined;
     for await (const c of watch) {
       const chunk = c as Buffer;
@@ -261,12 +282,8 @@ async function directLightAgent(kc: KubeConfig): Promise<void> {
       scanStamps(lines, at);
       pending = last + 1 < chunk.length ? chunk.subarray(last + 1) : undefined;
     }
-  } catch (err) {
-    if (!stop.signal.aborted) process.stderr.write(`direct agent: ${(err as Error).message}\n`);
   } finally {
-    agent.destroy();
-    closed++;
-    if (synced) inSync--;
+    inSync--;
     stateChanged();
   }
 }
@@ -312,6 +329,7 @@ if (role === 'light') {
 } else if (role === 'direct-light') {
   const kc = new KubeConfig();
   kc.loadFromFile(target);
+  setMaxListeners(count * 4 + 10, stop.signal);
   for (let i = 0; i < count; i++) void directLightAgent(kc);
 } else if (role === 'direct-full') {
   const kc = new KubeConfig();

@@ -13,7 +13,11 @@
  * etcd is in the figure; on the Typha side the stamp is taken when Typha's cache gets the
  * update, i.e. after the same write and one watch hop).
  *
- * Figures (one JSON line): createPerSecond, allInSyncSeconds, apiserverRssMiB / etcdRssMiB
+ * Agents that fail a request retry it after a backoff (0.8 s doubling to 30 s, jittered), as a
+ * Reflector does; the run stops early if kube-apiserver outgrows `TYPHA_BENCH_APISERVER_MAX_MIB`
+ * (then `stopped` says so and the update figures are absent).
+ *
+ * Figures (one JSON line): createPerSecond, allInSyncSeconds, failedRequestsSync, apiserverRssMiB / etcdRssMiB
  * (peak, VmHWM), apiserverCpuPercent / etcdCpuPercent (% of one core) during the initial sync and
  * during the updates, patchesPerSecond (achieved) and patchErrors, the delivery figures of
  * AgentPool, and the watches kube-apiserver holds (`apiserver_longrunning_requests`, WATCH).
@@ -57,14 +61,22 @@ async function inParallel(n: number, parallel: number, task: (i: number) => Prom
   }));
 }
 
-/** CPU seconds (user + system) and peak RSS (MiB) of a process, from /proc. */
-function procUsage(pid: number): { cpuSeconds: number; hwmMiB: number } {
+/** CPU seconds (user + system), RSS and peak RSS (MiB) of a process, from /proc. */
+function procUsage(pid: number): { cpuSeconds: number; rssMiB: number; hwmMiB: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100;
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return { cpuSeconds, hwmMiB: Math.round(Number(hwm?.[1] ?? NaN) / 1024) };
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kB = (field: string): number => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024);
+  return { cpuSeconds, rssMiB: kB('VmRSS'), hwmMiB: kB('VmHWM') };
 }
+
+/**
+ * kube-apiserver may not grow past this (MiB; `TYPHA_BENCH_APISERVER_MAX_MIB`, default 12 GiB):
+ * N agents listing everything at once can take it past the machine's memory, and the OOM killer
+ * then picks a process of the bench's choosing. The run stops there and reports what it saw.
+ */
+const APISERVER_MAX_MIB = Number(process.env['TYPHA_BENCH_APISERVER_MAX_MIB'] ?? 12_288);
 
 /** Sums `apiserver_longrunning_requests` samples with verb WATCH. */
 function watches(metrics: string): number {
@@ -74,6 +86,8 @@ function watches(metrics: string): number {
   }
   return sum;
 }
+
+const pct = (from: number, to: number, ms: number): number => Math.round(((to - from) / (ms / 1000)) * 100);
 
 export async function runDirect(agents: number, objects: number, seconds: number, rate: number, fullAgents: number, lightWorkers: number): Promise<void> {
   const binaries = locateBinaries();
@@ -108,10 +122,35 @@ export async function runDirect(agents: number, objects: number, seconds: number
     const usage0 = { api: procUsage(pids.kubeApiserver as number), etcd: procUsage(pids.etcd as number) };
     const t0 = performance.now();
     pool.startAll(agents, Math.min(fullAgents, agents), lightWorkers, { full: 'direct-full', light: 'direct-light' }, conn.kubeconfigPath);
-    const progress = (): string => `${pool.inSync}/${agents} in sync, ${pool.closed} ended, kube-apiserver RSS ${procUsage(pids.kubeApiserver as number).hwmMiB} MiB (peak)`;
-    await until(() => pool.inSync + pool.closed >= agents, 'every agent to list and watch', 1_800_000, progress);
+    const progress = (): string => `${pool.inSync}/${agents} in sync, ${pool.failures} failed requests (retried), kube-apiserver RSS ${procUsage(pids.kubeApiserver as number).rssMiB} MiB`;
+    let apiserverPeakMiB = 0;
+    const syncedOrStopped = (): boolean => {
+      apiserverPeakMiB = Math.max(apiserverPeakMiB, procUsage(pids.kubeApiserver as number).rssMiB);
+      return pool.inSync >= agents || apiserverPeakMiB > APISERVER_MAX_MIB;
+    };
+    await until(syncedOrStopped, 'every agent to list and watch', 1_800_000, progress);
     const syncMs = performance.now() - t0;
     const usage1 = { api: procUsage(pids.kubeApiserver as number), etcd: procUsage(pids.etcd as number) };
+    const syncFigures = {
+      agents,
+      fullAgents: Math.min(fullAgents, agents),
+      lightWorkers,
+      objects,
+      createPerSecond,
+      apiserverCpuPercentSync: pct(usage0.api.cpuSeconds, usage1.api.cpuSeconds, syncMs),
+      etcdCpuPercentSync: pct(usage0.etcd.cpuSeconds, usage1.etcd.cpuSeconds, syncMs),
+      failedRequestsSync: pool.failures,
+    };
+    if (pool.inSync < agents) {
+      report('typha', 'direct', {
+        ...syncFigures,
+        stopped: `kube-apiserver RSS reached ${apiserverPeakMiB} MiB (limit ${APISERVER_MAX_MIB} MiB) after ${(syncMs / 1000).toFixed(1)} s with ${pool.inSync}/${agents} agents in sync`,
+        apiserverRssMiB: usage1.api.hwmMiB,
+        etcdRssMiB: usage1.etcd.hwmMiB,
+        loadavg: loadavg().map((l) => Number(l.toFixed(2))),
+      });
+      return;
+    }
     const heldWatches = watches(kubectl('get', '--raw', '/metrics'));
 
     const total = Math.round(rate * seconds);
@@ -136,16 +175,9 @@ export async function runDirect(agents: number, objects: number, seconds: number
     const updateMs = performance.now() - t1;
     const usage2 = { api: procUsage(pids.kubeApiserver as number), etcd: procUsage(pids.etcd as number) };
     const delivery = await pool.collect(30_000);
-    const pct = (from: number, to: number, ms: number): number => Math.round(((to - from) / (ms / 1000)) * 100);
     report('typha', 'direct', {
-      agents,
-      fullAgents: Math.min(fullAgents, agents),
-      lightWorkers,
-      objects,
-      createPerSecond,
+      ...syncFigures,
       allInSyncSeconds: Number((syncMs / 1000).toFixed(1)),
-      apiserverCpuPercentSync: pct(usage0.api.cpuSeconds, usage1.api.cpuSeconds, syncMs),
-      etcdCpuPercentSync: pct(usage0.etcd.cpuSeconds, usage1.etcd.cpuSeconds, syncMs),
       apiserverWatches: heldWatches,
       patchesPerSecond: Math.round(patched / (updateMs / 1000)),
       patchErrors,

@@ -19,7 +19,10 @@
  *   "API side" — included), typhaCpuPercent (this process, % of one core) during the fan-out and
  *   during the updates, deliveryP50Ms / deliveryP99Ms (per update, the time until the LAST
  *   agent received it), perAgentP50Ms / perAgentP99Ms (over every delivery), agentsCpuPercent
- *   (all agent workers together, % of one core, from the first update to the report) and
+ *   (all agent workers together, % of one core, from the first update to the report),
+ *   typhaLagP50AtMostMs / typhaLagP99AtMostMs (during the updates, how far behind the newest
+ *   breadcrumb each connection was as it took up a crumb — `tessera_typha_client_latency_secs`,
+ *   so at its buckets' resolution: Typha's side of the delay, before the agents read) and
  *   agentCpuUsPerDelivery (their CPU per update received by one agent), undelivered
  *   (update × agent pairs missing 30 s after the last update), disconnects, uptime (load).
  *   On a small machine every process shares the same cores: Typha's CPU figure is its own, but
@@ -37,7 +40,7 @@ import { loadavg } from 'node:os';
 import { report, type BenchScenario } from '../scenario.ts';
 import type { ResourceUpdate } from '../../src/calc/update-processor.ts';
 import type { WorkloadEndpoint } from '../../src/api/index.ts';
-import { newRegistry } from '../../src/runtime/metrics.ts';
+import { newRegistry, type Registry } from '../../src/runtime/metrics.ts';
 import { PersistentMap } from '../../src/typha/persistent-map.ts';
 import { decodeUpdate } from '../../src/typha/serialized-update.ts';
 import { SnapshotCache } from '../../src/typha/snapshot-cache.ts';
@@ -116,10 +119,31 @@ function runMap(n: number): void {
   report('typha', 'map', { ...figures, mapMB, mapSize: again.size, thousandVersionsMB: versionsMB, retainedVersions: versions.length });
 }
 
+/** How far behind the newest crumb a connection is as it takes up a crumb: Typha's own lag. */
+const LAG_METRIC = 'tessera_typha_client_latency_secs';
+
 /** CPU of this process (% of one core) between two `process.cpuUsage()` readings `ms` apart. */
 function cpuPercent(from: NodeJS.CpuUsage, ms: number): number {
   const d = process.cpuUsage(from);
   return Math.round(((d.user + d.system) / 1000 / ms) * 100);
+}
+
+/** Cumulative bucket counts (by `le`) of a histogram in `registry`. */
+async function histogramBuckets(registry: Registry, name: string): Promise<Map<string, number>> {
+  const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+  return new Map(values.filter((v) => (v as { metricName?: string }).metricName === `${name}_bucket`).map((v) => [String(v.labels['le']), v.value]));
+}
+
+/**
+ * The bucket bound (ms) under which `p` % of the observations between two readings fall (the
+ * histogram's resolution: an upper bound, not an interpolation); NaN without observations.
+ */
+function bucketPercentileMs(before: Map<string, number>, after: Map<string, number>, p: number): number {
+  const rows = [...after].map(([le, n]) => [le === '+Inf' ? Infinity : Number(le), n - (before.get(le) ?? 0)] as const).sort((a, b) => a[0] - b[0]);
+  const total = rows.at(-1)?.[1] ?? 0;
+  if (total === 0) return NaN;
+  const row = rows.find(([, n]) => n >= (p / 100) * total);
+  return row === undefined ? NaN : row[0] * 1000;
 }
 
 async function runFanout(agents: number, objects: number, seconds: number, rate: number, fullAgents: number, lightWorkers: number): Promise<void> {
@@ -151,6 +175,7 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
 
   // Updates: every 10 ms, rate/100 label changes, stamped with their id and send time.
   cpu0 = process.cpuUsage();
+  const lagBefore = await histogramBuckets(registry, LAG_METRIC);
   pool.mark();
   const t1 = performance.now();
   await sendStamped(totalUpdates, rate, (first, end) => {
@@ -165,6 +190,7 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
   const sendSeconds = (performance.now() - t1) / 1000;
   const updatesCpuPercent = cpuPercent(cpu0, performance.now() - t1);
   // Let the stragglers arrive (bounded), then collect.
+  const lagAfter = await histogramBuckets(registry, LAG_METRIC);
   const delivery = await pool.collect(30_000);
   clearInterval(sampler);
   report('typha', 'fanout', {
@@ -179,6 +205,8 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
     updatesPerSecond: Math.round(totalUpdates / sendSeconds),
     updateSeconds: Number(sendSeconds.toFixed(1)),
     typhaCpuPercent: updatesCpuPercent,
+    typhaLagP50AtMostMs: bucketPercentileMs(lagBefore, lagAfter, 50),
+    typhaLagP99AtMostMs: bucketPercentileMs(lagBefore, lagAfter, 99),
     ...delivery,
     disconnects: pool.closed,
     serverCloses: Object.fromEntries(((await registry.getSingleMetric('tessera_typha_connections_closed')?.get())?.values ?? []).map((v) => [v.labels['reason'], v.value])),
