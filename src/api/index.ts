@@ -12,8 +12,11 @@ export type {
   HTTPPath,
   ICMPFields,
   IPNAT,
+  GlobalNetworkSet,
   NetworkPolicy,
   NetworkPolicySpec,
+  NetworkSet,
+  NetworkSetSpec,
   ObjectMeta,
   Policy,
   PolicyPerformanceHint,
@@ -35,7 +38,7 @@ export type {
   WorkloadEndpointPort,
   WorkloadEndpointSpec,
 } from './types.ts';
-export { ACTIONS, API_GROUP, API_VERSION, NAMESPACED_KINDS, POLICY_TYPES, V3_KINDS } from './types.ts';
+export { ACTIONS, API_GROUP, API_VERSION, NAMESPACE_PROFILE_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, V3_KINDS } from './types.ts';
 
 export type { ParseResult } from './parse-result.ts';
 export { formatPort, isNumericPort, MAX_PORT, MIN_PORT, parsePort } from './port.ts';

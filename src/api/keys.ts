@@ -2,7 +2,7 @@
  * Naming objects: which v3 kind an object is, its store key, and how to print it.
  *
  * `kindOf` is the gate between "some YAML" and a `V3Resource`: it accepts exactly
- * `apiVersion: projectcalico.org/v3` with one of the five kinds Tessera models, and throws
+ * `apiVersion: projectcalico.org/v3` with one of the kinds Tessera models, and throws
  * an `UnsupportedResourceError` whose `reason` lets callers tell a typo (unknown kind) from
  * a real Calico kind Tessera does not read yet (which a tool may skip with a note).
  */
@@ -22,13 +22,11 @@ export const OTHER_CALICO_V3_KINDS: readonly string[] = [
   'CalicoNodeStatus',
   'ClusterInformation',
   'FelixConfiguration',
-  'GlobalNetworkSet',
   'HostEndpoint',
   'IPAMConfiguration',
   'IPPool',
   'IPReservation',
   'KubeControllersConfiguration',
-  'NetworkSet',
   'Node',
   'StagedGlobalNetworkPolicy',
   'StagedKubernetesNetworkPolicy',

@@ -17,7 +17,7 @@
 export const API_GROUP = 'projectcalico.org';
 export const API_VERSION = 'projectcalico.org/v3';
 
-export type V3Kind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'Tier' | 'Profile' | 'WorkloadEndpoint';
+export type V3Kind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'Tier' | 'Profile' | 'WorkloadEndpoint' | 'NetworkSet' | 'GlobalNetworkSet';
 
 export const V3_KINDS: readonly V3Kind[] = [
   'NetworkPolicy',
@@ -25,10 +25,18 @@ export const V3_KINDS: readonly V3Kind[] = [
   'Tier',
   'Profile',
   'WorkloadEndpoint',
+  'NetworkSet',
+  'GlobalNetworkSet',
 ];
 
+/**
+ * The profile carrying a namespace's labels, `kns.<namespace>` (kube-controllers'): workload
+ * endpoints and namespaced network sets inherit the namespace's labels through it.
+ */
+export const NAMESPACE_PROFILE_PREFIX = 'kns.';
+
 /** Kinds whose objects live in a namespace; the others are cluster-scoped. */
-export const NAMESPACED_KINDS: ReadonlySet<V3Kind> = new Set<V3Kind>(['NetworkPolicy', 'WorkloadEndpoint']);
+export const NAMESPACED_KINDS: ReadonlySet<V3Kind> = new Set<V3Kind>(['NetworkPolicy', 'WorkloadEndpoint', 'NetworkSet']);
 
 /** The subset of Kubernetes ObjectMeta that Tessera reads or preserves. */
 export interface ObjectMeta {
@@ -202,6 +210,15 @@ export interface WorkloadEndpointSpec {
   qosControls?: Record<string, unknown>;
 }
 
+/**
+ * A NetworkSet's or GlobalNetworkSet's spec (`networkset.go`, `globalnetworkset.go`): addresses
+ * outside the cluster, selected by the set's labels like endpoints are. Each entry is a CIDR or
+ * a single address (a full-length prefix); host bits are cleared, as Calico's conversion does.
+ */
+export interface NetworkSetSpec {
+  nets?: string[];
+}
+
 interface ResourceBase<K extends V3Kind, S> {
   apiVersion: typeof API_VERSION;
   kind: K;
@@ -214,8 +231,10 @@ export type GlobalNetworkPolicy = ResourceBase<'GlobalNetworkPolicy', GlobalNetw
 export type Tier = ResourceBase<'Tier', TierSpec>;
 export type Profile = ResourceBase<'Profile', ProfileSpec>;
 export type WorkloadEndpoint = ResourceBase<'WorkloadEndpoint', WorkloadEndpointSpec>;
+export type NetworkSet = ResourceBase<'NetworkSet', NetworkSetSpec>;
+export type GlobalNetworkSet = ResourceBase<'GlobalNetworkSet', NetworkSetSpec>;
 
-export type V3Resource = NetworkPolicy | GlobalNetworkPolicy | Tier | Profile | WorkloadEndpoint;
+export type V3Resource = NetworkPolicy | GlobalNetworkPolicy | Tier | Profile | WorkloadEndpoint | NetworkSet | GlobalNetworkSet;
 
 /** The resource type of a kind: `ResourceOfKind<'Tier'>` is `Tier`. */
 export type ResourceOfKind<K extends V3Kind> = Extract<V3Resource, { kind: K }>;

@@ -114,7 +114,7 @@ describe('resource envelope', () => {
     expect(validateResource({ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint' })).toEqual([
       {
         path: 'kind',
-        message: 'must be one of NetworkPolicy, GlobalNetworkPolicy, Tier, Profile, WorkloadEndpoint, not "HostEndpoint"',
+        message: 'must be one of NetworkPolicy, GlobalNetworkPolicy, Tier, Profile, WorkloadEndpoint, NetworkSet, GlobalNetworkSet, not "HostEndpoint"',
       },
     ]);
     expect(validateResource([])).toEqual([{ path: '', message: 'must be an object, not a list' }]);
@@ -403,5 +403,32 @@ describe('checkReservedName', () => {
     expect(checkReservedName(np('web'), { asConverter: false })).toEqual([]);
     expect(checkReservedName(np('default.knp.default.web'), { asConverter: false })).toEqual([]);
     expect(checkReservedName('nonsense', { asConverter: false })).toEqual([]);
+  });
+});
+
+describe('NetworkSet and GlobalNetworkSet', () => {
+  const set = (kind: 'NetworkSet' | 'GlobalNetworkSet', nets: unknown, namespace?: string): unknown => ({
+    apiVersion: 'projectcalico.org/v3',
+    kind,
+    metadata: { name: 'saas-allow', labels: { role: 'trusted-saas' }, ...(namespace === undefined ? {} : { namespace }) },
+    spec: { nets },
+  });
+
+  it('accepts CIDRs and single addresses of both families; a set without spec is empty', () => {
+    expect(validateResource(set('GlobalNetworkSet', ['52.1.0.0/16', '198.51.100.7', '2600:1f00::/40']))).toEqual([]);
+    expect(validateResource(set('NetworkSet', ['10.0.0.0/8'], 'shop'))).toEqual([]);
+    expect(validateResource({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkSet', metadata: { name: 'empty' } })).toEqual([]);
+  });
+
+  it('names the entry that is not a CIDR, warns about host bits, and requires a namespace only of a NetworkSet', () => {
+    expect(validateResource(set('GlobalNetworkSet', ['52.1.0.0/16', 'not-a-cidr', '10.0.0.1/33']))).toEqual([
+      { path: 'spec.nets[1]', message: '"not-a-cidr" is not a CIDR or IP address (unable to parse IP)' },
+      { path: 'spec.nets[2]', message: '"10.0.0.1/33" has an invalid prefix length (IPv4 allows 0-32)' },
+    ]);
+    expect(validateResource(set('GlobalNetworkSet', ['52.1.2.3/16']))).toEqual([
+      { path: 'spec.nets[0]', message: '"52.1.2.3/16" has host bits set; the network 52.1.0.0/16 is used', severity: 'warning' },
+    ]);
+    expect(validateResource(set('NetworkSet', ['10.0.0.0/8']))).toEqual([{ path: 'metadata.namespace', message: 'namespace is required: NetworkSet is a namespaced kind' }]);
+    expect(applyDefaults(set('NetworkSet', ['10.0.0.0/8']) as V3Resource).metadata.namespace).toBe('default');
   });
 });

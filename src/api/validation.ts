@@ -91,10 +91,10 @@ export function validateResource(resource: unknown): FieldError[] {
 
   const spec = resource['spec'];
   if (isAbsent(spec)) {
-    // Calico's CRDs require `spec` on policies and tiers (`json:"spec"`); a Profile or a
-    // WorkloadEndpoint may omit it (an endpoint's fields are all optional here).
+    // Calico's CRDs require `spec` on policies and tiers (`json:"spec"`); a Profile, a
+    // WorkloadEndpoint or a network set may omit it (their fields are all optional here).
     if (v3kind === 'WorkloadEndpoint') checkWorkloadEndpointSpec(c, {});
-    else if (v3kind !== 'Profile') c.error('spec', `spec is required for a ${v3kind}`);
+    else if (v3kind !== 'Profile' && v3kind !== 'NetworkSet' && v3kind !== 'GlobalNetworkSet') c.error('spec', `spec is required for a ${v3kind}`);
     return c.findings;
   }
   if (!expectRecord(c, 'spec', spec)) return c.findings;
@@ -111,6 +111,10 @@ export function validateResource(resource: unknown): FieldError[] {
       break;
     case 'WorkloadEndpoint':
       checkWorkloadEndpointSpec(c, spec);
+      break;
+    case 'NetworkSet':
+    case 'GlobalNetworkSet':
+      checkNetworkSetSpec(c, spec);
       break;
   }
   return c.findings;
@@ -344,6 +348,19 @@ function checkProfileSpec(c: FieldErrorCollector, spec: Record<string, unknown>)
   checkRuleList(c, 'spec.egress', spec['egress'], { direction: 'egress', owner: 'Profile' });
   const labels = spec['labelsToApply'];
   if (!isAbsent(labels)) checkLabels(c, 'spec.labelsToApply', labels);
+}
+
+/** `spec.nets`: CIDRs or single addresses (Calico `cnet.ParseCIDROrIP`); host bits are cleared with a warning. */
+function checkNetworkSetSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
+  checkKnownFields(c, 'spec', spec, ['nets']);
+  const nets = spec['nets'];
+  if (isAbsent(nets) || !expectArray(c, 'spec.nets', nets)) return;
+  nets.forEach((n, i) => {
+    const at = indexPath('spec.nets', i);
+    const result = parseCidr(n);
+    if (!result.ok) c.error(at, result.message);
+    else if (result.value.hasHostBits) c.warning(at, `${JSON.stringify(n)} has host bits set; the network ${result.value.network} is used`);
+  });
 }
 
 const WORKLOAD_ENDPOINT_FIELDS = [

@@ -1,5 +1,6 @@
 /**
- * Randomized churn: random sequences of upserts and deletes (with intermediate flushes)
+ * Randomized churn: random sequences of upserts and deletes of every kind, network sets
+ * included (with intermediate flushes)
  * must leave the dataplane exactly where a fresh graph fed only the final state leaves it
  * (the no-hysteresis rule, calico-semantics §5.1). The mock dataplane checks the sequencer
  * contract on every flush along the way.
@@ -9,7 +10,7 @@ import type { Rule, V3Resource } from '../api/index.ts';
 import { CalcGraph } from './calc-graph.ts';
 import { LOCAL_NODE } from './testing/harness.ts';
 import { MockDataplane } from './testing/mock-dataplane.ts';
-import { gnp, knp, profile, REMOTE_NODE, tier, wep } from './testing/fixtures.ts';
+import { gnp, knp, netset, profile, REMOTE_NODE, tier, wep } from './testing/fixtures.ts';
 import { resourceKey } from './testing/state.ts';
 import type { ResourceUpdate } from './update-processor.ts';
 import { seededRandom } from '../runtime/seeded-random.ts';
@@ -65,11 +66,16 @@ function generator(rand: () => number) {
         ),
       });
     }
-    if (r < 0.6) {
+    if (r < 0.55) {
+      // Network sets: namespaced or global, CIDRs overlapping each other and the endpoints'.
+      const nets = [...new Set(some(['10.0.0.1/32', '10.1.0.0/16', '10.0.0.0/24', 'fd00::/64', '10.0.0.3', '192.168.0.0/24'], 3))];
+      return netset(`set-${Math.floor(rand() * 4)}`, { ...(rand() < 0.5 ? { namespace: pick(namespaces) } : {}), labels: labels(), nets });
+    }
+    if (r < 0.65) {
       const name = pick(profiles.slice(0, 4));
       return profile(name, rand() < 0.7 ? { shared: pick(['yes', 'no']), ...(rand() < 0.5 ? { 'pcns.team': pick(['a', 'b']) } : {}) } : undefined, rand() < 0.5);
     }
-    if (r < 0.7) return tier(pick(['t1', 't2']), rand() < 0.8 ? Math.floor(rand() * 3) : undefined);
+    if (r < 0.72) return tier(pick(['t1', 't2']), rand() < 0.8 ? Math.floor(rand() * 3) : undefined);
     const spec = {
       ...(rand() < 0.8 ? { order: Math.floor(rand() * 3) } : {}),
       selector: pick(selectors),

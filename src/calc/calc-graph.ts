@@ -8,8 +8,9 @@
  *   → Dispatcher ─ tier     → PolicyResolver, MissingTierIndex
  *                ├ policy   → PolicyResolver, ActiveRulesCalculator, MissingTierIndex
  *                ├ profile  → IPSetMemberIndex (labels), ActiveRulesCalculator
- *                └ endpoint → IPSetMemberIndex (all endpoints)
- *                             LocalEndpointFilter → PolicyResolver, ActiveRulesCalculator
+ *                ├ endpoint → IPSetMemberIndex (all endpoints)
+ *                │            LocalEndpointFilter → PolicyResolver, ActiveRulesCalculator
+ *                └ networkset → IPSetMemberIndex (CIDRs of every NetworkSet/GlobalNetworkSet)
  * ActiveRulesCalculator → RuleScanner → IP sets active/inactive → IPSetMemberIndex
  *                       → policy matches → PolicyResolver
  * RuleScanner, IPSetMemberIndex, PolicyResolver → EventSequencer → flush()
@@ -143,6 +144,7 @@ export class CalcGraph {
       this.#memberIndex.onEndpointUpdate(u.key, u.value);
       this.#localFilter.onEndpointUpdate(u.key, u.value);
     });
+    d.register('networkset', (u) => this.#memberIndex.onNetworkSetUpdate(u.key, u.value));
   }
 
   onUpdates(updates: readonly ResourceUpdate[]): void {

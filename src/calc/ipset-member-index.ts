@@ -17,7 +17,7 @@
  */
 import type { IPSetData } from './ipset-data.ts';
 import { LabelInheritIndex, type Labels } from './label-inherit-index.ts';
-import type { EndpointPort, ModelEndpoint } from './model.ts';
+import type { EndpointPort, ModelEndpoint, ModelNetworkSet } from './model.ts';
 
 export interface IPSetMemberCallbacks {
   onMemberAdded(setId: string, member: string): void;
@@ -68,34 +68,59 @@ export class IPSetMemberIndex {
     return this.#sets.size;
   }
 
+  /** Endpoints and network sets held. */
   get endpointCount(): number {
     return this.#endpoints.size;
   }
 
   onEndpointUpdate(key: string, ep: ModelEndpoint | null): void {
-    if (ep === null) {
-      this.#index.deleteItem(key);
-      this.#endpoints.delete(key);
+    this.#updateItem(key, ep === null ? null : { ipv4Nets: ep.ipv4Nets, ipv6Nets: ep.ipv6Nets, ports: ep.ports }, ep?.labels, ep?.profileIds);
+  }
+
+  /**
+   * A network set: its CIDRs join the selector sets whose selectors match its labels (no
+   * named-port set: a network set has no ports). Keyed apart from endpoints.
+   */
+  onNetworkSetUpdate(key: string, set: ModelNetworkSet | null): void {
+    const itemId = networkSetItemId(key);
+    if (set === null) {
+      this.#updateItem(itemId, null, undefined, undefined);
       return;
     }
-    const data: EndpointData = { ipv4Nets: ep.ipv4Nets, ipv6Nets: ep.ipv6Nets, ports: ep.ports };
-    const old = this.#endpoints.get(key);
+    const ipv4Nets: string[] = [];
+    const ipv6Nets: string[] = [];
+    for (const net of set.nets) (net.includes(':') ? ipv6Nets : ipv4Nets).push(net);
+    this.#updateItem(itemId, { ipv4Nets, ipv6Nets, ports: [] }, set.labels, set.profileIds);
+  }
+
+  #updateItem(itemId: string, data: EndpointData | null, labels: Labels | undefined, parents: readonly string[] | undefined): void {
+    if (data === null) {
+      this.#index.deleteItem(itemId);
+      this.#endpoints.delete(itemId);
+      return;
+    }
+    const old = this.#endpoints.get(itemId);
     if (old === undefined || sameAddressesAndPorts(old, data)) {
-      this.#endpoints.set(key, data);
-      this.#index.updateItem(key, ep.labels, ep.profileIds);
+      this.#endpoints.set(itemId, data);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
       return;
     }
-    // Addresses or ports changed: withdraw the old contribution, re-add the new one. The
-    // sequencer cancels a member removed and re-added before a flush.
-    for (const selId of this.#index.matchesOfItem(key)) this.#contribute(selId, old, -1);
-    this.#endpoints.set(key, data);
+    // Addresses or ports changed: sets it stays in get the difference (a 10,000-CIDR network
+    // set changed by one CIDR is one member event), sets it leaves or joins the whole of it.
+    const before = new Set(this.#index.matchesOfItem(itemId));
+    this.#endpoints.set(itemId, data);
     this.#suppress = true;
     try {
-      this.#index.updateItem(key, ep.labels, ep.profileIds);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
     } finally {
       this.#suppress = false;
     }
-    for (const selId of this.#index.matchesOfItem(key)) this.#contribute(selId, data, +1);
+    const after = new Set(this.#index.matchesOfItem(itemId));
+    for (const selId of before) {
+      if (after.has(selId)) this.#forSets(selId, (state) => this.#contributeChange(state, old, data));
+      else this.#contribute(selId, old, -1);
+    }
+    for (const selId of after) if (!before.has(selId)) this.#contribute(selId, data, +1);
   }
 
   onProfileLabelsUpdate(name: string, labels: Labels | undefined): void {
@@ -139,27 +164,33 @@ export class IPSetMemberIndex {
     return s === undefined ? undefined : [...s.members.keys()];
   }
 
-  #contribute(selId: string, ep: EndpointData, delta: 1 | -1): void {
+  #forSets(selId: string, fn: (state: SetState) => void): void {
     const ids = this.#setsBySelector.get(selId);
     if (ids === undefined) return;
     for (const id of ids) {
       const state = this.#sets.get(id);
-      if (state !== undefined) this.#contributeToSet(state, ep, delta);
+      if (state !== undefined) fn(state);
     }
   }
 
+  #contribute(selId: string, ep: EndpointData, delta: 1 | -1): void {
+    this.#forSets(selId, (state) => this.#contributeToSet(state, ep, delta));
+  }
+
   #contributeToSet(state: SetState, ep: EndpointData, delta: 1 | -1): void {
-    const np = state.data.namedPort;
-    if (np === undefined) {
-      for (const net of ep.ipv4Nets) this.#ref(state, net, delta);
-      for (const net of ep.ipv6Nets) this.#ref(state, net, delta);
-      return;
-    }
-    for (const port of ep.ports) {
-      if (port.name !== np.name) continue;
-      if (np.protocol !== 'any' && np.protocol !== port.protocol) continue;
-      for (const net of ep.ipv4Nets) this.#ref(state, `${hostAddress(net)},${port.protocol}:${port.port}`, delta);
-      for (const net of ep.ipv6Nets) this.#ref(state, `${hostAddress(net)},${port.protocol}:${port.port}`, delta);
+    for (const member of membersFor(state.data, ep)) this.#ref(state, member, delta);
+  }
+
+  /** An item still in the set changed addresses or ports: only the difference is counted. */
+  #contributeChange(state: SetState, old: EndpointData, now: EndpointData): void {
+    // Counted, not de-duplicated: an item may give one member more than once (two ports of
+    // one name), and each occurrence holds a reference.
+    const change = new Map<string, number>();
+    for (const m of membersFor(state.data, old)) change.set(m, (change.get(m) ?? 0) - 1);
+    for (const m of membersFor(state.data, now)) change.set(m, (change.get(m) ?? 0) + 1);
+    for (const [m, n] of change) {
+      for (let i = n; i < 0; i++) this.#ref(state, m, -1);
+      for (let i = 0; i < n; i++) this.#ref(state, m, +1);
     }
   }
 
@@ -174,6 +205,27 @@ export class IPSetMemberIndex {
     state.members.delete(member);
     this.#cb.onMemberRemoved(state.data.id, member);
   }
+}
+
+/** The members an item gives a set: its nets for a selector set, `<ip>,<proto>:<port>` for a named-port set. */
+function* membersFor(data: IPSetData, ep: EndpointData): Generator<string> {
+  const np = data.namedPort;
+  if (np === undefined) {
+    yield* ep.ipv4Nets;
+    yield* ep.ipv6Nets;
+    return;
+  }
+  for (const port of ep.ports) {
+    if (port.name !== np.name) continue;
+    if (np.protocol !== 'any' && np.protocol !== port.protocol) continue;
+    for (const net of ep.ipv4Nets) yield `${hostAddress(net)},${port.protocol}:${port.port}`;
+    for (const net of ep.ipv6Nets) yield `${hostAddress(net)},${port.protocol}:${port.port}`;
+  }
+}
+
+/** Network sets share the label index with endpoints under ids no endpoint key can take. */
+function networkSetItemId(key: string): string {
+  return `NetworkSet:${key}`;
 }
 
 function hostAddress(net: string): string {

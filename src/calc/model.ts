@@ -91,11 +91,30 @@ export interface ModelEndpoint {
   readonly mac: string;
 }
 
+/**
+ * A NetworkSet or GlobalNetworkSet (Felix `model.NetworkSet`): a selectable holder of CIDRs. A
+ * namespaced set carries the `projectcalico.org/namespace` label and inherits its namespace's
+ * labels through the `kns.<namespace>` profile, so namespaced rule selectors and
+ * `namespaceSelector`s see it exactly as they see that namespace's endpoints.
+ */
+export interface ModelNetworkSet {
+  /** `<namespace>/<name>` for a NetworkSet, `<name>` for a GlobalNetworkSet. */
+  readonly key: string;
+  readonly kind: 'NetworkSet' | 'GlobalNetworkSet';
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly profileIds: readonly string[];
+  /** Normalised CIDRs (host bits cleared), both families, duplicates removed. */
+  readonly nets: readonly string[];
+}
+
 /** An update of the internal model: `value === null` deletes `key`. */
 export type ModelUpdate =
   | { readonly kind: 'policy'; readonly key: string; readonly value: ModelPolicy | null }
   | { readonly kind: 'profile'; readonly key: string; readonly value: ModelProfile | null }
   | { readonly kind: 'tier'; readonly key: string; readonly value: ModelTier | null }
-  | { readonly kind: 'endpoint'; readonly key: string; readonly value: ModelEndpoint | null };
+  | { readonly kind: 'endpoint'; readonly key: string; readonly value: ModelEndpoint | null }
+  | { readonly kind: 'networkset'; readonly key: string; readonly value: ModelNetworkSet | null };
 
 export type ModelKind = ModelUpdate['kind'];

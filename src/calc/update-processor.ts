@@ -14,6 +14,8 @@
 import {
   applyDefaults,
   isError,
+  NAMESPACE_PROFILE_PREFIX,
+  NAMESPACED_KINDS,
   normaliseCidr,
   parsePort,
   parseProtocol,
@@ -22,6 +24,7 @@ import {
   type Rule as V3Rule,
   type V3Kind,
   type V3Resource,
+  V3_KINDS,
 } from '../api/index.ts';
 import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
 import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
@@ -81,7 +84,7 @@ export class UpdateProcessor {
       return this.#convert(resource);
     } catch (err) {
       const rawNs = raw?.metadata?.namespace;
-      const ns = typeof rawNs === 'string' && rawNs !== '' ? rawNs : kind === 'NetworkPolicy' || kind === 'WorkloadEndpoint' ? 'default' : '';
+      const ns = typeof rawNs === 'string' && rawNs !== '' ? rawNs : NAMESPACED_KINDS.has(kind) ? 'default' : '';
       this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason: err instanceof Error ? err.message : String(err) });
       return this.#delete(kind, name, ns);
     }
@@ -103,6 +106,10 @@ export class UpdateProcessor {
         return [{ kind: 'profile', key: name, value: null }];
       case 'WorkloadEndpoint':
         return [{ kind: 'endpoint', key: `${namespace || 'default'}/${name}`, value: null }];
+      case 'NetworkSet':
+        return [{ kind: 'networkset', key: `${namespace || 'default'}/${name}`, value: null }];
+      case 'GlobalNetworkSet':
+        return [{ kind: 'networkset', key: name, value: null }];
     }
   }
 
@@ -181,6 +188,30 @@ export class UpdateProcessor {
           },
         ];
       }
+      case 'NetworkSet':
+      case 'GlobalNetworkSet': {
+        const namespace = r.kind === 'NetworkSet' ? (r.metadata.namespace ?? 'default') : undefined;
+        const labels: Record<string, string> = { ...(r.metadata.labels ?? {}) };
+        // libcalico-go's NetworkSet processor: the namespace label, and the namespace's profile
+        // so that its labels are inherited (namespaceSelector).
+        if (namespace !== undefined) labels[NAMESPACE_LABEL] = namespace;
+        const key = namespace === undefined ? r.metadata.name : `${namespace}/${r.metadata.name}`;
+        return [
+          {
+            kind: 'networkset',
+            key,
+            value: {
+              key,
+              kind: r.kind,
+              namespace,
+              name: r.metadata.name,
+              labels,
+              profileIds: namespace === undefined ? [] : [`${NAMESPACE_PROFILE_PREFIX}${namespace}`],
+              nets: [...new Set((r.spec.nets ?? []).map(normaliseCidr))],
+            },
+          },
+        ];
+      }
     }
   }
 }
@@ -191,8 +222,8 @@ export class UpdateProcessor {
  * The input is never mutated either way.
  */
 function defaulted(r: V3Resource): V3Resource {
-  if (r.kind === 'Profile') return r;
-  if (r.kind === 'WorkloadEndpoint') {
+  if (r.kind === 'Profile' || r.kind === 'GlobalNetworkSet') return r;
+  if (r.kind === 'WorkloadEndpoint' || r.kind === 'NetworkSet') {
     const ns = r.metadata?.namespace;
     return ns === undefined || ns === '' ? { ...r, metadata: { ...r.metadata, namespace: 'default' } } : r;
   }
@@ -207,7 +238,7 @@ function normaliseNet(net: string): string {
 }
 
 function isKind(kind: string): kind is V3Kind {
-  return kind === 'NetworkPolicy' || kind === 'GlobalNetworkPolicy' || kind === 'Tier' || kind === 'Profile' || kind === 'WorkloadEndpoint';
+  return (V3_KINDS as readonly string[]).includes(kind);
 }
 
 function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' }>): ModelPolicy {

@@ -9,9 +9,9 @@
  *   `pcsa.projectcalico.org/name: <sa>`.
  */
 import type { Profile } from '../api/types.ts';
-import { API_VERSION } from '../api/types.ts';
+import { API_VERSION, NAMESPACE_PROFILE_PREFIX } from '../api/types.ts';
 
-export const NAMESPACE_PROFILE_PREFIX = 'kns.';
+export { NAMESPACE_PROFILE_PREFIX };
 export const SERVICE_ACCOUNT_PROFILE_PREFIX = 'ksa.';
 const NAMESPACE_LABEL_PREFIX = 'pcns.';
 const SERVICE_ACCOUNT_LABEL_PREFIX = 'pcsa.';

@@ -4,6 +4,8 @@
  * `<namespace>/<name>`; policy keys are `policyIdKey` strings.
  */
 import type {
+  GlobalNetworkSet,
+  NetworkSet,
   GlobalNetworkPolicy,
   NetworkPolicy,
   Profile,
@@ -87,6 +89,14 @@ export function knp(
     metadata: { name, namespace },
     spec: { ...spec, tier: 'default', types: spec.types ?? ['Ingress', 'Egress'] },
   };
+}
+
+/** A NetworkSet (`namespace` given) or a GlobalNetworkSet. */
+export function netset(name: string, opts: { namespace?: string; labels: Record<string, string>; nets: string[] }): NetworkSet | GlobalNetworkSet {
+  const metadata = { name, labels: opts.labels };
+  return opts.namespace === undefined
+    ? { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkSet', metadata, spec: { nets: opts.nets } }
+    : { apiVersion: 'projectcalico.org/v3', kind: 'NetworkSet', metadata: { ...metadata, namespace: opts.namespace }, spec: { nets: opts.nets } };
 }
 
 export function tier(name: string, order: number | undefined): Tier {
