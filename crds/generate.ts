@@ -1,5 +1,5 @@
 /**
- * Source of truth for the five projectcalico.org/v3 CustomResourceDefinitions in crds/.
+ * Source of truth for the projectcalico.org/v3 CustomResourceDefinitions in crds/.
  *
  * Why a generator: Calico's Rule schema appears six times (ingress and egress of
  * NetworkPolicy, GlobalNetworkPolicy and Profile). Writing it once here keeps the copies
@@ -803,6 +803,26 @@ function workloadEndpoint(): Schema {
   });
 }
 
+/** NetworkSet (namespaced) and GlobalNetworkSet (cluster-wide): the same spec, `nets`. */
+function networkSet(kind: 'NetworkSet' | 'GlobalNetworkSet'): Schema {
+  const global = kind === 'GlobalNetworkSet';
+  return crd({
+    kind,
+    plural: global ? 'globalnetworksets' : 'networksets',
+    singular: global ? 'globalnetworkset' : 'networkset',
+    shortNames: [],
+    scope: global ? 'Cluster' : 'Namespaced',
+    description:
+      `${global ? 'A cluster-wide' : 'A namespaced'} set of CIDRs (addresses outside the cluster, usually), selected by its labels in policy rules as endpoints are` +
+      (global ? '.' : '; only rules of policies in its own namespace, or with a namespaceSelector matching it, select it.'),
+    specRequired: false,
+    spec: obj('The set.', {
+      nets: arr('CIDRs or single addresses, IPv4 and IPv6; host bits are cleared.', { type: 'string', maxLength: 64, pattern: NET_PATTERN }),
+    }),
+    printerColumns: [AGE_COLUMN],
+  });
+}
+
 export function buildCrds(): CrdFile[] {
   return [
     { file: 'projectcalico.org_networkpolicies.yaml', crd: networkPolicy() },
@@ -810,6 +830,8 @@ export function buildCrds(): CrdFile[] {
     { file: 'projectcalico.org_tiers.yaml', crd: tier() },
     { file: 'projectcalico.org_profiles.yaml', crd: profile() },
     { file: 'projectcalico.org_workloadendpoints.yaml', crd: workloadEndpoint() },
+    { file: 'projectcalico.org_networksets.yaml', crd: networkSet('NetworkSet') },
+    { file: 'projectcalico.org_globalnetworksets.yaml', crd: networkSet('GlobalNetworkSet') },
   ];
 }
 

@@ -5,11 +5,11 @@ import { kubectlOk } from './kubectl.ts';
 import { adminKubeConfig } from './shared-control-plane.ts';
 
 describe('crds/ against a real kube-apiserver', () => {
-  it('crds/ defines exactly the five projectcalico.org CRDs', () => {
+  it('crds/ defines exactly the projectcalico.org CRDs Tessera serves', () => {
     expect(crdNamesInRepo()).toEqual([...CALICO_CRD_NAMES]);
   });
 
-  it('kubectl apply -f crds/ establishes all five CRDs, serving and storing projectcalico.org/v3', async () => {
+  it('kubectl apply -f crds/ establishes every CRD, serving and storing projectcalico.org/v3', async () => {
     const crds = await installCalicoCrds(adminKubeConfig());
 
     expect(crds.map((crd) => crd.metadata?.name).sort()).toEqual([...CALICO_CRD_NAMES]);
@@ -30,7 +30,7 @@ describe('crds/ against a real kube-apiserver', () => {
     for (const line of lines) expect(line).toMatch(/ unchanged$/);
   });
 
-  it('discovery lists the five kinds under projectcalico.org/v3', async () => {
+  it('discovery lists every kind under projectcalico.org/v3', async () => {
     await installCalicoCrds(adminKubeConfig());
 
     const out = await kubectlOk(['api-resources', '--api-group=projectcalico.org', '-o', 'name']);

@@ -8,10 +8,12 @@ import { pollUntil } from '../controlplane/poll-until.ts';
 import { kubectlOk } from './kubectl.ts';
 import { REPO_ROOT } from './shared-control-plane.ts';
 
-/** The five projectcalico.org/v3 CRDs Tessera serves. */
+/** The projectcalico.org/v3 CRDs Tessera serves (sorted). */
 export const CALICO_CRD_NAMES = [
   'globalnetworkpolicies.projectcalico.org',
+  'globalnetworksets.projectcalico.org',
   'networkpolicies.projectcalico.org',
+  'networksets.projectcalico.org',
   'profiles.projectcalico.org',
   'tiers.projectcalico.org',
   'workloadendpoints.projectcalico.org',

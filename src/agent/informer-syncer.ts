@@ -27,6 +27,8 @@ export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind; readonly re
   { kind: 'GlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' } },
   { kind: 'NetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' } },
   { kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
+  { kind: 'NetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networksets' } },
+  { kind: 'GlobalNetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworksets' } },
 ];
 
 /** Where a syncer delivers: the calc graph, or Typha's snapshot cache. */

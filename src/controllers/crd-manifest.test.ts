@@ -10,13 +10,15 @@ describe('manifests/01-crds.yaml', () => {
     expect(readFileSync(CRD_MANIFEST, 'utf8')).toBe(renderCrdManifest());
   });
 
-  it('holds the five projectcalico.org CRDs', () => {
+  it('holds the projectcalico.org CRDs', () => {
     const names = parseAllDocuments(readFileSync(CRD_MANIFEST, 'utf8'))
       .map((d) => d.toJS() as { kind: string; metadata: { name: string } })
       .map((o) => `${o.kind}/${o.metadata.name}`);
     expect(names.sort()).toEqual([
       'CustomResourceDefinition/globalnetworkpolicies.projectcalico.org',
+      'CustomResourceDefinition/globalnetworksets.projectcalico.org',
       'CustomResourceDefinition/networkpolicies.projectcalico.org',
+      'CustomResourceDefinition/networksets.projectcalico.org',
       'CustomResourceDefinition/profiles.projectcalico.org',
       'CustomResourceDefinition/tiers.projectcalico.org',
       'CustomResourceDefinition/workloadendpoints.projectcalico.org',

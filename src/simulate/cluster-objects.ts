@@ -18,7 +18,7 @@
  *   wrote; with `skipInvalid` it is a note and left out — its key deleted, as the calc
  *   graph turns an invalid object into a delete.
  */
-import { applyDefaults, isError, validateResource, type V3Resource } from '../api/index.ts';
+import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import {
   convertNetworkPolicy,
@@ -164,7 +164,7 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     else if (api === 'v1' && kind === 'ServiceAccount') out.serviceAccounts.push(v as K8sServiceAccount);
     else if (api === 'v1' && kind === 'Pod') out.pods.push(v as K8sPod);
     else if (api === 'networking.k8s.io/v1' && kind === 'NetworkPolicy') out.networkPolicies.push(v as K8sNetworkPolicy);
-    else if (api === 'projectcalico.org/v3' && ['Tier', 'NetworkPolicy', 'GlobalNetworkPolicy', 'Profile', 'WorkloadEndpoint'].includes(kind)) out.calico.push(v as V3Resource);
+    else if (api === API_VERSION && (V3_KINDS as readonly string[]).includes(kind)) out.calico.push(v as V3Resource);
     else notes.push(`${api || '?'} ${kind || '?'} ${String(o?.metadata?.name ?? '')}: not a kind the simulator reads; skipped`);
   }
   return out;

@@ -38,6 +38,8 @@ export const SIMULATED_KINDS: readonly KindSource[] = [
   { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' } },
   { apiVersion: 'projectcalico.org/v3', kind: 'Profile', resource: { group: 'projectcalico.org', version: 'v3', plural: 'profiles' } },
   { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
+  { apiVersion: 'projectcalico.org/v3', kind: 'NetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networksets' } },
+  { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworksets' } },
 ];
 
 async function listAll(lw: ListerWatcher<KubeObject>): Promise<KubeObject[]> {
