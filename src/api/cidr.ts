@@ -248,6 +248,26 @@ function maskBytes(bytes: Uint8Array, prefixLength: number): Uint8Array {
  */
 export function parseCidr(text: unknown): ParseResult<ParsedCidr> {
   if (typeof text !== 'string') return failed(`${show(text)} is not a CIDR or IP address`);
+  let result = PARSED.get(text);
+  if (result === undefined) {
+    // Bounded: cleared when full, so a stream of distinct strings costs one parse each.
+    if (PARSED.size >= PARSED_MAX) PARSED.clear();
+    result = parseCidrUncached(text);
+    PARSED.set(text, result);
+  }
+  return result;
+}
+
+/**
+ * Parse results by input text. The same strings come back again and again — a network set
+ * re-sent whole for a one-CIDR edit is validated and normalised entry by entry, as is every
+ * endpoint's address on each update — and a parse allocates several byte arrays. Results are
+ * shared: callers must not modify them.
+ */
+const PARSED = new Map<string, ParseResult<ParsedCidr>>();
+const PARSED_MAX = 1 << 17;
+
+function parseCidrUncached(text: string): ParseResult<ParsedCidr> {
   const slash = text.indexOf('/');
   const addressText = slash < 0 ? text : text.slice(0, slash);
   const addr = parseAddr(addressText);
