@@ -1,6 +1,8 @@
 /**
  * `tessera explain --from ns/pod --to ns/pod --port 80 [--protocol TCP]` with `-f <files>`
- * or `--kubeconfig <file>`: why a connection is allowed or dropped. Prints the source's
+ * or `--kubeconfig <file>`: why a connection is allowed or dropped. Either side may be an IP
+ * address outside the cluster instead of a pod: only the pod's direction is then policed, and
+ * the explanation names the NetworkSets and GlobalNetworkSets that hold the address. Prints the source's
  * egress walk (on its node) and the destination's ingress walk (on its node), tier by tier
  * and policy by policy, naming the deciding rule (or end of tier, or profile) and, for each
  * earlier rule, the first criterion that failed. `--output json` prints the verdict with
@@ -8,15 +10,18 @@
  * endpoint, 2 on a usage error, 3 when the input cannot be used (exit-status.ts).
  */
 import { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
-import { describeVerdict, IpSetNames, Simulation, translateCluster } from '../simulate/index.ts';
+import { formatIP, parseIP } from '../api/index.ts';
+import { describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';
 import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
 
-const USAGE = `usage: tessera explain --from <ns/pod> --to <ns/pod> --port <n> [--protocol TCP|UDP|SCTP]
+const USAGE = `usage: tessera explain --from <ns/pod|IP> --to <ns/pod|IP> --port <n> [--protocol TCP|UDP|SCTP]
                        (-f <file|dir>... | --kubeconfig <file>) [--output text|json] [--skip-invalid]
 
 Explains the verdict for one connection with the node agent's own engine: the source's
-egress walk and the destination's ingress walk, naming the rule that decided.
+egress walk and the destination's ingress walk, naming the rule that decided. One side may
+be an IP address outside the cluster: then only the pod's side is policed, and the
+NetworkSets and GlobalNetworkSets holding the address are listed.
 --skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
 
 Exit status: 0 explained (allowed or denied); 1 a pod has no workload endpoint; 2 usage
@@ -34,7 +39,7 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
       out.stdout(USAGE);
       return 0;
     }
-    if (a.from === undefined || a.to === undefined) throw new UsageError('--from and --to are required (ns/pod)');
+    if (a.from === undefined || a.to === undefined) throw new UsageError('--from and --to are required (ns/pod, or an IP address for one of them)');
     const output = a.output === 'table' ? 'text' : a.output;
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, not ${JSON.stringify(a.output)}`);
     const notes: string[] = [];
@@ -65,15 +70,36 @@ export function explainOne(
   missingTiers: ReadonlySet<string> = new Set(),
 ): number {
   for (const n of notes) out.stderr(`note: ${n}\n`);
-  const from = sim.endpointFor(fromId);
-  const to = sim.endpointFor(toId);
+  const from = peerFor(sim, fromId);
+  const to = peerFor(sim, toId);
   if (from === undefined || to === undefined) {
     const missing = from === undefined ? fromId : toId;
-    out.stderr(`tessera explain: no workload endpoint for ${missing} (known: ${sim.endpoints.map((e) => e.id).join(', ') || 'none'})\n`);
+    out.stderr(`tessera explain: no workload endpoint for ${missing} (known: ${sim.endpoints.map((e) => e.id).join(', ') || 'none'}; or give an IP address outside the cluster)\n`);
+    return EXIT_FAILED;
+  }
+  if (!isEndpoint(from) && !isEndpoint(to)) {
+    out.stderr(`tessera explain: ${fromId} and ${toId} are both addresses; one side must be a pod (ns/pod)\n`);
     return EXIT_FAILED;
   }
   const v = sim.verdict(from, to, protocol, port, true);
-  if (output === 'json') out.stdout(`${JSON.stringify({ from: fromId, to: toId, protocol, port, ...v }, null, 1)}\n`);
-  else out.stdout(`${describeVerdict(from, to, protocol, port, v, names, missingTiers).join('\n')}\n`);
+  const external = [from, to].filter((p) => !isEndpoint(p));
+  if (output === 'json') {
+    const networkSets = Object.fromEntries(external.map((p) => [p.id, sim.networkSetsHolding(p.ip)]));
+    out.stdout(`${JSON.stringify({ from: fromId, to: toId, protocol, port, ...v, ...(external.length === 0 ? {} : { networkSets }) }, null, 1)}\n`);
+  } else {
+    const lines = describeVerdict(from, to, protocol, port, v, names, missingTiers);
+    for (const p of external) lines.push(...describeNetworkSets(p.ip, sim.networkSetsHolding(p.ip)));
+    out.stdout(`${lines.join('\n')}\n`);
+  }
   return 0;
+}
+
+/** A pod by `ns/pod`, or an IP address (outside the cluster); undefined for anything else. */
+function peerFor(sim: Simulation, id: string): SimPeer | undefined {
+  const endpoint = sim.endpointFor(id);
+  if (endpoint !== undefined) return endpoint;
+  const ip = parseIP(id);
+  if (!ip.ok) return undefined;
+  const address = formatIP(ip.value.bytes);
+  return { id, ip: address, net: `${address}/${ip.value.version === 4 ? 32 : 128}` };
 }

@@ -111,6 +111,28 @@ describe('tessera explain', () => {
     expect(v.ingress.tiers[1]?.policies[0]?.rules[0]?.mismatch).toMatch(/^source selector: 10\.65\.1\.10 is not in IP set s:/);
   });
 
+  it('an address outside the cluster: only the pod is policed, and the network sets holding the address are named', async () => {
+    const allowed = await capture(runExplain, ['-f', examples, '--from', 'shop/api', '--to', '203.0.113.77', '--port', '8443']);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout.split('\n').slice(0, 2)).toEqual([
+      'shop/api → 203.0.113.77 TCP/8443: ALLOWED',
+      'egress of shop/api (10.65.1.11 on node-1): allowed by NetworkPolicy shop/api-payments egress[1] (Allow) in tier default',
+    ]);
+    expect(allowed.stdout).toContain('ingress of 203.0.113.77 (outside the cluster): not policed');
+    expect(allowed.stdout).toContain('203.0.113.77 is in GlobalNetworkSet card-networks (203.0.113.77/32) {role: payment-provider}');
+    // The namespaced set holds the address, but port 22 is not allowed to it.
+    const denied = await capture(runExplain, ['-f', examples, '--from', 'shop/api', '--to', '198.51.100.9', '--port', '22', '--output', 'json']);
+    const v = JSON.parse(denied.stdout) as { allowed: boolean; ingress: { decision: { kind: string } }; networkSets: Record<string, Array<{ kind: string; namespace?: string; name: string; net: string }>> };
+    expect(v.allowed).toBe(false);
+    expect(v.ingress.decision.kind).toBe('outside-cluster');
+    expect(v.networkSets['198.51.100.9']).toEqual([{ kind: 'NetworkSet', namespace: 'shop', name: 'payment-providers', net: '198.51.100.0/24', labels: { role: 'payment-provider' } }]);
+    const inbound = await capture(runExplain, ['-f', examples, '--from', '192.0.2.1', '--to', 'shop/api', '--port', '8081']);
+    expect(inbound.stdout).toContain('192.0.2.1 is in no NetworkSet or GlobalNetworkSet');
+    const twoAddresses = await capture(runExplain, ['-f', examples, '--from', '192.0.2.1', '--to', '192.0.2.2', '--port', '80']);
+    expect(twoAddresses.code).toBe(1);
+    expect(twoAddresses.stderr).toContain('one side must be a pod');
+  });
+
   it('an unknown pod exits 1 and lists the known ones', async () => {
     const r = await capture(runExplain, ['-f', examples, '--from', 'shop/nope', '--to', 'data/db', '--port', '5432']);
     expect(r.code).toBe(1);

@@ -10,7 +10,7 @@
  */
 import type { PolicyId } from '../proto/index.ts';
 import type { IpSetNames } from './ipset-names.ts';
-import type { SimEndpoint, Verdict } from './simulation.ts';
+import { isEndpoint, type NetworkSetHit, type SimPeer, type Verdict } from './simulation.ts';
 import type { Decision, Direction, DirectionVerdict, RuleTrace } from './verdict-engine.ts';
 
 export function policyName(id: PolicyId): string {
@@ -30,6 +30,8 @@ export function describeDecision(decision: Decision, direction: Direction): stri
       return `${decision.action === 'allow' ? 'allowed' : 'denied'} by profile ${decision.profile} ${direction}[${decision.ruleIndex}] (${ACTION_NAMES[decision.action]})`;
     case 'no-profile-matched':
       return 'denied: no tier decided and no profile allowed it (the endpoint chain\'s final DROP)';
+    case 'outside-cluster':
+      return 'not policed: the peer is an address outside the cluster (no endpoint of its own)';
   }
 }
 
@@ -49,6 +51,7 @@ function ruleLine(r: RuleTrace, direction: Direction, names: IpSetNames | undefi
 /** The walk of one direction, indented by `indent`; `missingTiers` names tiers without a Tier object. */
 export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined, indent = '  ', missingTiers: ReadonlySet<string> = new Set()): string[] {
   const lines: string[] = [];
+  if (v.decision.kind === 'outside-cluster') return lines;
   const dir = v.direction;
   const tiers = v.tiers ?? [];
   if (tiers.length === 0) lines.push(`${indent}no tier has ${dir} policies for this endpoint: straight to its profiles`);
@@ -79,14 +82,28 @@ export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined,
   return lines;
 }
 
-function endpointLabel(e: SimEndpoint): string {
-  return `${e.id} (${e.ip} on ${e.node})`;
+function endpointLabel(e: SimPeer): string {
+  return isEndpoint(e) ? `${e.id} (${e.ip} on ${e.node})` : `${e.ip} (outside the cluster)`;
+}
+
+/**
+ * Where an address outside the cluster sits in the network sets, one line per holding entry:
+ * `203.0.113.77 is in GlobalNetworkSet card-networks (203.0.113.77/32) {role: payment-provider}`.
+ * The rules above show which selectors matched; these lines say through which set.
+ */
+export function describeNetworkSets(ip: string, hits: readonly NetworkSetHit[]): string[] {
+  if (hits.length === 0) return [`${ip} is in no NetworkSet or GlobalNetworkSet`];
+  return hits.map((h) => {
+    const labels = Object.entries(h.labels).map(([k, v]) => `${k}: ${v}`).join(', ');
+    const name = h.kind === 'NetworkSet' ? `${h.namespace ?? ''}/${h.name}` : h.name;
+    return `${ip} is in ${h.kind} ${name} (${h.net})${labels === '' ? '' : ` {${labels}}`}`;
+  });
 }
 
 /** The full explanation of a verdict, as `tessera explain` prints it. */
 export function describeVerdict(
-  from: SimEndpoint,
-  to: SimEndpoint,
+  from: SimPeer,
+  to: SimPeer,
   protocol: string,
   port: number,
   v: Verdict,

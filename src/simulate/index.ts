@@ -8,10 +8,10 @@ export { evaluateDirection, makePacket, ruleMismatch } from './verdict-engine.ts
 export type { Decision, Direction, DirectionVerdict, Packet, PolicyTrace, ProbeProtocol, ProfileTrace, RuleTrace, TierTrace } from './verdict-engine.ts';
 export { classifyObjects, defaultNetworkPolicyTypes, resourceKey, translateCluster } from './cluster-objects.ts';
 export type { ClusterObjects, K8sNamespace, K8sServiceAccount, TranslatedCluster } from './cluster-objects.ts';
-export { Simulation } from './simulation.ts';
-export type { SimEndpoint, Verdict } from './simulation.ts';
+export { isEndpoint, Simulation } from './simulation.ts';
+export type { NetworkSetHit, SimAddress, SimEndpoint, SimPeer, Verdict } from './simulation.ts';
 export { IpSetNames } from './ipset-names.ts';
-export { describeDecision, describeVerdict, describeWalk, policyName } from './explanation.ts';
+export { describeDecision, describeNetworkSets, describeVerdict, describeWalk, policyName } from './explanation.ts';
 export { loadFromCluster, loadFromFiles, loadFromListers, SIMULATED_KINDS } from './load-objects.ts';
 export type { KindSource } from './load-objects.ts';
 export { applyStep, initialState, parseScenarioFile, ScenarioFormatError, stateObjects } from './scenario-file.ts';

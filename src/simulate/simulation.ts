@@ -10,7 +10,7 @@
  * - endpoints are listed in a stable order: namespace, then pod name.
  */
 import { CalcGraph, type ResourceUpdate } from '../calc/index.ts';
-import type { V3Resource, WorkloadEndpoint as V3WorkloadEndpoint } from '../api/index.ts';
+import { cidrContains, parseCidr, type V3Resource, type WorkloadEndpoint as V3WorkloadEndpoint } from '../api/index.ts';
 import { workloadEndpointIdKey, type WorkloadEndpoint } from '../proto/index.ts';
 import { NodeState } from './node-state.ts';
 import { evaluateDirection, makePacket, type DirectionVerdict, type ProbeProtocol } from './verdict-engine.ts';
@@ -27,6 +27,31 @@ export interface SimEndpoint {
   readonly ip: string;
   readonly endpoint: WorkloadEndpoint;
   readonly state: NodeState;
+}
+
+/** An address outside the cluster (`tessera explain --to 203.0.113.7`): policed only from the pod's side. */
+export interface SimAddress {
+  /** The address as given. */
+  readonly id: string;
+  readonly ip: string;
+  /** Host network (`/32`, `/128`). */
+  readonly net: string;
+}
+
+/** Either end of a flow. */
+export type SimPeer = SimEndpoint | SimAddress;
+
+export function isEndpoint(p: SimPeer): p is SimEndpoint {
+  return 'endpoint' in p;
+}
+
+/** A NetworkSet or GlobalNetworkSet entry holding an address. */
+export interface NetworkSetHit {
+  readonly kind: 'NetworkSet' | 'GlobalNetworkSet';
+  readonly namespace?: string;
+  readonly name: string;
+  readonly net: string;
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 export interface Verdict {
@@ -127,12 +152,31 @@ export class Simulation {
     this.#byId = new Map(list.map((e) => [e.id, e]));
   }
 
-  /** The verdict for `from` → `to` on `protocol/port`, with the full walk when `trace`. */
-  verdict(from: SimEndpoint, to: SimEndpoint, protocol: ProbeProtocol, port: number, trace = false): Verdict {
+  /**
+   * The verdict for `from` → `to` on `protocol/port`, with the full walk when `trace`. An
+   * address outside the cluster has no side of its own: only the pod's direction decides.
+   */
+  verdict(from: SimPeer, to: SimPeer, protocol: ProbeProtocol, port: number, trace = false): Verdict {
     const pkt = makePacket(from.net, to.net, protocol, port);
-    const egress = evaluateDirection(from.state, from.endpoint, 'egress', pkt, trace);
-    const ingress = evaluateDirection(to.state, to.endpoint, 'ingress', pkt, trace);
+    const outside = (direction: 'egress' | 'ingress'): DirectionVerdict => ({ direction, allowed: true, decision: { kind: 'outside-cluster', action: 'allow' } });
+    const egress = isEndpoint(from) ? evaluateDirection(from.state, from.endpoint, 'egress', pkt, trace) : outside('egress');
+    const ingress = isEndpoint(to) ? evaluateDirection(to.state, to.endpoint, 'ingress', pkt, trace) : outside('ingress');
     return { allowed: egress.allowed && ingress.allowed, egress, ingress };
+  }
+
+  /** The NetworkSet and GlobalNetworkSet entries (normalised CIDRs) that hold `ip`, sets in key order. */
+  networkSetsHolding(ip: string): NetworkSetHit[] {
+    const hits: NetworkSetHit[] = [];
+    for (const { resource } of this.#resources.values()) {
+      if (resource.kind !== 'NetworkSet' && resource.kind !== 'GlobalNetworkSet') continue;
+      for (const text of resource.spec?.nets ?? []) {
+        const parsed = parseCidr(text);
+        if (!parsed.ok || !cidrContains(parsed.value, ip)) continue;
+        const { namespace, name, labels = {} } = resource.metadata;
+        hits.push({ kind: resource.kind, ...(resource.kind === 'NetworkSet' && namespace !== undefined ? { namespace } : {}), name, net: parsed.value.network, labels });
+      }
+    }
+    return hits;
   }
 
   /**

@@ -110,7 +110,9 @@ export type Decision =
   | { readonly kind: 'rule'; readonly action: 'allow' | 'deny'; readonly tier: string; readonly policy: PolicyId; readonly ruleIndex: number }
   | { readonly kind: 'end-of-tier'; readonly action: 'deny'; readonly tier: string }
   | { readonly kind: 'profile'; readonly action: 'allow' | 'deny'; readonly profile: string; readonly ruleIndex: number }
-  | { readonly kind: 'no-profile-matched'; readonly action: 'deny' };
+  | { readonly kind: 'no-profile-matched'; readonly action: 'deny' }
+  /** The peer of this side is an address outside the cluster: no endpoint, no policy (Tessera programs no host endpoints). */
+  | { readonly kind: 'outside-cluster'; readonly action: 'allow' };
 
 export interface DirectionVerdict {
   readonly direction: Direction;
