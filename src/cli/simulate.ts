@@ -23,6 +23,8 @@ import { isManifestProblem, listManifestFiles, parseManifests } from '../runtime
 import { EXIT_FAILED, EXIT_USAGE, reportInputError } from './exit-status.ts';
 import {
   applyStep,
+  commitStaged,
+  describeStagedDiff,
   describeVerdict,
   initialState,
   IpSetNames,
@@ -31,9 +33,11 @@ import {
   parseScenarioFile,
   ScenarioFormatError,
   Simulation,
+  stagedDiff,
   stateObjects,
   translateCluster,
   type ClusterObjects,
+  type StagedDiff,
   type ProbeProtocol,
   type ScenarioProbe,
 } from '../simulate/index.ts';
@@ -198,8 +202,16 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
       return 0;
     }
     const allowed = sim.matrix(a.protocol, a.port);
-    if (a.output === 'json') out.stdout(`${JSON.stringify(matrixJson(sim, allowed, a.protocol, a.port, notes), null, 1)}\n`);
-    else out.stdout(formatMatrix(sim, allowed, a.protocol, a.port));
+    const staged = objs.staged ?? [];
+    let diff: StagedDiff | undefined;
+    if (staged.length > 0) {
+      // The same cluster as if every staged policy were committed: never enforced, only compared.
+      const committed = translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid });
+      const stagedAllowed = new Simulation(committed.resources).matrix(a.protocol, a.port);
+      diff = stagedDiff(sim.endpoints.map((e) => e.id), allowed, stagedAllowed, staged.length);
+    }
+    if (a.output === 'json') out.stdout(`${JSON.stringify({ ...(matrixJson(sim, allowed, a.protocol, a.port, notes) as object), ...(diff === undefined ? {} : { staged: diff }) }, null, 1)}\n`);
+    else out.stdout(formatMatrix(sim, allowed, a.protocol, a.port) + (diff === undefined ? '' : `${describeStagedDiff(diff).join('\n')}\n`));
     return 0;
   } catch (err) {
     return exitStatusFor('simulate', err, USAGE, out);

@@ -19,6 +19,7 @@
  *   graph turns an invalid object into a delete.
  */
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
+import { isStagedKind, readStaged, type StagedPolicy } from './staged.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import {
   convertNetworkPolicy,
@@ -46,6 +47,8 @@ export interface ClusterObjects {
   readonly networkPolicies: readonly K8sNetworkPolicy[];
   /** Tier, NetworkPolicy, GlobalNetworkPolicy, Profile, WorkloadEndpoint (projectcalico.org/v3). */
   readonly calico: readonly V3Resource[];
+  /** Staged policies (staged.ts): never enforced, read only to preview what they would change. */
+  readonly staged?: readonly StagedPolicy[];
 }
 
 export interface TranslatedCluster {
@@ -155,7 +158,7 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
 
 /** Sorts documents into a `ClusterObjects` by apiVersion/kind; anything else is a note. */
 export function classifyObjects(values: readonly unknown[], notes: string[]): ClusterObjects {
-  const out = { namespaces: [] as K8sNamespace[], serviceAccounts: [] as K8sServiceAccount[], pods: [] as K8sPod[], networkPolicies: [] as K8sNetworkPolicy[], calico: [] as V3Resource[] };
+  const out = { namespaces: [] as K8sNamespace[], serviceAccounts: [] as K8sServiceAccount[], pods: [] as K8sPod[], networkPolicies: [] as K8sNetworkPolicy[], calico: [] as V3Resource[], staged: [] as StagedPolicy[] };
   for (const v of values) {
     const o = v as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } } | null;
     const kind = typeof o?.kind === 'string' ? o.kind : '';
@@ -165,6 +168,7 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     else if (api === 'v1' && kind === 'Pod') out.pods.push(v as K8sPod);
     else if (api === 'networking.k8s.io/v1' && kind === 'NetworkPolicy') out.networkPolicies.push(v as K8sNetworkPolicy);
     else if (api === API_VERSION && (V3_KINDS as readonly string[]).includes(kind)) out.calico.push(v as V3Resource);
+    else if (api === API_VERSION && isStagedKind(kind)) out.staged.push(readStaged(v));
     else notes.push(`${api || '?'} ${kind || '?'} ${String(o?.metadata?.name ?? '')}: not a kind the simulator reads; skipped`);
   }
   return out;

@@ -16,3 +16,5 @@ export { loadFromCluster, loadFromFiles, loadFromListers, SIMULATED_KINDS } from
 export type { KindSource } from './load-objects.ts';
 export { applyStep, initialState, parseScenarioFile, ScenarioFormatError, stateObjects } from './scenario-file.ts';
 export type { Scenario, ScenarioFile, ScenarioProbe, ScenarioState, ScenarioStep } from './scenario-file.ts';
+export { commitStaged, describeStagedDiff, isStagedKind, readStaged, STAGED_KINDS, stagedDiff } from './staged.ts';
+export type { StagedAction, StagedChange, StagedDiff, StagedKind, StagedPolicy } from './staged.ts';

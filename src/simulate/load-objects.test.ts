@@ -62,7 +62,7 @@ describe('loading a simulation', () => {
     const partialNotes: string[] = [];
     await loadFromListers(fakeCluster(all, new Set(['Tier'])), partialNotes);
     expect(partialNotes).toEqual(['projectcalico.org/v3 Tier: not served by the API server (is its CRD installed?); none listed']);
-    expect(SIMULATED_KINDS).toHaveLength(11);
+    expect(SIMULATED_KINDS).toHaveLength(14);
   });
 
   it('a pod without an IP is skipped with a note', () => {

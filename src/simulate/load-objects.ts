@@ -40,6 +40,9 @@ export const SIMULATED_KINDS: readonly KindSource[] = [
   { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
   { apiVersion: 'projectcalico.org/v3', kind: 'NetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networksets' } },
   { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworksets' } },
+  { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagednetworkpolicies' } },
+  { apiVersion: 'projectcalico.org/v3', kind: 'StagedGlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedglobalnetworkpolicies' } },
+  { apiVersion: 'projectcalico.org/v3', kind: 'StagedKubernetesNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedkubernetesnetworkpolicies' } },
 ];
 
 async function listAll(lw: ListerWatcher<KubeObject>): Promise<KubeObject[]> {

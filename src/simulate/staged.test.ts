@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+
+import { InputError } from '../runtime/input-error.ts';
+import { classifyObjects } from './cluster-objects.ts';
+import { commitStaged, describeStagedDiff, readStaged, stagedDiff } from './staged.ts';
+
+const calicoNp = (name: string, ns: string, order: number): unknown => ({
+  apiVersion: 'projectcalico.org/v3',
+  kind: 'NetworkPolicy',
+  metadata: { name, namespace: ns },
+  spec: { order, selector: 'all()', ingress: [{ action: 'Allow' }] },
+});
+
+describe('staged policies', () => {
+  it('are kept apart from what the calc graph reads, each with its counterpart (stagedAction Set when absent)', () => {
+    const notes: string[] = [];
+    const objs = classifyObjects(
+      [
+        calicoNp('a', 'x', 1),
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', metadata: { name: 'a', namespace: 'x' }, spec: { order: 2, selector: 'all()' } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedGlobalNetworkPolicy', metadata: { name: 'g' }, spec: { stagedAction: 'Delete' } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedKubernetesNetworkPolicy', metadata: { name: 'k' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } },
+      ],
+      notes,
+    );
+    expect(objs.calico.map((r) => r.kind)).toEqual(['NetworkPolicy']);
+    expect(objs.staged?.map((s) => [s.kind, s.namespace ?? '', s.name, s.action])).toEqual([
+      ['StagedNetworkPolicy', 'x', 'a', 'Set'],
+      ['StagedGlobalNetworkPolicy', '', 'g', 'Delete'],
+      ['StagedKubernetesNetworkPolicy', 'default', 'k', 'Set'],
+    ]);
+    expect(objs.staged?.[0]?.counterpart).toEqual({ apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'a', namespace: 'x' }, spec: { order: 2, selector: 'all()' } });
+    expect(objs.staged?.[2]?.counterpart).toMatchObject({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'k', namespace: 'default' } });
+    expect(notes).toEqual([]);
+  });
+
+  it('a bad stagedAction is an input error naming the object and field', () => {
+    const bad = { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', metadata: { name: 'a', namespace: 'x' }, spec: { stagedAction: 'Learn' } };
+    expect(() => readStaged(bad)).toThrow(InputError);
+    expect(() => readStaged(bad)).toThrow('StagedNetworkPolicy x/a: spec.stagedAction: must be Set or Delete, not "Learn"');
+  });
+
+  it('committing: Set replaces or creates the counterpart, Delete removes it, later staged objects win; the input is untouched', () => {
+    const objs = classifyObjects(
+      [
+        calicoNp('a', 'x', 1),
+        calicoNp('b', 'x', 1),
+        { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'k', namespace: 'x' }, spec: { podSelector: {} } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', metadata: { name: 'a', namespace: 'x' }, spec: { order: 5 } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', metadata: { name: 'b', namespace: 'x' }, spec: { stagedAction: 'Delete' } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', metadata: { name: 'c', namespace: 'x' }, spec: { order: 7 } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', metadata: { name: 'c', namespace: 'x' }, spec: { order: 8 } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedKubernetesNetworkPolicy', metadata: { name: 'k', namespace: 'x' }, spec: { stagedAction: 'Delete' } },
+      ],
+      [],
+    );
+    const committed = commitStaged(objs, objs.staged ?? []);
+    expect(committed.calico.map((r) => `${r.metadata.name}:${(r.spec as { order?: number }).order}`)).toEqual(['a:5', 'c:8']);
+    expect(committed.networkPolicies).toEqual([]);
+    expect(objs.calico).toHaveLength(2);
+    expect(objs.networkPolicies).toHaveLength(1);
+  });
+
+  it('the diff counts pairs that would change, each way', () => {
+    const d = stagedDiff(['x/a', 'x/b', 'y/c'], [[false, true, true], [true, false, false], [false, false, false]], [[false, false, true], [true, false, true], [false, false, false]], 2);
+    expect(d).toEqual({ policies: 2, pairs: 6, becomeDenied: 1, becomeAllowed: 1, changes: [{ from: 'x/a', to: 'x/b', staged: 'denied' }, { from: 'x/b', to: 'y/c', staged: 'allowed' }] });
+    expect(describeStagedDiff(d)).toEqual([
+      'staged: 2 policies; 2 of 6 pairs would change — 1 would become denied, 1 allowed',
+      '  x/a → x/b: would be denied',
+      '  x/b → y/c: would be allowed',
+    ]);
+  });
+});
