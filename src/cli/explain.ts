@@ -11,7 +11,7 @@
  */
 import { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { formatIP, parseIP } from '../api/index.ts';
-import { describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
+import { commitStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';
 import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
 
@@ -43,14 +43,18 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     const output = a.output === 'table' ? 'text' : a.output;
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, not ${JSON.stringify(a.output)}`);
     const notes: string[] = [];
-    const translated = translateCluster(await loadCluster(a, notes), { skipInvalid: a.skipInvalid });
+    const objs = await loadCluster(a, notes);
+    const translated = translateCluster(objs, { skipInvalid: a.skipInvalid });
     notes.push(...translated.notes);
     // The default tiers are among the resources (translateCluster adds them), as in a cluster.
     const missing = policiesInMissingTiers(translated.resources.values());
     for (const p of missing) notes.push(`${describeMissingTierPolicy(p)}: ${missingTierMessage(p.tier)}`);
     const sim = new Simulation(translated.resources);
     const missingTiers = new Set(missing.map((p) => p.tier));
-    return explainOne(sim, new IpSetNames(translated.resources.values()), a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers);
+    const staged = objs.staged ?? [];
+    // The same cluster with every staged policy committed: explained after the enforced verdict, never enforced.
+    const stagedSim = staged.length === 0 ? undefined : new Simulation(translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid }).resources);
+    return explainOne(sim, new IpSetNames(translated.resources.values()), a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers, stagedSim);
   } catch (err) {
     return exitStatusFor('explain', err, USAGE, out);
   }
@@ -68,6 +72,7 @@ export function explainOne(
   out: CliOutput,
   notes: readonly string[] = [],
   missingTiers: ReadonlySet<string> = new Set(),
+  stagedSim?: Simulation,
 ): number {
   for (const n of notes) out.stderr(`note: ${n}\n`);
   const from = peerFor(sim, fromId);
@@ -83,12 +88,20 @@ export function explainOne(
   }
   const v = sim.verdict(from, to, protocol, port, true);
   const external = [from, to].filter((p) => !isEndpoint(p));
+  const stagedFrom = stagedSim === undefined ? undefined : peerFor(stagedSim, fromId);
+  const stagedTo = stagedSim === undefined ? undefined : peerFor(stagedSim, toId);
+  const sv = stagedSim === undefined || stagedFrom === undefined || stagedTo === undefined ? undefined : stagedSim.verdict(stagedFrom, stagedTo, protocol, port, true);
   if (output === 'json') {
     const networkSets = Object.fromEntries(external.map((p) => [p.id, sim.networkSetsHolding(p.ip)]));
-    out.stdout(`${JSON.stringify({ from: fromId, to: toId, protocol, port, ...v, ...(external.length === 0 ? {} : { networkSets }) }, null, 1)}\n`);
+    out.stdout(`${JSON.stringify({ from: fromId, to: toId, protocol, port, ...v, ...(external.length === 0 ? {} : { networkSets }), ...(sv === undefined ? {} : { staged: sv }) }, null, 1)}\n`);
   } else {
     const lines = describeVerdict(from, to, protocol, port, v, names, missingTiers);
     for (const p of external) lines.push(...describeNetworkSets(p.ip, sim.networkSetsHolding(p.ip)));
+    if (sv !== undefined && stagedFrom !== undefined && stagedTo !== undefined) {
+      const change = sv.allowed === v.allowed ? 'no change' : sv.allowed ? 'would become ALLOWED' : 'would become DENIED';
+      lines.push('', `with the staged policies committed (not enforced): ${sv.allowed ? 'ALLOWED' : 'DENIED'} — ${change}`);
+      lines.push(...describeVerdict(stagedFrom, stagedTo, protocol, port, sv, names, missingTiers).slice(1).map((l) => `  ${l}`));
+    }
     out.stdout(`${lines.join('\n')}\n`);
   }
   return 0;

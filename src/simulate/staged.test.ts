@@ -1,4 +1,13 @@
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 import { describe, expect, it } from 'vitest';
+
+import { capture } from '../cli/testdata/capture.ts';
+import { runExplain } from '../cli/explain.ts';
+import { runSimulate } from '../cli/simulate.ts';
 
 import { InputError } from '../runtime/input-error.ts';
 import { classifyObjects } from './cluster-objects.ts';
@@ -69,5 +78,33 @@ describe('staged policies', () => {
       '  x/a → x/b: would be denied',
       '  x/b → y/c: would be allowed',
     ]);
+  });
+});
+
+describe('staged policies in the tools', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-staged-'));
+  cpSync(fileURLToPath(new URL('../../examples/', import.meta.url)), dir, { recursive: true });
+  writeFileSync(
+    join(dir, '70-staged.yaml'),
+    [
+      'apiVersion: projectcalico.org/v3\nkind: StagedNetworkPolicy\nmetadata: {name: api, namespace: shop}\nspec: {stagedAction: Delete}',
+      'apiVersion: projectcalico.org/v3\nkind: StagedKubernetesNetworkPolicy\nmetadata: {name: deny-all, namespace: shop}\nspec: {podSelector: {}, policyTypes: [Ingress]}',
+    ].join('\n---\n'),
+  );
+  const files = ['-f', dir, '-f', join(dir, 'k8s')];
+
+  it('simulate prints the enforced matrix, then the pairs the staged policies would change', async () => {
+    const r = await capture(runSimulate, [...files, '--port', '8081']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('3 of 20 pairs allowed, 17 denied.');
+    expect(r.stdout.trimEnd().split('\n').slice(-2)).toEqual(['staged: 2 policies; 1 of 20 pairs would change — 1 would become denied, 0 allowed', '  shop/frontend → shop/api: would be denied']);
+  });
+
+  it('explain gives the enforced verdict, then the staged one with its walk', async () => {
+    const r = await capture(runExplain, [...files, '--from', 'shop/frontend', '--to', 'shop/api', '--port', '8081']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('shop/frontend → shop/api TCP/8081: ALLOWED');
+    expect(r.stdout).toContain('with the staged policies committed (not enforced): DENIED — would become DENIED');
+    expect(r.stdout).toContain('NetworkPolicy shop/knp.default.deny-all');
   });
 });
