@@ -823,6 +823,41 @@ function networkSet(kind: 'NetworkSet' | 'GlobalNetworkSet'): Schema {
   });
 }
 
+const STAGED_ACTION: Schema = str('Set: committing creates or replaces the policy of the same name; Delete: committing deletes it. Set when absent.', {
+  enum: ['Set', 'Delete'],
+});
+
+/**
+ * A staged kind (Calico 3.30 OSS): the enforced kind's CRD renamed, with `stagedAction` in its
+ * spec, which is then optional (a Delete needs nothing else). Never enforced; previewed by the tools.
+ */
+function staged(enforced: Schema, kind: string, plural: string, singular: string): Schema {
+  const c = structuredClone(enforced) as { metadata: { name: string }; spec: { names: Schema; versions: Array<{ schema: { openAPIV3Schema: Schema } }> } };
+  c.metadata.name = `${plural}.${GROUP}`;
+  c.spec.names = { kind, listKind: `${kind}List`, plural, singular };
+  const root = c.spec.versions[0]?.schema.openAPIV3Schema as { description: string; properties: { kind: Schema; spec: { properties: Record<string, Schema> } }; required?: string[] };
+  root.description = `Staged (never enforced): ${root.description} Tessera's simulate and explain show what committing it would change.`;
+  root.properties.kind = str(`The REST resource this object represents: ${kind}.`);
+  root.properties.spec.properties['stagedAction'] = STAGED_ACTION;
+  delete root.required;
+  return c as unknown as Schema;
+}
+
+/** StagedKubernetesNetworkPolicy: a networking.k8s.io/v1 NetworkPolicy spec plus `stagedAction`, kept as written (Kubernetes validates it when committed). */
+function stagedKubernetesNetworkPolicy(): Schema {
+  return crd({
+    kind: 'StagedKubernetesNetworkPolicy',
+    plural: 'stagedkubernetesnetworkpolicies',
+    singular: 'stagedkubernetesnetworkpolicy',
+    shortNames: [],
+    scope: 'Namespaced',
+    description: "Staged (never enforced): a Kubernetes NetworkPolicy's spec. Tessera's simulate and explain show what committing it would change.",
+    specRequired: false,
+    spec: obj('The Kubernetes NetworkPolicy spec (podSelector, policyTypes, ingress, egress) and stagedAction.', { stagedAction: STAGED_ACTION }, { 'x-kubernetes-preserve-unknown-fields': true }),
+    printerColumns: [AGE_COLUMN],
+  });
+}
+
 export function buildCrds(): CrdFile[] {
   return [
     { file: 'projectcalico.org_networkpolicies.yaml', crd: networkPolicy() },
@@ -832,6 +867,9 @@ export function buildCrds(): CrdFile[] {
     { file: 'projectcalico.org_workloadendpoints.yaml', crd: workloadEndpoint() },
     { file: 'projectcalico.org_networksets.yaml', crd: networkSet('NetworkSet') },
     { file: 'projectcalico.org_globalnetworksets.yaml', crd: networkSet('GlobalNetworkSet') },
+    { file: 'projectcalico.org_stagednetworkpolicies.yaml', crd: staged(networkPolicy(), 'StagedNetworkPolicy', 'stagednetworkpolicies', 'stagednetworkpolicy') },
+    { file: 'projectcalico.org_stagedglobalnetworkpolicies.yaml', crd: staged(globalNetworkPolicy(), 'StagedGlobalNetworkPolicy', 'stagedglobalnetworkpolicies', 'stagedglobalnetworkpolicy') },
+    { file: 'projectcalico.org_stagedkubernetesnetworkpolicies.yaml', crd: stagedKubernetesNetworkPolicy() },
   ];
 }
 

@@ -15,6 +15,9 @@ export const CALICO_CRD_NAMES = [
   'networkpolicies.projectcalico.org',
   'networksets.projectcalico.org',
   'profiles.projectcalico.org',
+  'stagedglobalnetworkpolicies.projectcalico.org',
+  'stagedkubernetesnetworkpolicies.projectcalico.org',
+  'stagednetworkpolicies.projectcalico.org',
   'tiers.projectcalico.org',
   'workloadendpoints.projectcalico.org',
 ] as const;

@@ -20,6 +20,9 @@ describe('manifests/01-crds.yaml', () => {
       'CustomResourceDefinition/networkpolicies.projectcalico.org',
       'CustomResourceDefinition/networksets.projectcalico.org',
       'CustomResourceDefinition/profiles.projectcalico.org',
+      'CustomResourceDefinition/stagedglobalnetworkpolicies.projectcalico.org',
+      'CustomResourceDefinition/stagedkubernetesnetworkpolicies.projectcalico.org',
+      'CustomResourceDefinition/stagednetworkpolicies.projectcalico.org',
       'CustomResourceDefinition/tiers.projectcalico.org',
       'CustomResourceDefinition/workloadendpoints.projectcalico.org',
     ]);
