@@ -36,7 +36,7 @@ import { adminKubeConfig, sharedControlPlane } from './shared-control-plane.ts';
 const GRANTED: ReadonlyArray<{ apiGroups: string[]; resources: string[] }> = [
   { apiGroups: [''], resources: ['namespaces', 'serviceaccounts', 'pods'] },
   { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'] },
-  { apiGroups: ['projectcalico.org'], resources: ['tiers', 'globalnetworkpolicies', 'networkpolicies', 'profiles', 'networksets', 'globalnetworksets'] },
+  { apiGroups: ['projectcalico.org'], resources: ['tiers', 'globalnetworkpolicies', 'networkpolicies', 'profiles', 'networksets', 'globalnetworksets', 'stagednetworkpolicies', 'stagedglobalnetworkpolicies', 'stagedkubernetesnetworkpolicies'] },
 ];
 
 describe('tessera simulate --kubeconfig on a real API server', () => {
