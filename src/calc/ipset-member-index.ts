@@ -178,7 +178,7 @@ export class IPSetMemberIndex {
   }
 
   #contributeToSet(state: SetState, ep: EndpointData, delta: 1 | -1): void {
-    for (const member of membersFor(state.data, ep)) this.#ref(state, member, delta);
+    forEachMember(state.data, ep, (member) => this.#ref(state, member, delta));
   }
 
   /** An item still in the set changed addresses or ports: only the difference is counted. */
@@ -186,8 +186,8 @@ export class IPSetMemberIndex {
     // Counted, not de-duplicated: an item may give one member more than once (two ports of
     // one name), and each occurrence holds a reference.
     const change = new Map<string, number>();
-    for (const m of membersFor(state.data, old)) change.set(m, (change.get(m) ?? 0) - 1);
-    for (const m of membersFor(state.data, now)) change.set(m, (change.get(m) ?? 0) + 1);
+    forEachMember(state.data, old, (m) => change.set(m, (change.get(m) ?? 0) - 1));
+    forEachMember(state.data, now, (m) => change.set(m, (change.get(m) ?? 0) + 1));
     for (const [m, n] of change) {
       for (let i = n; i < 0; i++) this.#ref(state, m, -1);
       for (let i = 0; i < n; i++) this.#ref(state, m, +1);
@@ -207,19 +207,23 @@ export class IPSetMemberIndex {
   }
 }
 
-/** The members an item gives a set: its nets for a selector set, `<ip>,<proto>:<port>` for a named-port set. */
-function* membersFor(data: IPSetData, ep: EndpointData): Generator<string> {
+/**
+ * Calls `fn` with each member an item gives a set: its nets for a selector set,
+ * `<ip>,<proto>:<port>` for a named-port set. A callback, not a generator: this runs once per
+ * (item, matching set) on every sync, and a generator object per call is measurable there.
+ */
+function forEachMember(data: IPSetData, ep: EndpointData, fn: (member: string) => void): void {
   const np = data.namedPort;
   if (np === undefined) {
-    yield* ep.ipv4Nets;
-    yield* ep.ipv6Nets;
+    for (const net of ep.ipv4Nets) fn(net);
+    for (const net of ep.ipv6Nets) fn(net);
     return;
   }
   for (const port of ep.ports) {
     if (port.name !== np.name) continue;
     if (np.protocol !== 'any' && np.protocol !== port.protocol) continue;
-    for (const net of ep.ipv4Nets) yield `${hostAddress(net)},${port.protocol}:${port.port}`;
-    for (const net of ep.ipv6Nets) yield `${hostAddress(net)},${port.protocol}:${port.port}`;
+    for (const net of ep.ipv4Nets) fn(`${hostAddress(net)},${port.protocol}:${port.port}`);
+    for (const net of ep.ipv6Nets) fn(`${hostAddress(net)},${port.protocol}:${port.port}`);
   }
 }
 
