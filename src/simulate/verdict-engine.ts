@@ -132,15 +132,10 @@ function protocolNumber(p: string | number): number {
   return n ?? Number(p);
 }
 
-const cidrCache = new Map<string, ParsedCidr | null>();
+/** `parseCidr` memoises by text (api/cidr.ts), so no cache of its own here. */
 function netContains(net: string, hostNet: string): boolean {
-  let parsed = cidrCache.get(net);
-  if (parsed === undefined) {
-    const r = parseCidr(net);
-    parsed = r.ok ? r.value : null;
-    cidrCache.set(net, parsed);
-  }
-  return parsed !== null && cidrContains(parsed, hostNet);
+  const r = parseCidr(net);
+  return r.ok && cidrContains(r.value, hostNet);
 }
 
 function inRanges(port: number, ranges: readonly PortRange[]): boolean {
