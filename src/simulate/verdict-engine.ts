@@ -20,7 +20,7 @@
  * An `ICMP` probe is one echo request of the packet's family (ICMP type 8 code 0, ICMPv6 type
  * 128 code 0, what `ping` sends); it has no ports, so it matches no numeric or named port.
  */
-import { cidrContains, parseCidr, type ParsedCidr } from '../api/index.ts';
+import { cidrContains, parseCidr } from '../api/index.ts';
 import { policyIdKey, type PolicyId, type PortRange, type Rule, type RuleAction, type WorkloadEndpoint } from '../proto/index.ts';
 import type { NodeState } from './node-state.ts';
 
