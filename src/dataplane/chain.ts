@@ -5,6 +5,7 @@
  * parsed structure: the table never needs to understand a rule, only to write it and to compare
  * its hash with what `iptables-save` reports.
  */
+import type { RuleTag } from './drop-log.ts';
 
 /** One iptables rule: `[-m comment …]* <match> <action>`. */
 export interface IptablesRule {
@@ -14,6 +15,8 @@ export interface IptablesRule {
   readonly action: string;
   /** Extra comments after the hash comment; sanitised when rendered. */
   readonly comments?: readonly string[];
+  /** The decision this rule carries, for counters and the drop log (never rendered: no effect on the hash). */
+  readonly tag?: RuleTag;
 }
 
 /** A chain Tessera owns: its name (`cali-…`, ≤ 28 characters) and rules in order. */

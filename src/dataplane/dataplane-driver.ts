@@ -83,6 +83,8 @@ export interface DataplaneDriverOptions {
   readonly logPrefix?: string;
   readonly interfacePrefixes?: readonly string[];
   readonly endpointToHostAction?: RuleRendererOptions['endpointToHostAction'];
+  /** Log policy drops to NFLOG, rate-limited (drop-log.ts). @default undefined: no drop log */
+  readonly dropLog?: RuleRendererOptions['dropLog'];
 }
 
 interface FlushWaiter {
@@ -176,6 +178,7 @@ export class DataplaneDriver {
       logPrefix,
       interfacePrefixes,
       endpointToHostAction,
+      dropLog,
     } = opts;
     if (ipVersions.length === 0 || ipVersions.some((v) => v !== 4 && v !== 6)) {
       throw new RangeError(`DataplaneDriver: ipVersions must be a non-empty list of 4 and/or 6, got [${ipVersions.join(',')}]`);
@@ -201,6 +204,7 @@ export class DataplaneDriver {
         ...(logPrefix && { logPrefix }),
         ...(interfacePrefixes && { interfacePrefixes }),
         ...(endpointToHostAction && { endpointToHostAction }),
+        ...(dropLog && { dropLog }),
       });
       const filter = new IptablesTable({
         ipVersion,

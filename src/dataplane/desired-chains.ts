@@ -57,7 +57,11 @@ export class DesiredChains {
     const tails = chain.rules.map(ruleTail);
     const old = this.chains.get(chain.name);
     // Same name and same rule texts ⇔ same hashes.
-    if (old !== undefined && old.onDemand === onDemand && sameList(old.tails, tails)) return;
+    if (old !== undefined && old.onDemand === onDemand && sameList(old.tails, tails)) {
+      // Same kernel state; keep the new rules' tags and owner (a rule's index may move while its text does not).
+      this.chains.set(chain.name, { ...old, rules: chain.rules, owner: opts.owner });
+      return;
+    }
     if (old !== undefined && this.isProgrammed(chain.name, old)) this.count(old, -1);
     const next: DesiredChain = { rules: chain.rules, onDemand, targets: onDemand ? [] : jumpTargets(chain.rules), tails, owner: opts.owner, hashes: undefined };
     this.chains.set(chain.name, next);

@@ -49,3 +49,14 @@ export { IpSetsManager } from './ipsets-manager.ts';
 export { PolicyManager, type FamilyTables } from './policy-manager.ts';
 export { EndpointManager } from './endpoint-manager.ts';
 export { MARK_ACCEPT, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
+export { RuleCounters, parseCounterLine, type RuleCount, type RuleCountersOptions } from './rule-counters.ts';
+export {
+  dropLogTarget,
+  dropLogPrefix,
+  parseDropLogPrefix,
+  DEFAULT_DROP_LOG_GROUP,
+  DEFAULT_DROP_LOG_RATE,
+  DEFAULT_DROP_LOG_BURST,
+  type DropLogOptions,
+  type RuleTag,
+} from './drop-log.ts';

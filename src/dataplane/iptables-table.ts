@@ -226,6 +226,34 @@ export class IptablesTable {
     return this.desired.get(name)?.rules;
   }
 
+  /** Rule `position` (0-based) of desired chain `chain`, with the chain's owner; undefined if there is none. */
+  ruleAt(chain: string, position: number): { rule: IptablesRule; owner: ChainOwner | undefined } | undefined {
+    const d = this.desired.get(chain);
+    const rule = d?.rules[position];
+    return rule === undefined ? undefined : { rule, owner: d!.owner };
+  }
+
+  /** Every tagged rule of the chains this table wants in the kernel, by rule hash. */
+  taggedRules(): Map<string, { chain: string; rule: IptablesRule; owner: ChainOwner | undefined }> {
+    const out = new Map<string, { chain: string; rule: IptablesRule; owner: ChainOwner | undefined }>();
+    for (const chain of this.desired.names()) {
+      const d = this.desired.effective(chain);
+      if (d === undefined || !d.rules.some((r) => r.tag !== undefined)) continue;
+      const hashes = hashesOf(chain, d);
+      d.rules.forEach((rule, i) => {
+        if (rule.tag !== undefined) out.set(hashes[i]!, { chain, rule, owner: d.owner });
+      });
+    }
+    return out;
+  }
+
+  /** `iptables-save -c -t <table>`: the kernel's rules with their packet and byte counters. */
+  async saveWithCounters(): Promise<string> {
+    const res = await this.runner.run(this.saveCmd, ['-c', '-t', this.table]);
+    if (res.code !== 0) throw new IptablesApplyError(`${this.saveCmd} -c -t ${this.table} failed (${res.code}): ${res.stderr.trim()}`);
+    return res.stdout;
+  }
+
   /** The chains this table wants in the kernel (on-demand chains only while referenced). */
   get desiredChainNames(): string[] {
     return [...this.desired.names()].filter((name) => this.desired.effective(name) !== undefined);

@@ -104,19 +104,16 @@ function program(filter: IptablesTable, chains: readonly Chain[], owner: Omit<Ch
 
 /**
  * The owner's rule that iptables rule `index` belongs to, as `ingress[2] (rule <id>)`: the
- * renderer ends each owner rule's iptables rules with the one carrying its `rule <id>`
- * comment, so it is the first such rule at or after `index`, and its ordinal among them. The
- * ordinal counts the rules rendered in this IP family (a rule of the other family renders to
- * nothing). Undefined when no rule there carries an id. Reads the chain's own rules, which
- * the table keeps anyway: nothing more is held per chain.
+ * renderer ends each owner rule's iptables rules with the one tagged with its index (and
+ * carrying its `rule <id>` comment), so it is the first tagged rule at or after `index`.
+ * Undefined when none is. Reads the chain's own rules, which the table keeps anyway.
  */
 function ownerRuleOf(dir: 'ingress' | 'egress', rules: readonly IptablesRule[], index: number): string | undefined {
-  let ordinal = 0;
-  for (let j = 0; j < rules.length; j++) {
+  for (let j = index; j < rules.length; j++) {
+    const tag = rules[j]!.tag;
+    if (tag?.kind !== 'rule') continue;
     const id = rules[j]!.comments?.find((c) => c.startsWith('rule '));
-    if (id === undefined) continue;
-    if (j >= index) return `${dir}[${ordinal}] (${id})`;
-    ordinal++;
+    return id === undefined ? `${dir}[${tag.index}]` : `${dir}[${tag.index}] (${id})`;
   }
   return undefined;
 }

@@ -23,6 +23,7 @@
 import type { PolicyId, Policy, PortRange, Profile, Rule, TierInfo, WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
 import type { Chain, IptablesRule } from './chain.ts';
+import { dropLogTarget, type DropLogOptions, type RuleTag } from './drop-log.ts';
 import {
   CHAIN_FILTER_FORWARD,
   CHAIN_FILTER_INPUT,
@@ -68,6 +69,11 @@ export interface RuleRendererOptions {
   readonly interfacePrefixes?: readonly string[];
   /** Felix `DefaultEndpointToHostAction`. @default 'DROP' */
   readonly endpointToHostAction?: 'DROP' | 'ACCEPT' | 'RETURN';
+  /**
+   * Log every policy drop (deny rules, end-of-tier and no-profile drops) to NFLOG before it
+   * happens, rate-limited per node (drop-log.ts). @default undefined: no drop log
+   */
+  readonly dropLog?: DropLogOptions;
 }
 
 /** A kernel chain's hook rules: inserted at the top (in order) and appended at the end. */
@@ -127,6 +133,7 @@ export class RuleRenderer {
   private readonly logTarget: string;
   private readonly prefixes: readonly string[];
   private readonly toHostAction: string;
+  private readonly dropLog: ((chain: string, position: number) => { match: string; action: string }) | undefined;
 
   constructor(opts: RuleRendererOptions) {
     const { ipVersion, denyAction = 'DROP', logPrefix = 'calico-packet', interfacePrefixes = ['cali'], endpointToHostAction = 'DROP' } = opts;
@@ -140,6 +147,19 @@ export class RuleRenderer {
     this.logTarget = `-j LOG --log-prefix ${logPrefix} --log-level 5`;
     this.prefixes = interfacePrefixes;
     this.toHostAction = `-j ${endpointToHostAction}`;
+    this.dropLog = opts.dropLog === undefined ? undefined : dropLogTarget(opts.dropLog);
+  }
+
+  /**
+   * Appends a drop decision: with the drop log, first the same match logging to NFLOG (the
+   * prefix names `chain` and the drop rule's position), then the drop itself, tagged.
+   */
+  private pushDrop(out: IptablesRule[], chain: string, match: string, action: string, tag: RuleTag, comments?: readonly string[]): void {
+    if (this.dropLog !== undefined) {
+      const log = this.dropLog(chain, out.length + 1);
+      out.push({ match: match === '' ? log.match : `${match} ${log.match}`, action: log.action });
+    }
+    out.push(comments === undefined ? { match, action, tag } : { match, action, comments, tag });
   }
 
   /** Whether `iface` is reached by the hooks (`-i <prefix>+`); other interfaces bypass policy. */
@@ -251,16 +271,16 @@ export class RuleRenderer {
       rules.push({ match: '-p udp -m udp --dport 4789', action: '-j DROP', comments: ['Drop VXLAN encapped packets originating in workloads'] });
       rules.push({ match: '-p 4', action: '-j DROP', comments: ['Drop IPinIP encapped packets originating in workloads'] });
     }
-    for (const tier of ep.tiers) this.tierRules(rules, tier, dir);
+    for (const tier of ep.tiers) this.tierRules(rules, name, tier, dir);
     for (const profile of ep.profileIds) {
       rules.push({ match: '', action: `-j ${profileChainName(profile, dir)}` });
       rules.push({ match: matchMarkSet(MARK_ACCEPT), action: RETURN, comments: ['Return if profile accepted'] });
     }
-    rules.push({ match: '', action: '-j DROP', comments: ['Drop if no profiles matched'] });
+    this.pushDrop(rules, name, '', '-j DROP', { kind: 'no-profile-matched' }, ['Drop if no profiles matched']);
     return { name, rules };
   }
 
-  private tierRules(out: IptablesRule[], tier: TierInfo, dir: Direction): void {
+  private tierRules(out: IptablesRule[], chain: string, tier: TierInfo, dir: Direction): void {
     const policies: readonly PolicyId[] = dir === 'ingress' ? tier.ingressPolicies : tier.egressPolicies;
     if (policies.length === 0) return;
     out.push({ match: '', action: actionClearMark(MARK_PASS), comments: [`Start of tier ${tier.name}`] });
@@ -269,11 +289,7 @@ export class RuleRenderer {
       out.push({ match: matchMarkSet(MARK_ACCEPT), action: RETURN, comments: ['Return if policy accepted'] });
     }
     if (tier.defaultAction !== 'Pass') {
-      out.push({
-        match: matchMarkClear(MARK_PASS),
-        action: this.denyTarget,
-        comments: [`End of tier ${tier.name}. Drop if no policies passed packet`],
-      });
+      this.pushDrop(out, chain, matchMarkClear(MARK_PASS), this.denyTarget, { kind: 'end-of-tier', tier: tier.name }, [`End of tier ${tier.name}. Drop if no policies passed packet`]);
     }
   }
 
@@ -281,23 +297,27 @@ export class RuleRenderer {
 
   /** `cali-pi-<id>` and `cali-po-<id>`. */
   policyChains(id: PolicyId, policy: Policy): Chain[] {
+    const ingress = policyChainName(id, 'ingress');
+    const egress = policyChainName(id, 'egress');
     return [
-      { name: policyChainName(id, 'ingress'), rules: this.rulesChain(policy.inboundRules) },
-      { name: policyChainName(id, 'egress'), rules: this.rulesChain(policy.outboundRules) },
+      { name: ingress, rules: this.rulesChain(ingress, policy.inboundRules) },
+      { name: egress, rules: this.rulesChain(egress, policy.outboundRules) },
     ];
   }
 
   /** `cali-pri-<name>` and `cali-pro-<name>`. */
   profileChains(name: string, profile: Profile): Chain[] {
+    const ingress = profileChainName(name, 'ingress');
+    const egress = profileChainName(name, 'egress');
     return [
-      { name: profileChainName(name, 'ingress'), rules: this.rulesChain(profile.inboundRules) },
-      { name: profileChainName(name, 'egress'), rules: this.rulesChain(profile.outboundRules) },
+      { name: ingress, rules: this.rulesChain(ingress, profile.inboundRules) },
+      { name: egress, rules: this.rulesChain(egress, profile.outboundRules) },
     ];
   }
 
-  private rulesChain(rules: readonly Rule[]): IptablesRule[] {
+  private rulesChain(chain: string, rules: readonly Rule[]): IptablesRule[] {
     const out: IptablesRule[] = [];
-    for (const r of rules) this.renderRuleInto(r, out);
+    for (let i = 0; i < rules.length; i++) this.renderRuleInto(rules[i]!, out, chain, i);
     // A RETURN at the very end of a chain is a no-op whatever it matches (Felix strips them).
     while (out.length > 0 && out[out.length - 1]!.action === RETURN) out.pop();
     return out;
@@ -311,12 +331,15 @@ export class RuleRenderer {
    */
   renderRule(rule: Rule): IptablesRule[] {
     const out: IptablesRule[] = [];
-    this.renderRuleInto(rule, out);
+    this.renderRuleInto(rule, out, '', 0);
     return out;
   }
 
-  /** {@link renderRule}, appending to `out` (a chain renders thousands: no array per rule). */
-  private renderRuleInto(rule: Rule, out: IptablesRule[]): void {
+  /**
+   * {@link renderRule}, appending to `out` (a chain renders thousands: no array per rule); the
+   * rule is the owner's rule `index`, rendered into `chain` (for its tag and drop-log prefix).
+   */
+  private renderRuleInto(rule: Rule, out: IptablesRule[], chain: string, index: number): void {
     const v = this.ipVersion;
     if (rule.ipVersion !== undefined && rule.ipVersion !== v) return;
     if (rule.protocol !== undefined && !protocolInFamily(rule.protocol, v)) return;
@@ -370,8 +393,10 @@ export class RuleRenderer {
       single.unshift(matchMarkSet(MARK_SCRATCH0));
     }
     const match = single.join(' ');
-    const last: IptablesRule = rule.ruleId === '' ? { match, action: this.actionTarget(rule) } : { match, action: this.actionTarget(rule), comments: [`rule ${rule.ruleId}`] };
-    out.push(last);
+    const tag: RuleTag = { kind: 'rule', index, action: rule.action === 'next-tier' ? 'pass' : rule.action };
+    const comments = rule.ruleId === '' ? undefined : [`rule ${rule.ruleId}`];
+    if (rule.action === 'deny' && chain !== '') this.pushDrop(out, chain, match, this.denyTarget, tag, comments);
+    else out.push(comments === undefined ? { match, action: this.actionTarget(rule), tag } : { match, action: this.actionTarget(rule), comments, tag });
     if (rule.action === 'allow') out.push(RETURN_IF_ACCEPTED);
     else if (rule.action === 'next-tier') out.push(RETURN_IF_PASSED);
   }

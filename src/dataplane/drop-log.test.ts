@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { dropLogTarget, parseDropLogPrefix, dropLogPrefix } from './drop-log.ts';
+import { RuleRenderer } from './rule-renderer.ts';
+import { parseCounterLine } from './rule-counters.ts';
+import { makeRule } from '../proto/dataplane-messages.ts';
+
+describe('drop log rendering', () => {
+  it('validates its options as Felix writes a log rate', () => {
+    expect(() => dropLogTarget({ rate: '10/sec' })).toThrow(/N\/second/);
+    expect(() => dropLogTarget({ burst: 0 })).toThrow(/burst/);
+    expect(() => dropLogTarget({ group: 70_000 })).toThrow(/group/);
+    expect(dropLogTarget({})('cali-pi-np/a/b', 3)).toEqual({
+      match: '-m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tessera-drops',
+      action: '-j NFLOG --nflog-group 100 --nflog-prefix cali-pi-np/a/b|3 --nflog-size 128 --nflog-threshold 1',
+    });
+  });
+
+  it('prefixes round-trip; anything else is not ours', () => {
+    expect(parseDropLogPrefix(dropLogPrefix('cali-tw-cali1234', 12))).toEqual({ chain: 'cali-tw-cali1234', position: 12 });
+    expect(parseDropLogPrefix('calico-packet')).toBeUndefined();
+    expect(parseDropLogPrefix('x|')).toBeUndefined();
+    expect(parseDropLogPrefix('x|-1')).toBeUndefined();
+  });
+
+  it('each deny rule is preceded by its log rule naming the deny\'s position; allows are tagged, not logged', () => {
+    const r = new RuleRenderer({ ipVersion: 4, dropLog: {} });
+    const [ingress] = r.policyChains({ kind: 'NetworkPolicy', namespace: 'shop', name: 'p', tier: 'default' }, {
+      inboundRules: [makeRule({ action: 'allow', protocol: 'tcp' }), makeRule({ action: 'deny', protocol: 'udp', ruleId: 'r1' })],
+      outboundRules: [],
+    } as never);
+    const rules = ingress!.rules;
+    const deny = rules.findIndex((x) => x.tag?.kind === 'rule' && x.tag.action === 'deny');
+    expect(rules[deny]).toMatchObject({ match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 1, action: 'deny' }, comments: ['rule r1'] });
+    expect(rules[deny - 1]!.match).toBe('-p udp -m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tessera-drops');
+    expect(rules[deny - 1]!.action).toContain(`--nflog-prefix ${ingress!.name}|${deny} `);
+    expect(rules[0]).toMatchObject({ tag: { kind: 'rule', index: 0, action: 'allow' } });
+    expect(rules.filter((x) => x.action.includes('NFLOG'))).toHaveLength(1);
+  });
+
+  it('without the option nothing is logged (the rules are as before, tagged)', () => {
+    const r = new RuleRenderer({ ipVersion: 4 });
+    const [ingress] = r.policyChains({ kind: 'GlobalNetworkPolicy', name: 'p', tier: 'default' }, { inboundRules: [makeRule({ action: 'deny' })], outboundRules: [] } as never);
+    expect(ingress!.rules).toEqual([{ match: '', action: '-j DROP', tag: { kind: 'rule', index: 0, action: 'deny' } }]);
+  });
+});
+
+describe('parseCounterLine', () => {
+  it('reads counters, chain and hash of an iptables-save -c line', () => {
+    expect(parseCounterLine('[7:392] -A cali-pi-np/shop/web -m comment --comment "cali:AbC-_12" -p udp -j DROP')).toEqual({ packets: 7, bytes: 392, chain: 'cali-pi-np/shop/web', hash: 'AbC-_12' });
+    expect(parseCounterLine('[0:0] -A FORWARD -j ACCEPT')).toBeUndefined();
+    expect(parseCounterLine(':cali-x - [0:0]')).toBeUndefined();
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * Attributed drops: what the renderer tags and logs so a dropped packet can be traced to the
+ * tier, policy or profile, and rule that dropped it (calico#2709: "which rule dropped this?",
+ * also for plain Kubernetes NetworkPolicies).
+ *
+ * - Every rule that decides a packet's fate carries a {@link RuleTag} (never rendered, so it
+ *   changes no hash): the final iptables rule of each Calico rule, each end-of-tier drop and
+ *   each "no profile matched" drop. Rule counters (`rule-counters.ts`) read the kernel's
+ *   packet and byte counts of exactly these rules.
+ * - With {@link DropLogOptions}, every drop decision is preceded by the same match with an
+ *   `NFLOG` target, rate-limited by one `hashlimit` bucket shared by all of them (so the limit
+ *   is per node and IP family, not per rule). NFLOG never ends a packet's walk: whether anyone
+ *   reads the log, and whether the limit is exhausted, changes no verdict.
+ * - Each logged packet goes to user space at once (`--nflog-threshold 1`): without it the
+ *   kernel batches log messages for up to a second.
+ * - The NFLOG prefix is `<chain>|<position>`: the position (0-based) of the drop rule it
+ *   precedes, in the chain named. The chain name is at most 28 characters, so the prefix fits
+ *   NFLOG's 63; the reader resolves it against the rules the table holds (`IptablesTable.ruleAt`).
+ */
+
+/** Which decision an iptables rule carries (not rendered). */
+export type RuleTag =
+  /** The final rule of the owner's Calico rule `index` (in the chain's direction). */
+  | { readonly kind: 'rule'; readonly index: number; readonly action: 'allow' | 'deny' | 'pass' | 'log' }
+  /** An endpoint chain's drop at the end of tier `tier` (no policy in it decided). */
+  | { readonly kind: 'end-of-tier'; readonly tier: string }
+  /** An endpoint chain's final drop: no profile accepted. */
+  | { readonly kind: 'no-profile-matched' };
+
+export interface DropLogOptions {
+  /** NFLOG group the drops are logged to. @default 100 (kube-router's drop group) */
+  readonly group?: number;
+  /**
+   * Sustained rate of logged packets per node and IP family, as Felix's `LogActionRateLimit`
+   * writes it: `N/second|minute|hour|day`. @default '10/second'
+   */
+  readonly rate?: string;
+  /** Packets logged at once before `rate` applies (Felix `LogActionRateLimitBurst`'s default). @default 5 */
+  readonly burst?: number;
+}
+
+export const DEFAULT_DROP_LOG_GROUP = 100;
+export const DEFAULT_DROP_LOG_RATE = '10/second';
+export const DEFAULT_DROP_LOG_BURST = 5;
+/** The shared hashlimit bucket (one per network namespace and family). */
+export const DROP_LOG_BUCKET = 'tessera-drops';
+/** Bytes of each packet copied to the log: enough for IPv6 + TCP headers. */
+export const DROP_LOG_COPY_BYTES = 128;
+
+const RATE = /^([1-9][0-9]{0,6})\/(second|minute|hour|day)$/;
+
+/** Validates the options and returns the rule (limit match, NFLOG target) that logs before a drop. */
+export function dropLogTarget(opts: DropLogOptions): (chain: string, position: number) => { match: string; action: string } {
+  const { group = DEFAULT_DROP_LOG_GROUP, rate = DEFAULT_DROP_LOG_RATE, burst = DEFAULT_DROP_LOG_BURST } = opts;
+  if (!Number.isInteger(group) || group < 0 || group > 65535) throw new RangeError(`drop log: group must be an integer 0–65535, got ${group}`);
+  if (!RATE.test(rate)) throw new RangeError(`drop log: rate '${rate}' must look like N/second, N/minute, N/hour or N/day`);
+  if (!Number.isInteger(burst) || burst < 1 || burst > 10_000) throw new RangeError(`drop log: burst must be an integer 1–10000, got ${burst}`);
+  const limit = `-m hashlimit --hashlimit-upto ${rate} --hashlimit-burst ${burst} --hashlimit-name ${DROP_LOG_BUCKET}`;
+  return (chain, position) => ({ match: limit, action: `-j NFLOG --nflog-group ${group} --nflog-prefix ${dropLogPrefix(chain, position)} --nflog-size ${DROP_LOG_COPY_BYTES} --nflog-threshold 1` });
+}
+
+/** `<chain>|<position>`. */
+export function dropLogPrefix(chain: string, position: number): string {
+  return `${chain}|${position}`;
+}
+
+/** The chain and rule position of a prefix; undefined for anything else. */
+export function parseDropLogPrefix(prefix: string): { chain: string; position: number } | undefined {
+  const bar = prefix.lastIndexOf('|');
+  if (bar <= 0) return undefined;
+  const position = Number(prefix.slice(bar + 1));
+  if (!Number.isInteger(position) || position < 0 || prefix.slice(bar + 1) === '') return undefined;
+  return { chain: prefix.slice(0, bar), position };
+}
