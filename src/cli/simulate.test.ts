@@ -26,6 +26,14 @@ describe('tessera simulate', () => {
     expectGolden('simulate-examples-9090.json', r.stdout);
   });
 
+  it('--output html without staged objects: nothing of them on the page (golden)', async () => {
+    const r = await capture(runSimulate, ['-f', examples, '--port', '5432', '--output', 'html']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).not.toMatch(/staged|would-(deny|allow)/i);
+    expectGolden('simulate-examples-5432.html', r.stdout);
+  });
+
   it('passes ../shared/scenarios/examples.json with 0 mismatches; the last line is the JSON summary', async () => {
     const r = await capture(runSimulate, ['--scenarios', SHARED_EXAMPLES]);
     const last = r.stdout.trimEnd().split('\n').at(-1) ?? '';

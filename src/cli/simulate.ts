@@ -197,19 +197,18 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
     notes.push(...translated.notes);
     for (const n of notes) out.stderr(`note: ${n}\n`);
     const sim = new Simulation(translated.resources);
+    const staged = objs.staged ?? [];
+    // The same cluster as if every staged policy were committed: never enforced, only compared.
+    const committed = staged.length === 0 ? undefined : translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid });
+    const stagedSim = committed === undefined ? undefined : new Simulation(committed.resources);
     if (a.output === 'html') {
-      out.stdout(renderReport(sim, translated.resources, a.protocol, a.port));
+      const stagedView = committed === undefined || stagedSim === undefined ? undefined : { policies: staged, sim: stagedSim, resources: committed.resources };
+      out.stdout(renderReport(sim, translated.resources, a.protocol, a.port, stagedView));
       return 0;
     }
     const allowed = sim.matrix(a.protocol, a.port);
-    const staged = objs.staged ?? [];
     let diff: StagedDiff | undefined;
-    if (staged.length > 0) {
-      // The same cluster as if every staged policy were committed: never enforced, only compared.
-      const committed = translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid });
-      const stagedAllowed = new Simulation(committed.resources).matrix(a.protocol, a.port);
-      diff = stagedDiff(sim.endpoints.map((e) => e.id), allowed, stagedAllowed, staged.length);
-    }
+    if (stagedSim !== undefined) diff = stagedDiff(sim.endpoints.map((e) => e.id), allowed, stagedSim.matrix(a.protocol, a.port), staged.length);
     if (a.output === 'json') out.stdout(`${JSON.stringify({ ...(matrixJson(sim, allowed, a.protocol, a.port, notes) as object), ...(diff === undefined ? {} : { staged: diff }) }, null, 1)}\n`);
     else out.stdout(formatMatrix(sim, allowed, a.protocol, a.port) + (diff === undefined ? '' : `${describeStagedDiff(diff).join('\n')}\n`));
     return 0;
