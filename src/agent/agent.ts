@@ -41,6 +41,9 @@ import type { IpVersion } from './ip-versions.ts';
 import { SyncClient, type TyphaClientTls } from '../typha/sync-client.ts';
 import { InformerSyncer } from './informer-syncer.ts';
 import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
+import { RuleCounters, type DropLogOptions } from '../dataplane/index.ts';
+import { DeniedFlowLog, EndpointLookup, resolveFromTables, type DeniedFlowLogOptions } from '../flowlog/index.ts';
+import type { ResourceUpdate } from '../calc/index.ts';
 
 export { AGENT_RESOURCES } from './informer-syncer.ts';
 
@@ -90,6 +93,14 @@ export interface AgentOptions {
   readonly interfacePrefixes?: readonly string[];
   /** The iptables backend to program (`tessera agent` detects it: iptables-backend.ts). @default 'nft' (the driver's default) */
   readonly iptablesBackend?: IptablesBackend;
+  /** Log policy drops to NFLOG, rate-limited per node (dataplane/drop-log.ts). @default undefined: no drop log */
+  readonly dropLog?: DropLogOptions;
+  /**
+   * Read the drop log and write one attributed line per denied flow (flowlog/). Needs
+   * `dropLog`. Its reader's death never changes a verdict.
+   * @default undefined: not read
+   */
+  readonly deniedFlows?: Pick<DeniedFlowLogOptions, 'sink' | 'commandPrefix' | 'tcpdump' | 'dedupWindowMs'>;
 }
 
 /** Felix `DataplaneWatchdogTimeout` (its `InternalDataplaneMainLoop` health reporter): 90 s. */
@@ -146,7 +157,24 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     ...(opts.ipVersions === undefined ? {} : { ipVersions: opts.ipVersions }),
     ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
     ...(opts.iptablesBackend === undefined ? {} : { backend: opts.iptablesBackend }),
+    ...(opts.dropLog === undefined ? {} : { dropLog: opts.dropLog }),
   });
+  // Kernel counters of every deciding rule, read when /metrics is scraped (bounded, rate-limited).
+  new RuleCounters({ tables: driver.tables, registry, logger });
+  if (opts.deniedFlows !== undefined && opts.dropLog === undefined) throw new TypeError('startAgent: deniedFlows needs dropLog (nothing is logged to read)');
+  const endpoints = opts.deniedFlows === undefined ? undefined : new EndpointLookup();
+  const deniedFlows =
+    opts.deniedFlows === undefined
+      ? undefined
+      : new DeniedFlowLog({
+          ...opts.deniedFlows,
+          nodeName,
+          resolve: resolveFromTables(driver.tables),
+          endpoint: (ip) => endpoints!.lookup(ip),
+          ...(opts.dropLog?.group === undefined ? {} : { group: opts.dropLog.group }),
+          logger,
+          registry,
+        });
   const unenforced = new UnenforcedFamilyReporter({ ipVersions: [...new Set(driver.tables.map((t) => t.ipVersion))], registry, logger });
   let sent = 0;
   let applied = 0;
@@ -183,6 +211,17 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     },
   });
 
+  // The endpoint lookup sees what the calc graph sees, so both sides of a denied flow are named.
+  const sink =
+    endpoints === undefined
+      ? calc
+      : {
+          onUpdates: (updates: readonly ResourceUpdate[]): void => {
+            endpoints.onUpdates(updates);
+            calc.onUpdates(updates);
+          },
+          onStatusUpdated: (status: Parameters<AsyncCalcGraph['onStatusUpdated']>[0]): void => calc.onStatusUpdated(status),
+        };
   const syncer: { run(signal: AbortSignal): Promise<void>; readonly livenessProbes: ReadonlyArray<{ name: string; probe: LivenessProbe }> } =
     opts.typha === undefined
       ? new InformerSyncer(
@@ -192,9 +231,9 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
             registry,
             logger,
           },
-          calc,
+          sink,
         )
-      : typhaSyncer(new SyncClient({ addresses: opts.typha.addresses, hostname: nodeName, ...(opts.typha.tls === undefined ? {} : { tls: opts.typha.tls }), registry, logger }, calc));
+      : typhaSyncer(new SyncClient({ addresses: opts.typha.addresses, hostname: nodeName, ...(opts.typha.tls === undefined ? {} : { tls: opts.typha.tls }), registry, logger }, sink));
 
   const liveness = new Liveness({ logger });
   const livenessTimeout = (felixDefault: number): number => opts.livenessTimeoutMs ?? felixDefault;
@@ -212,6 +251,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
 
   const done = (async (): Promise<AgentOutcome> => {
     const syncerRun = syncer.run(stop.signal);
+    const flowsRun = deniedFlows?.run(stop.signal);
     const driverRun = driver.run(stop.signal).then(
       () => 'stopped' as const,
       (err: unknown) => {
@@ -223,6 +263,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     stop.abort();
     await syncerRun;
     await driverRun;
+    await flowsRun;
     calc.dispose();
     for (const c of livenessComponents) c[Symbol.dispose]();
     signal.removeEventListener('abort', onAbort);

@@ -12,6 +12,10 @@ describe('tessera agent arguments', () => {
 
   it('refuses a missing node name, unknown options and bad numbers', () => {
     expect(() => parseAgentArgs([], {})).toThrow(/--node/);
+    expect(parseAgentArgs(['--node', 'n1'], {})).toMatchObject({ dropLog: true, dropLogGroup: 100, dropLogRate: '10/second', dropLogBurst: 5, deniedFlows: true });
+    expect(parseAgentArgs(['--node', 'n1', '--drop-log', 'off', '--denied-flows=off', '--drop-log-rate', '5/minute', '--drop-log-burst', '20', '--drop-log-group', '7'], {})).toMatchObject({ dropLog: false, deniedFlows: false, dropLogRate: '5/minute', dropLogBurst: 20, dropLogGroup: 7 });
+    expect(() => parseAgentArgs(['--node', 'n1', '--drop-log-rate', '10/sec'], {})).toThrow(/N\/second/);
+    expect(() => parseAgentArgs(['--node', 'n1', '--drop-log', 'yes'], {})).toThrow(/on or off/);
     expect(() => parseAgentArgs(['--node', 'n', '--bogus'], {})).toThrow(/unknown option/);
     expect(() => parseAgentArgs(['--node', 'n', '--metrics-port', '-1'], {})).toThrow(/integer/);
     expect(parseAgentArgs(['--help'], {})).toBe('help');

@@ -18,7 +18,7 @@ import { collectDefaultMetrics } from 'prom-client';
 
 import { readFileSync } from 'node:fs';
 
-import { startAgent, type AgentTyphaOptions } from '../agent/agent.ts';
+import { startAgent, type AgentOptions, type AgentTyphaOptions } from '../agent/agent.ts';
 import { detectIpVersions, parseIpVersions, type IpVersion, type IpVersionChoice } from '../agent/ip-versions.ts';
 import { isValidInterfaceName } from '../dataplane/rule-renderer.ts';
 import { IPTABLES_BACKEND_MODES, resolveIptablesBackend, type IptablesBackendMode } from '../dataplane/iptables-backend.ts';
@@ -26,7 +26,7 @@ import type { IptablesBackend } from '../dataplane/iptables-table.ts';
 import { claimNode } from '../dataplane/ownership.ts';
 import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
 import { HealthServer } from '../runtime/health-server.ts';
-import { NetnsCommandRunner, RealCommandRunner, type CommandRunner } from '../dataplane/index.ts';
+import { NetnsCommandRunner, RealCommandRunner, DEFAULT_DROP_LOG_BURST, DEFAULT_DROP_LOG_GROUP, DEFAULT_DROP_LOG_RATE, type CommandRunner } from '../dataplane/index.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';
 import { endpointSliceLister, readyServiceAddresses } from '../typha/service-endpoints.ts';
 import { parseTyphaAddress } from '../typha/sync-client.ts';
@@ -59,6 +59,16 @@ const USAGE = `usage: tessera agent [options]
   --typha-cert-file <file>     (PEM); the server's certificate must chain to the CA and carry
   --typha-key-file <file>      --typha-server-name (default: the address's host)
   --typha-server-name <name>
+  --drop-log <on|off>          log every policy drop to NFLOG before it happens, with the
+                               deciding chain and rule in the prefix (default on)
+  --drop-log-group <n>         NFLOG group (default 100)
+  --drop-log-rate <N/unit>     logged packets per node and IP family, Felix's
+                               LogActionRateLimit form: N/second|minute|hour|day (default 10/second)
+  --drop-log-burst <n>         packets logged at once before the rate applies (default 5)
+  --denied-flows <log|off>     read the drop log (tcpdump -i nflog:<group>) and log one JSON
+                               line per denied flow, component denied-flows: 5-tuple, both
+                               pods, tier/policy/rule (default log; needs tcpdump; its
+                               absence or death never changes a verdict)
 
 exit status: 1 failed, 2 usage, 3 cannot program iptables/ipset, 4 another dataplane
              (Felix) owns this node's cali- chains or IP sets
@@ -87,6 +97,11 @@ export interface AgentCliOptions {
   typha: string[] | undefined;
   typhaService: { namespace: string; name: string } | undefined;
   typhaTls: { caFile?: string; certFile?: string; keyFile?: string; serverName?: string };
+  dropLog: boolean;
+  dropLogGroup: number;
+  dropLogRate: string;
+  dropLogBurst: number;
+  deniedFlows: boolean;
 }
 
 /**
@@ -101,6 +116,12 @@ export function parseInterfacePrefixes(text: string): string[] {
     }
   }
   return [...new Set(prefixes)];
+}
+
+function onOff(flag: string, v: string, on: string, off: string): boolean {
+  if (v === on) return true;
+  if (v === off) return false;
+  throw new UsageError(`${flag} must be ${on} or ${off}, not ${JSON.stringify(v)}`);
 }
 
 export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): (AgentCliOptions & { node: string }) | 'help' {
@@ -119,6 +140,11 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     typha: undefined,
     typhaService: undefined,
     typhaTls: {},
+    dropLog: true,
+    dropLogGroup: DEFAULT_DROP_LOG_GROUP,
+    dropLogRate: DEFAULT_DROP_LOG_RATE,
+    dropLogBurst: DEFAULT_DROP_LOG_BURST,
+    deniedFlows: true,
   };
   const help = walkArgs(argv, (a) => {
     switch (a.flag) {
@@ -191,6 +217,24 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         break;
       case '--typha-server-name':
         o.typhaTls.serverName = a.value();
+        break;
+      case '--drop-log':
+        o.dropLog = onOff(a.flag, a.value(), 'on', 'off');
+        break;
+      case '--drop-log-group':
+        o.dropLogGroup = a.int(0, 65535);
+        break;
+      case '--drop-log-rate': {
+        const v = a.value();
+        if (!/^[1-9][0-9]{0,6}\/(second|minute|hour|day)$/.test(v)) throw new UsageError(`--drop-log-rate must be N/second, N/minute, N/hour or N/day, not ${JSON.stringify(v)}`);
+        o.dropLogRate = v;
+        break;
+      }
+      case '--drop-log-burst':
+        o.dropLogBurst = a.int(1, 10_000);
+        break;
+      case '--denied-flows':
+        o.deniedFlows = onOff(a.flag, a.value(), 'log', 'off');
         break;
       case '--iptables-backend': {
         const v = a.value();
@@ -360,6 +404,7 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
       iptablesBackend: backend.backend,
       ...(typha === undefined ? {} : { typha }),
       ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
+      ...dropLogOptions(opts, log),
     },
     abort.signal,
   );
@@ -372,4 +417,19 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
   log.info({ outcome }, 'exiting');
   log.flush();
   return outcome === 'failed' ? 1 : 0;
+}
+
+/** The drop log and its reader as the flags ask: lines through the agent's log, component denied-flows. */
+function dropLogOptions(opts: AgentCliOptions, log: Logger): Pick<AgentOptions, 'dropLog' | 'deniedFlows'> {
+  if (!opts.dropLog) return {};
+  const dropLog = { group: opts.dropLogGroup, rate: opts.dropLogRate, burst: opts.dropLogBurst };
+  if (!opts.deniedFlows) return { dropLog };
+  const flows = log.child({ component: 'denied-flows' });
+  return {
+    dropLog,
+    deniedFlows: {
+      sink: (flow) => flows.info({ ...flow }, 'denied flow'),
+      ...(opts.netns === undefined ? {} : { commandPrefix: ['ip', 'netns', 'exec', opts.netns] }),
+    },
+  };
 }

@@ -46,7 +46,7 @@ export type DropResolver = (ipVersion: 4 | 6, chain: string, position: number) =
 
 /** One line of the log. */
 export interface DeniedFlow extends DropAttribution {
-  readonly time: string;
+  readonly timestamp: string;
   readonly node: string;
   readonly ipVersion: 4 | 6;
   readonly protocol: string;
@@ -214,7 +214,7 @@ export class DeniedFlowLog {
     const src = this.#opts.endpoint(flow.srcIp);
     const dst = this.#opts.endpoint(flow.dstIp);
     this.#opts.sink({
-      time: new Date(rec.timeMs).toISOString(),
+      timestamp: new Date(rec.timeMs).toISOString(),
       node: this.#opts.nodeName,
       ipVersion: flow.ipVersion,
       protocol: flow.protocol,
