@@ -2,7 +2,8 @@
 # running the compiled build: dist/ from `npm run build` (build.mjs — tsc type-checks,
 # esbuild bundles src/ with its npm dependencies), so the image holds no TypeScript, no tsx
 # and no node_modules. The agent needs iptables and ipset (both backends; it detects the one the node uses)
-# and iproute2 (`ip addr` for its IP families, `ip route` to find each pod's interface).
+# and iproute2 (`ip addr` for its IP families, `ip route` to find each pod's interface), and
+# tcpdump to read the drop log from NFLOG (`tcpdump -i nflog:100`; it links libcrypto, kept).
 #
 #   make image        # here: builds the base (images/base.sh) first, then this file with podman
 #   podman build --build-arg BASE_IMAGE=localhost/debian:bookworm -t localhost/tessera:0.1.0 .
@@ -58,7 +59,8 @@ RUN npm run build
 
 # The run-time file system: the base, the dataplane tools, Node and Tessera, then what nothing
 # at run time reads is removed — the package manager (apt, perl, which only dpkg's scripts use,
-# and the TLS/crypto libraries only apt's https method linked: Node carries its own OpenSSL),
+# and the TLS libraries only apt's https method linked: Node carries its own OpenSSL; libcrypto
+# stays for tcpdump),
 # glibc's iconv modules (gconv: Node and the tools never convert charsets), time zones but UTC,
 # documentation except the copyright files, man pages, locales, and dpkg's per-package file
 # lists (its status file, which image scanners read, stays). Every library an executable
@@ -66,12 +68,12 @@ RUN npm run build
 # runs node, iptables-nft, iptables-legacy, ipset and ip).
 FROM ${BASE_IMAGE} AS runtime
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iptables ipset iproute2 \
+ && apt-get install -y --no-install-recommends iptables ipset iproute2 tcpdump \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt /var/cache/debconf /var/log/* \
       /usr/bin/apt* /usr/lib/apt /usr/lib/x86_64-linux-gnu/libapt-* /etc/apt \
       /usr/bin/perl* /usr/lib/x86_64-linux-gnu/perl-base /usr/share/perl5 \
       /usr/lib/x86_64-linux-gnu/gconv \
-      /usr/lib/x86_64-linux-gnu/libcrypto.so* /usr/lib/x86_64-linux-gnu/libssl.so* \
+      /usr/lib/x86_64-linux-gnu/libssl.so* \
       /usr/lib/x86_64-linux-gnu/libgnutls* /usr/lib/x86_64-linux-gnu/libp11-kit* /usr/lib/x86_64-linux-gnu/pkcs11 \
       /usr/lib/x86_64-linux-gnu/libunistring* /usr/lib/x86_64-linux-gnu/libhogweed* /usr/lib/x86_64-linux-gnu/libnettle* \
       /usr/lib/x86_64-linux-gnu/libidn2* /usr/lib/x86_64-linux-gnu/libtasn1* /usr/lib/x86_64-linux-gnu/libxxhash* \

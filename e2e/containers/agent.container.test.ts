@@ -1,6 +1,6 @@
 /**
  * `tessera agent` from localhost/tessera, run as the DaemonSet in manifests/ says — root with
- * capabilities dropped to NET_ADMIN and NET_RAW, read-only root, /run/xtables.lock and
+ * capabilities dropped to NET_ADMIN, NET_RAW, SETUID and SETGID, read-only root, /run/xtables.lock and
  * /lib/modules from the host, the tessera-agent ServiceAccount's token — in the network
  * namespace of a "node" (hostNetwork). Pods are network namespaces wired to that node by
  * e2e/runner/network.ts; `tessera controllers` (a container too) turns their Pods and a
@@ -184,14 +184,14 @@ describe('tessera agent in a container on a node, with the manifests capabilitie
     await cp?.stop();
   });
 
-  it('runs the image the applied DaemonSet names, as root with only NET_ADMIN and NET_RAW', async () => {
+  it('runs the image the applied DaemonSet names, as root with only NET_ADMIN, NET_RAW, SETUID and SETGID', async () => {
     expect(onlyContainer(agentTemplate).image).toBe(ctx.tesseraImage);
     const agent = agentContainer!;
     const { output } = await agent.exec(['sh', '-c', 'id -u; grep CapEff /proc/1/status']);
     const [uid, capEff] = output.trim().split('\n');
     expect(uid).toBe('0');
-    // CAP_NET_ADMIN (12) and CAP_NET_RAW (13).
-    expect(capEff).toMatch(/CapEff:\s+0*3000$/);
+    // CAP_NET_ADMIN (12), CAP_NET_RAW (13), and CAP_SETGID (6) and CAP_SETUID (7) for tcpdump to drop root.
+    expect(capEff).toMatch(/CapEff:\s+0*30c0$/);
   });
 
   it('allows and then denies real TCP connections between pods as a NetworkPolicy says', async () => {

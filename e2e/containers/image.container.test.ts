@@ -62,7 +62,7 @@ describe('the tessera image', () => {
     process.stderr.write(`[containers] ${ctx.tesseraImage}: ${inspect[0]!.Size} bytes\n`);
   });
 
-  it('holds Node 20, the compiled build without TypeScript or node_modules, and both iptables backends', async () => {
+  it('holds Node 20, the compiled build without TypeScript or node_modules, both iptables backends and tcpdump', async () => {
     const script = [
       'node --version',
       'id -u',
@@ -73,6 +73,7 @@ describe('the tessera image', () => {
       'iptables-legacy --version',
       'ipset --version 2>/dev/null | head -n1',
       'ip -V',
+      'tcpdump --version 2>&1 | head -n1',
     ].join(' && ');
     const { exitCode, output } = await runOnce([script], ['sh', '-c']);
     expect(exitCode).toBe(0);
@@ -84,5 +85,6 @@ describe('the tessera image', () => {
     expect(lines[6]).toMatch(/legacy/);
     expect(lines[7]).toMatch(/^ipset v/);
     expect(lines[8]).toMatch(/iproute2/);
+    expect(lines[9]).toMatch(/^tcpdump version/);
   });
 });
