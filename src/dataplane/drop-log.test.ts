@@ -10,7 +10,7 @@ describe('drop log rendering', () => {
     expect(() => dropLogTarget({ burst: 0 })).toThrow(/burst/);
     expect(() => dropLogTarget({ group: 70_000 })).toThrow(/group/);
     expect(dropLogTarget({})('cali-pi-np/a/b', 3)).toEqual({
-      match: '-m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tessera-drops',
+      match: '-m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tdrop-1735f0689',
       action: '-j NFLOG --nflog-group 100 --nflog-prefix cali-pi-np/a/b|3 --nflog-size 128 --nflog-threshold 1',
     });
   });
@@ -31,7 +31,7 @@ describe('drop log rendering', () => {
     const rules = ingress!.rules;
     const deny = rules.findIndex((x) => x.tag?.kind === 'rule' && x.tag.action === 'deny');
     expect(rules[deny]).toMatchObject({ match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 1, action: 'deny' }, comments: ['rule r1'] });
-    expect(rules[deny - 1]!.match).toBe('-p udp -m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tessera-drops');
+    expect(rules[deny - 1]!.match).toBe('-p udp -m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tdrop-1735f0689');
     expect(rules[deny - 1]!.action).toContain(`--nflog-prefix ${ingress!.name}|${deny} `);
     expect(rules[0]).toMatchObject({ tag: { kind: 'rule', index: 0, action: 'allow' } });
     expect(rules.filter((x) => x.action.includes('NFLOG'))).toHaveLength(1);

@@ -17,6 +17,7 @@
  *   precedes, in the chain named. The chain name is at most 28 characters, so the prefix fits
  *   NFLOG's 63; the reader resolves it against the rules the table holds (`IptablesTable.ruleAt`).
  */
+import { createHash } from 'node:crypto';
 
 /** Which decision an iptables rule carries (not rendered). */
 export type RuleTag =
@@ -42,8 +43,15 @@ export interface DropLogOptions {
 export const DEFAULT_DROP_LOG_GROUP = 100;
 export const DEFAULT_DROP_LOG_RATE = '10/second';
 export const DEFAULT_DROP_LOG_BURST = 5;
-/** The shared hashlimit bucket (one per network namespace and family). */
-export const DROP_LOG_BUCKET = 'tessera-drops';
+/**
+ * The shared hashlimit bucket (one per network namespace and family): `tdrop-` and a digest
+ * of the rate and burst. The kernel keeps a bucket's first configuration for as long as any
+ * rule names it, so a new rate must come with a new name (hashlimit names are at most 15
+ * characters).
+ */
+export function dropLogBucket(rate: string, burst: number): string {
+  return `tdrop-${createHash('sha256').update(`${rate} ${burst}`).digest('hex').slice(0, 9)}`;
+}
 /** Bytes of each packet copied to the log: enough for IPv6 + TCP headers. */
 export const DROP_LOG_COPY_BYTES = 128;
 
@@ -55,7 +63,7 @@ export function dropLogTarget(opts: DropLogOptions): (chain: string, position: n
   if (!Number.isInteger(group) || group < 0 || group > 65535) throw new RangeError(`drop log: group must be an integer 0–65535, got ${group}`);
   if (!RATE.test(rate)) throw new RangeError(`drop log: rate '${rate}' must look like N/second, N/minute, N/hour or N/day`);
   if (!Number.isInteger(burst) || burst < 1 || burst > 10_000) throw new RangeError(`drop log: burst must be an integer 1–10000, got ${burst}`);
-  const limit = `-m hashlimit --hashlimit-upto ${rate} --hashlimit-burst ${burst} --hashlimit-name ${DROP_LOG_BUCKET}`;
+  const limit = `-m hashlimit --hashlimit-upto ${rate} --hashlimit-burst ${burst} --hashlimit-name ${dropLogBucket(rate, burst)}`;
   return (chain, position) => ({ match: limit, action: `-j NFLOG --nflog-group ${group} --nflog-prefix ${dropLogPrefix(chain, position)} --nflog-size ${DROP_LOG_COPY_BYTES} --nflog-threshold 1` });
 }
 
