@@ -168,7 +168,7 @@ describe('tessera agent and the state it finds on the node', () => {
 
     const agent = new RunningAgent(ns);
     agents.push(agent);
-    await agent.waitFor((l) => l['msg'] === 'serving /metrics, /livez, /readyz');
+    await agent.waitFor((l) => l['msg'] === 'serving /metrics, /livez, /readyz, /rules');
     expect(agent.lines.filter((l) => l['level'] === 'error')).toEqual([]);
     expect(agent.lines.find((l) => String(l['msg']).startsWith('programming iptables-'))).toMatchObject({ iptablesBackend: 'nft', mode: 'auto' });
     expect(await agent.stop()).toBe(0);
@@ -184,7 +184,7 @@ describe('tessera agent and the state it finds on the node', () => {
     const chosen = await agent.waitFor((l) => String(l['msg']).startsWith('programming iptables-'));
     expect(chosen).toMatchObject({ msg: 'programming iptables-legacy', iptablesBackend: 'legacy', mode: 'auto' });
     expect(String(chosen['reason'])).toContain("kubelet's KUBE-IPTABLES-HINT chain is in iptables-legacy");
-    await agent.waitFor((l) => l['msg'] === 'serving /metrics, /livez, /readyz');
+    await agent.waitFor((l) => l['msg'] === 'serving /metrics, /livez, /readyz, /rules');
     expect(inNs(ns, ['iptables-legacy-save', '-t', 'filter'])).toContain(':cali-tessera-owner - [0:0]');
     expect(inNs(ns, ['iptables-nft-save'])).not.toContain('cali-');
   });
@@ -202,7 +202,7 @@ describe('tessera agent and the state it finds on the node', () => {
     agents.push(agent);
     const warning = await agent.waitFor((l) => l['level'] === 'warn' && String(l['msg']).includes('two rulesets'));
     expect(warning).toMatchObject({ iptablesBackend: 'nft', detected: 'legacy' });
-    await agent.waitFor((l) => l['msg'] === 'serving /metrics, /livez, /readyz');
+    await agent.waitFor((l) => l['msg'] === 'serving /metrics, /livez, /readyz, /rules');
     expect(inNs(ns, ['iptables-nft-save', '-t', 'filter'])).toContain(':cali-tessera-owner - [0:0]');
   });
 });

@@ -6,7 +6,8 @@
  *   of a (Kubernetes-converted) NetworkPolicy, a GlobalNetworkPolicy's egress deny, the end of
  *   a tier — with both pods' namespace and name; an allowed probe none;
  * - the deny rule's kernel counter grows by exactly the packets the probes sent;
- * - killing the reader changes no verdict, and the log resumes when it is restarted.
+ * - killing the reader changes no verdict, and the log resumes when it is restarted;
+ * - `tessera explain --live` shows the same kernel counters, through the agent's `/rules`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
@@ -17,6 +18,11 @@ import { silentLogger } from '../../src/runtime/logger.ts';
 import { newRegistry } from '../../src/runtime/metrics.ts';
 import { Harness, NAMESPACE, globalNetworkPolicy, matrix, networkPolicy } from './harness.ts';
 import { UDP_PORT } from './probes.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runExplain } from '../../src/cli/explain.ts';
+import { HealthServer } from '../../src/runtime/health-server.ts';
 
 const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
 
@@ -159,5 +165,35 @@ describe('dataplane: attributed drops on real traffic (NFLOG drop log, rule coun
     expect(again[0]).toMatchObject({ policy: { name: 'knp.default.web' }, rule: 1 });
     const restarts = (await registry.getSingleMetric('tessera_denied_flow_log_reader_restarts_total')?.get())?.values[0]?.value;
     expect(restarts).toBe(1);
+  });
+
+  it('tessera explain --live names the deciding rule with the packets the node\'s kernel counted for it', async () => {
+    expect(await h.agents.get('client')!.probe('tcp', h.topo.pod('web'), 2_000)).toBe(true);
+    expect(await h.agents.get('client')!.probe('udp', h.topo.pod('web'))).toBe(false);
+    const counters = new RuleCounters({ tables: h.driver.tables, logger: silentLogger, minIntervalMs: 0 });
+    const server = await HealthServer.listen({ registry: newRegistry(), ready: () => true, port: 0, host: '127.0.0.1', json: { '/rules': () => counters.recent() } });
+    try {
+      const denied = (await counters.read()).find((c) => c.name === 'knp.default.web' && c.direction === 'ingress' && c.rule === '1')!.packets;
+      const dir = mkdtempSync(path.join(tmpdir(), 'tsr-live-'));
+      const file = path.join(dir, 'cluster.yaml');
+      writeFileSync(file, [...h.baseResources(), knpWeb, otherNoUdpToClient].map((r) => JSON.stringify(r)).join('\n---\n'));
+      let stdout = '';
+      let stderr = '';
+      const out = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t) };
+      const url = `http://127.0.0.1:${server.port}`;
+      const code = await runExplain(['--from', `${NAMESPACE}/client`, '--to', `${NAMESPACE}/web`, '--port', String(UDP_PORT), '--protocol', 'UDP', '-f', file, '--live', '--agent-url', `node-1=${url}`], out);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toContain('DENIED');
+      expect(stdout).toContain('live: kernel counters on the nodes');
+      expect(stdout).toContain(`ingress of ${NAMESPACE}/web on node-1:`);
+      expect(stdout).toContain(`→ tier default, NetworkPolicy ${NAMESPACE}/knp.default.web rule 1 (deny): ${denied} packets`);
+      // client → web over TCP 8080 is allowed by rule 0, which counted the allowed probes' first packets.
+      stdout = '';
+      await runExplain(['--from', `${NAMESPACE}/client`, '--to', `${NAMESPACE}/web`, '--port', '8080', '-f', file, '--live', '--agent-url', `node-1=${url}`], out);
+      expect(stdout).toMatch(new RegExp(`→ tier default, NetworkPolicy ${NAMESPACE}/knp.default.web rule 0 \\(allow\\): [1-9]\\d* packets`));
+    } finally {
+      await server.close();
+    }
   });
 });

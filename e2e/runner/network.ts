@@ -33,7 +33,25 @@ function sh(args: readonly string[]): string {
   return execFileSync(args[0]!, args.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/**
+ * Deletes a namespace, first killing what still runs in it: an agent killed with SIGKILL leaves
+ * its denied-flow reader (`tcpdump -i nflog:…`) behind, which would keep the namespace alive
+ * (in a pod, the container's PID namespace takes it down with the agent).
+ */
 function tryDel(ns: string): void {
+  try {
+    for (const pid of execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')) {
+      if (/^\d+$/.test(pid.trim())) {
+        try {
+          process.kill(Number(pid.trim()), 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    }
+  } catch {
+    // No such namespace.
+  }
   try {
     execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
   } catch {

@@ -41,7 +41,7 @@ import type { IpVersion } from './ip-versions.ts';
 import { SyncClient, type TyphaClientTls } from '../typha/sync-client.ts';
 import { InformerSyncer } from './informer-syncer.ts';
 import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
-import { RuleCounters, type DropLogOptions } from '../dataplane/index.ts';
+import { RuleCounters, type DropLogOptions, type RuleCount } from '../dataplane/index.ts';
 import { DeniedFlowLog, EndpointLookup, resolveFromTables, type DeniedFlowLogOptions } from '../flowlog/index.ts';
 import type { ResourceUpdate } from '../calc/index.ts';
 
@@ -121,6 +121,8 @@ export interface RunningAgent {
   readonly driver: DataplaneDriver;
   /** Resolves when the agent has stopped (signal aborted) or failed. */
   readonly done: Promise<AgentOutcome>;
+  /** The kernel's counters of every deciding rule on this node (`/rules`; `tessera explain --live`). */
+  ruleCounts(): Promise<RuleCount[]>;
 }
 
 function typhaSyncer(client: SyncClient): { run(signal: AbortSignal): Promise<void>; livenessProbes: Array<{ name: string; probe: LivenessProbe }> } {
@@ -159,8 +161,8 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     ...(opts.iptablesBackend === undefined ? {} : { backend: opts.iptablesBackend }),
     ...(opts.dropLog === undefined ? {} : { dropLog: opts.dropLog }),
   });
-  // Kernel counters of every deciding rule, read when /metrics is scraped (bounded, rate-limited).
-  new RuleCounters({ tables: driver.tables, registry, logger });
+  // Kernel counters of every deciding rule, read when /metrics or /rules is asked (bounded, rate-limited).
+  const ruleCounters = new RuleCounters({ tables: driver.tables, registry, logger });
   if (opts.deniedFlows !== undefined && opts.dropLog === undefined) throw new TypeError('startAgent: deniedFlows needs dropLog (nothing is logged to read)');
   const endpoints = opts.deniedFlows === undefined ? undefined : new EndpointLookup();
   const deniedFlows =
@@ -271,5 +273,5 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     return outcome;
   })();
 
-  return { ready, generations: () => ({ sent, applied }), live: () => liveness.check(), driver, done };
+  return { ready, generations: () => ({ sent, applied }), live: () => liveness.check(), driver, done, ruleCounts: () => ruleCounters.recent() };
 }

@@ -37,7 +37,8 @@ const USAGE = `usage: tessera agent [options]
   --node <name>                this node's name (default: $NODE_NAME)
   --netns <name>               program iptables/ipsets inside this network namespace (tests)
   --kubeconfig <file>          kubeconfig to use (default: $KUBECONFIG, else in-cluster)
-  --metrics-port <n>           port for /metrics, /livez, /readyz (default 9095; 0 picks one)
+  --metrics-port <n>           port for /metrics, /livez, /readyz and /rules (the kernel's
+                               counters of every deciding rule, JSON) (default 9095; 0 picks one)
   --metrics-host <addr>        address to listen on (default 0.0.0.0)
   --iptables-refresh <seconds> full iptables read-back period (default 180, Felix's)
   --ipsets-refresh <seconds>   full ipset read-back period (default 90, Felix's)
@@ -408,8 +409,8 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
     },
     abort.signal,
   );
-  const health = await HealthServer.listen({ registry, ready: running.ready, live: running.live, port: opts.metricsPort, host: opts.metricsHost });
-  log.info({ port: health.port, nodeName: opts.node, netns: opts.netns }, 'serving /metrics, /livez, /readyz');
+  const health = await HealthServer.listen({ registry, ready: running.ready, live: running.live, port: opts.metricsPort, host: opts.metricsHost, json: { '/rules': running.ruleCounts } });
+  log.info({ port: health.port, nodeName: opts.node, netns: opts.netns }, 'serving /metrics, /livez, /readyz, /rules');
   const outcome = await running.done;
   await health.close();
   process.off('SIGTERM', onSignal);

@@ -13,16 +13,21 @@ import { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers }
 import { formatIP, parseIP } from '../api/index.ts';
 import { commitStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';
-import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
+import { agentRuleCounts, describeLive, type RuleCountsFetcher } from './explain-live.ts';
+import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, readKubeConfig, UsageError, type CliOutput } from './simulate.ts';
 
 const USAGE = `usage: tessera explain --from <ns/pod|IP> --to <ns/pod|IP> --port <n> [--protocol TCP|UDP|SCTP]
                        (-f <file|dir>... | --kubeconfig <file>) [--output text|json] [--skip-invalid]
+                       [--live [--agent-url <node>=<url>]...]
 
 Explains the verdict for one connection with the node agent's own engine: the source's
 egress walk and the destination's ingress walk, naming the rule that decided. One side may
 be an IP address outside the cluster: then only the pod's side is policed, and the
 NetworkSets and GlobalNetworkSets holding the address are listed.
 --skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
+--live (text output) adds the kernel's counters, on the two pods' nodes, of every rule the
+walks went through: each agent's /rules, through the API server's pod proxy, or at the URL
+--agent-url gives for a node.
 
 Exit status: 0 explained (allowed or denied); 1 a pod has no workload endpoint; 2 usage
 error; 3 input not usable — an unreadable file or directory, a YAML syntax error
@@ -32,9 +37,29 @@ invalid object without --skip-invalid. The reason is on stderr.
 
 const FLAGS = new Set(['--filename', '--kubeconfig', '--output', '--port', '--protocol', '--from', '--to', '--skip-invalid']);
 
-export async function runExplain(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
+/** Takes `--live` and `--agent-url <node>=<url>` out of `argv` (the rest is the simulator's). */
+function splitLiveArgs(argv: readonly string[]): { rest: string[]; live: boolean; agentUrls: Map<string, string> } {
+  const rest: string[] = [];
+  const agentUrls = new Map<string, string>();
+  let live = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--live') live = true;
+    else if (arg === '--agent-url' || arg.startsWith('--agent-url=')) {
+      const value = arg === '--agent-url' ? argv[++i] : arg.slice('--agent-url='.length);
+      const eq = value?.indexOf('=') ?? -1;
+      if (value === undefined || eq <= 0 || !/^https?:\/\//.test(value.slice(eq + 1))) throw new UsageError(`--agent-url must be <node>=<http(s) URL>, not ${JSON.stringify(value ?? '')}`);
+      agentUrls.set(value.slice(0, eq), value.slice(eq + 1));
+    } else rest.push(arg);
+  }
+  if (agentUrls.size > 0 && !live) throw new UsageError('--agent-url needs --live');
+  return { rest, live, agentUrls };
+}
+
+export async function runExplain(argv: readonly string[], out: CliOutput = processOutput, fetchCounts?: RuleCountsFetcher): Promise<number> {
   try {
-    const a = parseSimulatorArgs(argv, FLAGS);
+    const { rest, live, agentUrls } = splitLiveArgs(argv);
+    const a = parseSimulatorArgs(rest, FLAGS);
     if (a === 'help') {
       out.stdout(USAGE);
       return 0;
@@ -42,6 +67,8 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     if (a.from === undefined || a.to === undefined) throw new UsageError('--from and --to are required (ns/pod, or an IP address for one of them)');
     const output = a.output === 'table' ? 'text' : a.output;
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, not ${JSON.stringify(a.output)}`);
+    if (live && output !== 'text') throw new UsageError('--live prints text; leave out --output json');
+    if (live && a.kubeconfig === undefined && agentUrls.size === 0 && fetchCounts === undefined) throw new UsageError('--live reads the agents of a cluster: give --kubeconfig (or --agent-url <node>=<url>)');
     const notes: string[] = [];
     const objs = await loadCluster(a, notes);
     const translated = translateCluster(objs, { skipInvalid: a.skipInvalid });
@@ -53,8 +80,18 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     const missingTiers = new Set(missing.map((p) => p.tier));
     const staged = objs.staged ?? [];
     // The same cluster with every staged policy committed: explained after the enforced verdict, never enforced.
-    const stagedSim = staged.length === 0 ? undefined : new Simulation(translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid }).resources);
-    return explainOne(sim, new IpSetNames(translated.resources.values()), a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers, stagedSim);
+    const committed = staged.length === 0 ? undefined : translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid }).resources;
+    const stagedSim = committed === undefined ? undefined : new Simulation(committed);
+    const names = new IpSetNames(translated.resources.values());
+    // The staged walk names its IP sets from the committed cluster: a staged rule's selector may be in no enforced policy.
+    const code = explainOne(sim, names, a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers, stagedSim, committed === undefined ? undefined : new IpSetNames(committed.values()));
+    if (code !== 0 || !live) return code;
+    const from = peerFor(sim, a.from)!;
+    const to = peerFor(sim, a.to)!;
+    const kc = a.kubeconfig === undefined ? undefined : await readKubeConfig(a.kubeconfig);
+    const lines = await describeLive(from, to, sim.verdict(from, to, a.protocol, a.port, true), fetchCounts ?? agentRuleCounts(kc, agentUrls));
+    out.stdout(`${lines.join('\n')}\n`);
+    return 0;
   } catch (err) {
     return exitStatusFor('explain', err, USAGE, out);
   }
@@ -73,6 +110,7 @@ export function explainOne(
   notes: readonly string[] = [],
   missingTiers: ReadonlySet<string> = new Set(),
   stagedSim?: Simulation,
+  stagedNames: IpSetNames = names,
 ): number {
   for (const n of notes) out.stderr(`note: ${n}\n`);
   const from = peerFor(sim, fromId);
@@ -100,7 +138,7 @@ export function explainOne(
     if (sv !== undefined && stagedFrom !== undefined && stagedTo !== undefined) {
       const change = sv.allowed === v.allowed ? 'no change' : sv.allowed ? 'would become ALLOWED' : 'would become DENIED';
       lines.push('', `with the staged policies committed (not enforced): ${sv.allowed ? 'ALLOWED' : 'DENIED'} — ${change}`);
-      lines.push(...describeVerdict(stagedFrom, stagedTo, protocol, port, sv, names, missingTiers).slice(1).map((l) => `  ${l}`));
+      lines.push(...describeVerdict(stagedFrom, stagedTo, protocol, port, sv, stagedNames, missingTiers).slice(1).map((l) => `  ${l}`));
     }
     out.stdout(`${lines.join('\n')}\n`);
   }

@@ -21,6 +21,8 @@ export interface HealthServerOptions {
   port?: number;
   /** @default '0.0.0.0' */
   host?: string;
+  /** More read-only endpoints answering JSON (the agent's `/rules`). @default none */
+  json?: Readonly<Record<string, () => Promise<unknown>>>;
 }
 
 const ALWAYS_LIVE = (): LivenessReport => ({ live: true, components: [] });
@@ -33,7 +35,7 @@ export class HealthServer {
   }
 
   static async listen(opts: HealthServerOptions): Promise<HealthServer> {
-    const { registry, ready, live = ALWAYS_LIVE, port = 9094, host = '0.0.0.0' } = opts;
+    const { registry, ready, live = ALWAYS_LIVE, port = 9094, host = '0.0.0.0', json = {} } = opts;
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (path === '/metrics') {
@@ -59,6 +61,20 @@ export class HealthServer {
         const ok = ready();
         res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' });
         res.end(ok ? 'ok' : 'not ready');
+        return;
+      }
+      const answer = path === undefined ? undefined : Object.hasOwn(json, path) ? json[path] : undefined;
+      if (answer !== undefined) {
+        answer().then(
+          (body) => {
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.end(JSON.stringify(body));
+          },
+          (err: unknown) => {
+            res.writeHead(500, { 'Content-Type': 'text/plain' });
+            res.end(String((err as Error).message ?? err));
+          },
+        );
         return;
       }
       res.writeHead(404);
