@@ -7,7 +7,9 @@
  *   a tier — with both pods' namespace and name; an allowed probe none;
  * - the deny rule's kernel counter grows by exactly the packets the probes sent;
  * - killing the reader changes no verdict, and the log resumes when it is restarted;
- * - `tessera explain --live` shows the same kernel counters, through the agent's `/rules`.
+ * - `tessera explain --live` shows the same kernel counters, through the agent's `/rules`;
+ * - a staged policy changes no verdict and logs nothing, and its deny rule's counter grows by
+ *   the connections it would have denied (issue 17 part 2, on nodes).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
@@ -195,5 +197,34 @@ describe('dataplane: attributed drops on real traffic (NFLOG drop log, rule coun
     } finally {
       await server.close();
     }
+  });
+
+  it('a staged deny changes no verdict and logs nothing; its rule counts the connections it would deny', async () => {
+    const tighten = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'StagedNetworkPolicy',
+      metadata: { name: 'tighten-web', namespace: NAMESPACE },
+      spec: { stagedAction: 'Set', tier: 'default', order: 1, selector: "app == 'web'", types: ['Ingress'], ingress: [{ action: 'Deny', protocol: 'TCP', source: { selector: "app == 'client'" } }] },
+    } as unknown as V3Resource;
+    await update(upsert(tighten));
+    const expected = matrix(['client->web/udp', 'other->web/tcp', 'other->web/udp', 'other->client/udp']);
+    expect(await h.check(expected)).toEqual([]);
+    const counters = new RuleCounters({ tables: h.driver.tables, logger: silentLogger });
+    const stagedDeny = async (): Promise<number | undefined> =>
+      (await counters.read()).find((c) => c.kind === 'StagedNetworkPolicy' && c.name === 'tighten-web' && c.direction === 'ingress' && c.rule === '0' && c.action === 'deny')?.packets;
+    const before = (await stagedDeny())!;
+    const connections = 5;
+    const got = await logged(async () => {
+      for (let i = 0; i < connections; i++) expect(await h.agents.get('client')!.probe('tcp', h.topo.pod('web'), 2_000)).toBe(true);
+    });
+    expect(got).toEqual([]);
+    // One new connection, one packet through the staged chain (the rest are ESTABLISHED).
+    expect((await stagedDeny())! - before).toBe(connections);
+    // other → web TCP is not what the staged rule denies: not counted by it.
+    expect(await h.agents.get('other')!.probe('tcp', h.topo.pod('web'))).toBe(false);
+    expect((await stagedDeny())! - before).toBe(connections);
+    const save = h.saveNode();
+    expect(save).toMatch(/-A cali-pi-snp\/shop\/tighten-web .*-j RETURN/);
+    expect(save).not.toMatch(/-A cali-pi-snp\/shop\/tighten-web .*(DROP|REJECT|NFLOG|MARK)/);
   });
 });

@@ -209,12 +209,12 @@ describe('kubectl apply -f manifests/', () => {
       custom.createNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace, plural: 'networkpolicies', body: knp('y', namespace) }),
     );
     expect(write.code).toBe(403);
-    for (const plural of ['networkpolicies', 'globalnetworkpolicies', 'tiers', 'profiles', 'workloadendpoints', 'networksets', 'globalnetworksets']) {
+    for (const plural of ['networkpolicies', 'globalnetworkpolicies', 'tiers', 'profiles', 'workloadendpoints', 'networksets', 'globalnetworksets', 'stagednetworkpolicies', 'stagedglobalnetworkpolicies', 'stagedkubernetesnetworkpolicies']) {
       expect((await statusOf(custom.listClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural }))).code).toBe(200);
     }
   });
 
-  it('the Typha ServiceAccount may list/watch the seven v3 kinds, list nodes and its namespace\'s EndpointSlices, and nothing more', async () => {
+  it('the Typha ServiceAccount may list/watch the ten v3 kinds, list nodes and its namespace\'s EndpointSlices, and nothing more', async () => {
     const admin = adminKubeConfig();
     const { server, caPem } = sharedControlPlane();
     const typha = await issueServiceAccountToken(admin, {
@@ -226,7 +226,7 @@ describe('kubectl apply -f manifests/', () => {
       kubeconfigPath: join(dir, 'typha'),
     });
     const custom = typha.kubeConfig.makeApiClient(CustomObjectsApi);
-    for (const plural of ['networkpolicies', 'globalnetworkpolicies', 'tiers', 'profiles', 'workloadendpoints', 'networksets', 'globalnetworksets']) {
+    for (const plural of ['networkpolicies', 'globalnetworkpolicies', 'tiers', 'profiles', 'workloadendpoints', 'networksets', 'globalnetworksets', 'stagednetworkpolicies', 'stagedglobalnetworkpolicies', 'stagedkubernetesnetworkpolicies']) {
       expect((await statusOf(custom.listClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural }))).code).toBe(200);
     }
     const core = typha.kubeConfig.makeApiClient(CoreV1Api);

@@ -14,6 +14,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import type { V3Kind } from '../api/types.ts';
+import type { StagedKind } from '../api/staged.ts';
 import type { ResourceUpdate, SyncStatus } from '../calc/index.ts';
 import { DeletedFinalStateUnknown, InformerFactory, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
 import type { LivenessProbe } from '../runtime/liveness.ts';
@@ -21,7 +22,7 @@ import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 
 /** The v3 kinds the agent watches, with their resources (all `projectcalico.org/v3`). */
-export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind; readonly resource: KubeResource }> = [
+export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind | StagedKind; readonly resource: KubeResource }> = [
   { kind: 'Tier', resource: { group: 'projectcalico.org', version: 'v3', plural: 'tiers' } },
   { kind: 'Profile', resource: { group: 'projectcalico.org', version: 'v3', plural: 'profiles' } },
   { kind: 'GlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' } },
@@ -29,6 +30,10 @@ export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind; readonly re
   { kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
   { kind: 'NetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networksets' } },
   { kind: 'GlobalNetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworksets' } },
+  // Counted on side chains that never drop, never enforced (calc/policy-sorter.ts).
+  { kind: 'StagedNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagednetworkpolicies' } },
+  { kind: 'StagedGlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedglobalnetworkpolicies' } },
+  { kind: 'StagedKubernetesNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedkubernetesnetworkpolicies' } },
 ];
 
 /** Where a syncer delivers: the calc graph, or Typha's snapshot cache. */
@@ -50,11 +55,11 @@ export interface InformerSyncerOptions {
   readonly logger?: Logger;
 }
 
-function upsert(kind: V3Kind, obj: KubeObject): ResourceUpdate {
+function upsert(kind: V3Kind | StagedKind, obj: KubeObject): ResourceUpdate {
   return { op: 'upsert', resource: { ...(obj as object), apiVersion: 'projectcalico.org/v3', kind } as never };
 }
 
-function deletion(kind: V3Kind, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): ResourceUpdate {
+function deletion(kind: V3Kind | StagedKind, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): ResourceUpdate {
   if (obj instanceof DeletedFinalStateUnknown) {
     const [a, b] = obj.key.split('/');
     return b === undefined ? { op: 'delete', kind, name: a ?? '' } : { op: 'delete', kind, namespace: a ?? '', name: b };

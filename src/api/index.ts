@@ -96,3 +96,4 @@ export {
   UnsupportedResourceError,
 } from './keys.ts';
 export type { UnsupportedReason } from './keys.ts';
+export { STAGED_KINDS, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from './staged.ts';

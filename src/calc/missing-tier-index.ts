@@ -18,6 +18,7 @@
  * - the caller flushes only after the datastore is in sync, so a policy listed before its
  *   tier during the initial sync is never reported.
  */
+import { isStagedPolicy } from '../proto/index.ts';
 import type { ModelPolicy, ModelTier } from './model.ts';
 
 /** A policy whose tier has no Tier object. */
@@ -105,11 +106,12 @@ export class MissingTierIndex {
       keys?.delete(key);
       if (keys?.size === 0) this.#byTier.delete(old.tier);
     }
-    if (policy === null) {
+    // A staged policy enforces nothing, so a missing tier of one changes no verdict.
+    if (policy === null || isStagedPolicy(policy.id)) {
       this.#policies.delete(key);
     } else {
       const { id } = policy;
-      this.#policies.set(key, { kind: id.kind, name: id.name, ...(id.namespace === undefined ? {} : { namespace: id.namespace }), tier: id.tier });
+      this.#policies.set(key, { kind: id.kind as 'NetworkPolicy' | 'GlobalNetworkPolicy', name: id.name, ...(id.namespace === undefined ? {} : { namespace: id.namespace }), tier: id.tier });
       let keys = this.#byTier.get(id.tier);
       if (keys === undefined) this.#byTier.set(id.tier, (keys = new Set()));
       keys.add(key);

@@ -10,8 +10,11 @@
  * - A tier appears only if at least one of its policies matches the endpoint; it carries
  *   separate ingress and egress lists (`GovernsIngress` / `GovernsEgress`), either of which
  *   may be empty.
+ * - Staged policies go to the tier's staged lists, never to the enforced ones: a tier only
+ *   staged policies select carries empty enforced lists, so nothing of it is enforced (no
+ *   end-of-tier drop: the renderer and the simulator skip a direction without policies).
  */
-import type { PolicyId, TierInfo } from '../proto/index.ts';
+import { isStagedPolicy, type PolicyId, type TierInfo } from '../proto/index.ts';
 import type { ModelPolicy, ModelTier } from './model.ts';
 
 function orderOf(order: number | undefined): number {
@@ -55,12 +58,16 @@ export function sortEndpointTiers(policies: Iterable<ModelPolicy>, tiers: Readon
   const names = [...byTier.keys()].map((name) => ({ name, tier: tiers.get(name) }));
   names.sort(compareTiers);
   return names.map(({ name, tier }) => {
-    const list = (byTier.get(name) ?? []).sort(comparePolicies);
-    return {
+    const all = (byTier.get(name) ?? []).sort(comparePolicies);
+    const list = all.filter((p) => !isStagedPolicy(p.id));
+    const info: TierInfo = {
       name,
       defaultAction: tier?.defaultAction ?? 'Deny',
       ingressPolicies: list.filter((p) => p.governsIngress).map((p) => p.id),
       egressPolicies: list.filter((p) => p.governsEgress).map((p) => p.id),
     };
+    if (list.length === all.length) return info;
+    const staged = all.filter((p) => isStagedPolicy(p.id));
+    return { ...info, stagedIngressPolicies: staged.filter((p) => p.governsIngress).map((p) => p.id), stagedEgressPolicies: staged.filter((p) => p.governsEgress).map((p) => p.id) };
   });
 }

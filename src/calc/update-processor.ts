@@ -9,7 +9,12 @@
  * - deletes name (kind, namespace, name) only; the processor remembers which tier each
  *   policy is in, so a delete (or a tier move) removes the right policy id;
  * - selectors are namespace-scoped and prefixed exactly as calico-semantics §3.8 says, and
- *   re-printed canonically, so equal meanings share IP sets.
+ *   re-printed canonically, so equal meanings share IP sets;
+ * - staged policies (`stagedAction: Set`) become policies of a staged kind (a
+ *   StagedKubernetesNetworkPolicy converted as the controllers convert its enforced
+ *   counterpart, to `knp.default.<name>`), validated as their counterparts are; the policy
+ *   sorter files them apart so they are counted, never enforced. `stagedAction: Delete`
+ *   removes nothing and counts nothing: it holds no policy here.
  */
 import {
   applyDefaults,
@@ -25,7 +30,11 @@ import {
   type V3Kind,
   type V3Resource,
   V3_KINDS,
+  isStagedKind,
+  readStaged,
+  type StagedKind,
 } from '../api/index.ts';
+import { convertNetworkPolicy, type K8sNetworkPolicy } from '../controllers/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
 import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
 import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
@@ -37,7 +46,7 @@ const SA_NAME_LABEL = 'pcsa.projectcalico.org/name';
 /** A resource as the datastore delivers it. */
 export type ResourceUpdate =
   | { readonly op: 'upsert'; readonly resource: V3Resource }
-  | { readonly op: 'delete'; readonly kind: V3Kind; readonly name: string; readonly namespace?: string };
+  | { readonly op: 'delete'; readonly kind: V3Kind | StagedKind; readonly name: string; readonly namespace?: string };
 
 /** Why an object was dropped; passed to `onInvalid`. */
 export interface InvalidResource {
@@ -66,10 +75,11 @@ export class UpdateProcessor {
   }
 
   process(update: ResourceUpdate): ModelUpdate[] {
-    if (update.op === 'delete') return this.#delete(update.kind, update.name, update.namespace ?? '');
+    if (update.op === 'delete') return isStagedKind(update.kind) ? this.#deleteStaged(update.kind, update.name, update.namespace ?? '') : this.#delete(update.kind, update.name, update.namespace ?? '');
     const raw = update.resource as unknown as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } | null } | null;
     const kind = raw?.kind;
     const name = raw?.metadata?.name;
+    if (isStagedKind(kind) && typeof name === 'string' && name !== '') return this.#staged(kind, name, update.resource);
     if (typeof kind !== 'string' || typeof name !== 'string' || name === '' || !isKind(kind)) {
       this.#onInvalid({ kind: String(kind), name: String(name), reason: 'not a keyable v3 object' });
       return [];
@@ -88,6 +98,44 @@ export class UpdateProcessor {
       this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason: err instanceof Error ? err.message : String(err) });
       return this.#delete(kind, name, ns);
     }
+  }
+
+  /** A staged object: its counterpart validated and converted, filed under the staged kind. */
+  #staged(kind: StagedKind, name: string, raw: unknown): ModelUpdate[] {
+    const rawNs = (raw as { metadata?: { namespace?: unknown } }).metadata?.namespace;
+    const ns = kind === 'StagedGlobalNetworkPolicy' ? '' : typeof rawNs === 'string' && rawNs !== '' ? rawNs : 'default';
+    try {
+      const staged = readStaged(raw);
+      if (staged.action === 'Delete') return this.#deleteStaged(kind, name, ns);
+      let counterpart: V3Resource;
+      if (staged.kind === 'StagedKubernetesNetworkPolicy') {
+        // As the controllers write its enforced counterpart: rules that cannot be converted are left out.
+        counterpart = defaulted(convertNetworkPolicy(staged.counterpart as K8sNetworkPolicy).policy);
+      } else counterpart = defaulted(staged.counterpart as V3Resource);
+      const errors = validateResource(counterpart).filter(isError);
+      if (errors.length > 0) throw new ConversionError(errors.map((e) => `${e.path}: ${e.message}`).join('; '));
+      const enforced = convertPolicy(counterpart as Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' }>);
+      const id: PolicyId = { ...enforced.id, kind: kind === 'StagedGlobalNetworkPolicy' ? 'StagedGlobalNetworkPolicy' : 'StagedNetworkPolicy' };
+      const policy: ModelPolicy = { ...enforced, id, key: policyIdKey(id) };
+      const rk = `${kind}/${ns}/${name}`;
+      const out: ModelUpdate[] = [];
+      const old = this.#policyKeys.get(rk);
+      if (old !== undefined && old !== policy.key) out.push({ kind: 'policy', key: old, value: null });
+      this.#policyKeys.set(rk, policy.key);
+      out.push({ kind: 'policy', key: policy.key, value: policy });
+      return out;
+    } catch (err) {
+      this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason: err instanceof Error ? err.message : String(err) });
+      return this.#deleteStaged(kind, name, ns);
+    }
+  }
+
+  #deleteStaged(kind: StagedKind, name: string, namespace: string): ModelUpdate[] {
+    const rk = `${kind}/${kind === 'StagedGlobalNetworkPolicy' ? '' : namespace || 'default'}/${name}`;
+    const key = this.#policyKeys.get(rk);
+    if (key === undefined) return [];
+    this.#policyKeys.delete(rk);
+    return [{ kind: 'policy', key, value: null }];
   }
 
   #delete(kind: V3Kind, name: string, namespace: string): ModelUpdate[] {

@@ -57,6 +57,8 @@ export function chainName(prefix: string, suffix: string): string {
 const KIND_CODE: Record<PolicyId['kind'], string> = {
   NetworkPolicy: 'np',
   GlobalNetworkPolicy: 'gnp',
+  StagedNetworkPolicy: 'snp',
+  StagedGlobalNetworkPolicy: 'sgnp',
 };
 
 /** The policy chain suffix: `np/<ns>/<name>` or `gnp/<name>`. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { dropLogTarget, parseDropLogPrefix, dropLogPrefix } from './drop-log.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 import { parseCounterLine } from './rule-counters.ts';
+import { actionClearMark, actionSetMark, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
 import { makeRule } from '../proto/dataplane-messages.ts';
 
 describe('drop log rendering', () => {
@@ -41,6 +42,35 @@ describe('drop log rendering', () => {
     const r = new RuleRenderer({ ipVersion: 4 });
     const [ingress] = r.policyChains({ kind: 'GlobalNetworkPolicy', name: 'p', tier: 'default' }, { inboundRules: [makeRule({ action: 'deny' })], outboundRules: [] } as never);
     expect(ingress!.rules).toEqual([{ match: '', action: '-j DROP', tag: { kind: 'rule', index: 0, action: 'deny' } }]);
+  });
+});
+
+describe('staged policies on nodes', () => {
+  it('a staged policy chain only counts: every rule RETURNs with its tag, no mark, no drop, no log; the endpoint jumps to it first', () => {
+    const r = new RuleRenderer({ ipVersion: 4, dropLog: {} });
+    const id = { kind: 'StagedNetworkPolicy' as const, namespace: 'shop', name: 'p', tier: 'default' };
+    const [ingress] = r.policyChains(id, {
+      inboundRules: [makeRule({ action: 'allow', protocol: 'tcp' }), makeRule({ action: 'log' }), makeRule({ action: 'deny', srcNets: ['10.0.0.0/8', '192.168.0.0/16'] })],
+      outboundRules: [],
+    } as never);
+    expect(ingress!.name).toBe('cali-pi-snp/shop/p');
+    const finals = ingress!.rules.filter((x) => x.tag !== undefined);
+    expect(finals.map((x) => [x.tag, x.action])).toEqual([
+      [{ kind: 'rule', index: 0, action: 'allow' }, '-j RETURN'],
+      [{ kind: 'rule', index: 2, action: 'deny' }, '-j RETURN'],
+    ]);
+    // Only RETURNs and the scratch marks of the two-CIDR match block: the accept and pass marks are never touched.
+    const allowed = new Set(['-j RETURN', actionSetMark(MARK_SCRATCH0), actionSetMark(MARK_SCRATCH1), actionClearMark(MARK_SCRATCH0), actionClearMark(MARK_SCRATCH1)]);
+    expect(ingress!.rules.map((x) => x.action).filter((a) => !allowed.has(a))).toEqual([]);
+    const [tw] = r.endpointChains('cali1234', {
+      state: 'active',
+      name: 'web',
+      tiers: [{ name: 'default', defaultAction: 'Deny', ingressPolicies: [], egressPolicies: [], stagedIngressPolicies: [id] }],
+      profileIds: ['kns.shop'],
+    } as never);
+    const jump = tw!.rules.findIndex((x) => x.action === '-j cali-pi-snp/shop/p');
+    expect(jump).toBeGreaterThan(0);
+    expect(tw!.rules.some((x) => x.tag?.kind === 'end-of-tier')).toBe(false);
   });
 });
 

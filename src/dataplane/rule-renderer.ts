@@ -20,7 +20,7 @@
  * - `cali-tw-`/`cali-fw-`: conntrack, clear marks, tiers, profiles, final DROP;
  * - `cali-pi-`/`cali-po-` and `cali-pri-`/`cali-pro-`: one rule set per Calico rule.
  */
-import type { PolicyId, Policy, PortRange, Profile, Rule, TierInfo, WorkloadEndpoint } from '../proto/index.ts';
+import { isStagedPolicy, type PolicyId, type Policy, type PortRange, type Profile, type Rule, type TierInfo, type WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
 import type { Chain, IptablesRule } from './chain.ts';
 import { dropLogTarget, type DropLogOptions, type RuleTag } from './drop-log.ts';
@@ -271,6 +271,11 @@ export class RuleRenderer {
       rules.push({ match: '-p udp -m udp --dport 4789', action: '-j DROP', comments: ['Drop VXLAN encapped packets originating in workloads'] });
       rules.push({ match: '-p 4', action: '-j DROP', comments: ['Drop IPinIP encapped packets originating in workloads'] });
     }
+    // Staged policies first: their chains only count (RETURN on every outcome, no mark touched),
+    // so enforcement below sees the packet exactly as if they were not there.
+    for (const tier of ep.tiers) {
+      for (const id of (dir === 'ingress' ? tier.stagedIngressPolicies : tier.stagedEgressPolicies) ?? []) rules.push({ match: '', action: `-j ${policyChainName(id, dir)}` });
+    }
     for (const tier of ep.tiers) this.tierRules(rules, name, tier, dir);
     for (const profile of ep.profileIds) {
       rules.push({ match: '', action: `-j ${profileChainName(profile, dir)}` });
@@ -295,13 +300,18 @@ export class RuleRenderer {
 
   // ---- policies and profiles ----------------------------------------------------------------
 
-  /** `cali-pi-<id>` and `cali-po-<id>`. */
+  /**
+   * `cali-pi-<id>` and `cali-po-<id>`. A staged policy's chains only count: each rule's final
+   * iptables rule RETURNs whatever its action (tagged with it, so its kernel counter is the
+   * packets that rule would allow, deny or pass), no mark is set and nothing is dropped or logged.
+   */
   policyChains(id: PolicyId, policy: Policy): Chain[] {
     const ingress = policyChainName(id, 'ingress');
     const egress = policyChainName(id, 'egress');
+    const staged = isStagedPolicy(id);
     return [
-      { name: ingress, rules: this.rulesChain(ingress, policy.inboundRules) },
-      { name: egress, rules: this.rulesChain(egress, policy.outboundRules) },
+      { name: ingress, rules: this.rulesChain(ingress, policy.inboundRules, staged) },
+      { name: egress, rules: this.rulesChain(egress, policy.outboundRules, staged) },
     ];
   }
 
@@ -315,9 +325,11 @@ export class RuleRenderer {
     ];
   }
 
-  private rulesChain(chain: string, rules: readonly Rule[]): IptablesRule[] {
+  private rulesChain(chain: string, rules: readonly Rule[], staged = false): IptablesRule[] {
     const out: IptablesRule[] = [];
-    for (let i = 0; i < rules.length; i++) this.renderRuleInto(rules[i]!, out, chain, i);
+    for (let i = 0; i < rules.length; i++) this.renderRuleInto(rules[i]!, out, chain, i, staged);
+    // A staged chain's RETURNs are its counters: none is stripped.
+    if (staged) return out;
     // A RETURN at the very end of a chain is a no-op whatever it matches (Felix strips them).
     while (out.length > 0 && out[out.length - 1]!.action === RETURN) out.pop();
     return out;
@@ -339,7 +351,9 @@ export class RuleRenderer {
    * {@link renderRule}, appending to `out` (a chain renders thousands: no array per rule); the
    * rule is the owner's rule `index`, rendered into `chain` (for its tag and drop-log prefix).
    */
-  private renderRuleInto(rule: Rule, out: IptablesRule[], chain: string, index: number): void {
+  private renderRuleInto(rule: Rule, out: IptablesRule[], chain: string, index: number, staged = false): void {
+    // A staged Log rule would write to the kernel log for a policy that is not in force.
+    if (staged && rule.action === 'log') return;
     const v = this.ipVersion;
     if (rule.ipVersion !== undefined && rule.ipVersion !== v) return;
     if (rule.protocol !== undefined && !protocolInFamily(rule.protocol, v)) return;
@@ -395,6 +409,10 @@ export class RuleRenderer {
     const match = single.join(' ');
     const tag: RuleTag = { kind: 'rule', index, action: rule.action === 'next-tier' ? 'pass' : rule.action };
     const comments = rule.ruleId === '' ? undefined : [`rule ${rule.ruleId}`];
+    if (staged) {
+      out.push(comments === undefined ? { match, action: RETURN, tag } : { match, action: RETURN, comments, tag });
+      return;
+    }
     if (rule.action === 'deny' && chain !== '') this.pushDrop(out, chain, match, this.denyTarget, tag, comments);
     else out.push(comments === undefined ? { match, action: this.actionTarget(rule), tag } : { match, action: this.actionTarget(rule), comments, tag });
     if (rule.action === 'allow') out.push(RETURN_IF_ACCEPTED);

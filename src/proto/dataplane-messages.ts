@@ -15,7 +15,17 @@
 
 // ---- identities ---------------------------------------------------------------------------
 
-export type PolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy';
+/**
+ * The staged kinds are never enforced: the calc graph files them apart (`TierInfo`'s staged
+ * lists) and the dataplane renders them on chains that only count (a StagedKubernetesNetworkPolicy
+ * arrives converted, as a StagedNetworkPolicy named `knp.default.<name>`).
+ */
+export type PolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'StagedNetworkPolicy' | 'StagedGlobalNetworkPolicy';
+
+/** Whether a policy is staged: evaluated for counting only, never enforced. */
+export function isStagedPolicy(id: { readonly kind: PolicyKind }): boolean {
+  return id.kind === 'StagedNetworkPolicy' || id.kind === 'StagedGlobalNetworkPolicy';
+}
 
 /** A policy's identity: (tier, namespace, name, kind) as in Felix at HEAD. */
 export interface PolicyId {
@@ -168,6 +178,10 @@ export interface TierInfo {
   readonly ingressPolicies: readonly PolicyId[];
   /** Policies that govern egress, in evaluation order. */
   readonly egressPolicies: readonly PolicyId[];
+  /** Staged policies of this tier selecting the endpoint, ingress, in order: counted, never enforced. */
+  readonly stagedIngressPolicies?: readonly PolicyId[];
+  /** The same for egress. */
+  readonly stagedEgressPolicies?: readonly PolicyId[];
 }
 
 export interface WorkloadEndpoint {

@@ -96,7 +96,7 @@ export class MockDataplane {
         if (!this.policies.delete(key)) throw new ContractViolation(`remove of unknown policy ${key}`);
         for (const [ek, ep] of this.endpoints) {
           for (const t of ep.tiers) {
-            if ([...t.ingressPolicies, ...t.egressPolicies].some((p) => policyIdKey(p) === key)) {
+            if ([...t.ingressPolicies, ...t.egressPolicies, ...(t.stagedIngressPolicies ?? []), ...(t.stagedEgressPolicies ?? [])].some((p) => policyIdKey(p) === key)) {
               throw new ContractViolation(`policy ${key} removed while endpoint ${ek} uses it`);
             }
           }
