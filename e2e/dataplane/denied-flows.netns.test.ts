@@ -105,7 +105,7 @@ describe('dataplane: attributed drops on real traffic (NFLOG drop log, rule coun
     const denyRule = await logged(() => h.agents.get('client')!.probe('udp', web));
     expect(denyRule).toHaveLength(1);
     expect(denyRule[0]).toMatchObject({
-      node: 'node-1',
+      nodeName: 'node-1',
       protocol: 'udp',
       srcIp: client.ip,
       dstIp: web.ip,

@@ -47,7 +47,8 @@ export type DropResolver = (ipVersion: 4 | 6, chain: string, position: number) =
 /** One line of the log. */
 export interface DeniedFlow extends DropAttribution {
   readonly timestamp: string;
-  readonly node: string;
+  /** The Kubernetes node (the agent's `--node`; not `node`, which the log line's base gives the host name). */
+  readonly nodeName: string;
   readonly ipVersion: 4 | 6;
   readonly protocol: string;
   readonly srcIp: string;
@@ -215,7 +216,7 @@ export class DeniedFlowLog {
     const dst = this.#opts.endpoint(flow.dstIp);
     this.#opts.sink({
       timestamp: new Date(rec.timeMs).toISOString(),
-      node: this.#opts.nodeName,
+      nodeName: this.#opts.nodeName,
       ipVersion: flow.ipVersion,
       protocol: flow.protocol,
       srcIp: flow.srcIp,

@@ -119,7 +119,7 @@ describe('DeniedFlowLog.handle', () => {
     log.handle(record(40000));
     log.handle(record(40001));
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatchObject({ ...attribution, node: 'n1', protocol: 'udp', srcIp: '10.65.0.3', srcPort: 40000, dstPort: 5353, dst: { namespace: 'shop', pod: 'web' }, action: 'deny' });
+    expect(lines[0]).toMatchObject({ ...attribution, nodeName: 'n1', protocol: 'udp', srcIp: '10.65.0.3', srcPort: 40000, dstPort: 5353, dst: { namespace: 'shop', pod: 'web' }, action: 'deny' });
     expect(lines[0]).not.toHaveProperty('src');
     await clock.advance(10_000);
     log.handle(record(40000));
