@@ -8,7 +8,11 @@
  *   reader running — almost every packet pays only the hashlimit check;
  * - `unlimited`: a limit no flood reaches (1,000,000/second, burst 10,000) — every packet goes
  *   to NFLOG, through tcpdump, and through the reader's parse, attribution and de-duplication
- *   (destination ports cycle over 50,000, so most packets are new flows and give a line).
+ *   (destination ports cycle over 50,000, so most packets are new flows and give a line);
+ * - `kernel-log`: the alternative the denied-flow log was chosen against — the same limit with
+ *   a `LOG` target (the kernel log; in a network namespace only with the global sysctl
+ *   `net.netfilter.nf_log_all_netns=1`, set for the case and restored), read from `/dev/kmsg`
+ *   by this process.
  *
  * Figures: packets the deny rule dropped (kernel counter), machine CPU (all of /proc/stat's busy
  * time: kernel softirq, tcpdump and this process) per dropped packet and its excess over `off`,
@@ -54,9 +58,14 @@ function teardown(): void {
 }
 
 /** The node's INPUT → deny chain, with or without the drop log, counters zeroed. */
-function program(mode: 'off' | 'limited' | 'unlimited'): void {
+type Mode = 'off' | 'limited' | 'unlimited' | 'kernel-log';
+
+function program(mode: Mode): void {
   const rules = [`-A INPUT -p udp -j ${CHAIN}`];
-  if (mode !== 'off') {
+  if (mode === 'kernel-log') {
+    const log = dropLogTarget({ rate: '1000000/second', burst: 10_000 })(CHAIN, 1);
+    rules.push(`-A ${CHAIN} -p udp ${log.match} -j LOG --log-prefix ${CHAIN}|1 --log-level 5`);
+  } else if (mode !== 'off') {
     const log = dropLogTarget(mode === 'limited' ? {} : { rate: '1000000/second', burst: 10_000 })(CHAIN, 1);
     rules.push(`-A ${CHAIN} -p udp ${log.match} ${log.action}`);
   }
@@ -69,7 +78,7 @@ function program(mode: 'off' | 'limited' | 'unlimited'): void {
 function counted(): { dropped: number; logged: number } {
   const lines = inNs(NODE, ['iptables-nft-save', '-c', '-t', 'filter']).split('\n').filter((l) => l.includes(`-A ${CHAIN}`));
   const count = (line: string | undefined): number => Number(/^\[(\d+):/.exec(line ?? '')?.[1] ?? 0);
-  return { dropped: count(lines.find((l) => l.endsWith('-j DROP'))), logged: count(lines.find((l) => l.includes('NFLOG'))) };
+  return { dropped: count(lines.find((l) => l.endsWith('-j DROP'))), logged: count(lines.find((l) => l.includes('NFLOG') || l.includes('-j LOG'))) };
 }
 
 /** Busy jiffies of the whole machine (everything but idle and iowait). */
@@ -109,13 +118,35 @@ async function send(packets: number): Promise<number> {
 const HZ = 100;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function runCase(mode: 'off' | 'limited' | 'unlimited', packets: number): Promise<Record<string, number | string>> {
+/** Reads /dev/kmsg from now on, counting the lines our LOG rule wrote. */
+function readKmsg(): { lines: () => number; stop: () => void } {
+  let lines = 0;
+  const child = spawn('sh', ['-c', 'exec cat /dev/kmsg'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let buf = '';
+  let skipping = true;
+  setTimeout(() => (skipping = false), 300);
+  child.stdout.on('data', (b: Buffer) => {
+    buf += b.toString('latin1');
+    const parts = buf.split('\n');
+    buf = parts.pop()!;
+    if (!skipping) for (const l of parts) if (l.includes(`${CHAIN}|1`)) lines++;
+  });
+  return { lines: () => lines, stop: () => child.kill() };
+}
+
+async function runCase(mode: Mode, packets: number): Promise<Record<string, number | string>> {
   program(mode);
   let lines = 0;
   const stop = new AbortController();
   let reading: Promise<void> | undefined;
   let log: DeniedFlowLog | undefined;
-  if (mode !== 'off') {
+  let kmsg: ReturnType<typeof readKmsg> | undefined;
+  const logAllNetns = readFileSync('/proc/sys/net/netfilter/nf_log_all_netns', 'utf8').trim();
+  if (mode === 'kernel-log') {
+    sh(['sysctl', '-q', '-w', 'net.netfilter.nf_log_all_netns=1']);
+    kmsg = readKmsg();
+    await sleep(500);
+  } else if (mode !== 'off') {
     log = new DeniedFlowLog({
       nodeName: 'bench',
       resolve: (_v, chain, position) => (chain === CHAIN && position === 1 ? { direction: 'ingress', decision: 'rule', tier: 'default', policy: { kind: 'GlobalNetworkPolicy', name: 'bench-deny' }, rule: 0 } : undefined),
@@ -128,7 +159,7 @@ async function runCase(mode: 'off' | 'limited' | 'unlimited', packets: number): 
     for (let i = 0; i < 50 && log.readerPid === undefined; i++) await sleep(20);
     await sleep(500);
   }
-  const readerPid = log?.readerPid;
+  const readerPid = log?.readerPid ?? (kmsg === undefined ? undefined : undefined);
   const busy0 = busyJiffies();
   const tcpdump0 = readerPid === undefined ? 0 : procJiffies(readerPid);
   const self0 = process.cpuUsage();
@@ -140,6 +171,11 @@ async function runCase(mode: 'off' | 'limited' | 'unlimited', packets: number): 
   const self = mode === 'off' ? 0 : (selfUsage.user + selfUsage.system) / 1e6;
   stop.abort();
   await reading;
+  if (kmsg !== undefined) {
+    lines = kmsg.lines();
+    kmsg.stop();
+    sh(['sysctl', '-q', '-w', `net.netfilter.nf_log_all_netns=${logAllNetns}`]);
+  }
   const { dropped: drops, logged } = counted();
   return { mode, sent: packets, dropped: drops, logged, sendMs: Math.round(ms), machineCpuS: busy, machineCpuUsPerDrop: +((busy * 1e6) / drops).toFixed(2), readerCpuS: +(tcpdump + self).toFixed(2), tcpdumpCpuS: tcpdump, lines };
 }
@@ -154,7 +190,7 @@ const scenario: BenchScenario = {
     try {
       for (let r = 1; r <= rounds; r++) {
         const results = [];
-        for (const mode of ['off', 'limited', 'unlimited'] as const) results.push(await runCase(mode, packets));
+        for (const mode of ['off', 'limited', 'unlimited', 'kernel-log'] as const) results.push(await runCase(mode, packets));
         const off = results[0]!;
         for (const res of results) {
           const excess = (Number(res['machineCpuUsPerDrop']) - Number(off['machineCpuUsPerDrop'])).toFixed(2);
