@@ -124,6 +124,7 @@ describe('dataplane: attributed drops on real traffic (NFLOG drop log, rule coun
     const endOfTier = await logged(() => h.agents.get('other')!.probe('tcp', web));
     expect(endOfTier).toHaveLength(1);
     expect(endOfTier[0]).toMatchObject({ protocol: 'tcp', srcIp: other.ip, dstIp: web.ip, dstPort: 8080, direction: 'ingress', decision: 'end-of-tier', tier: 'default', src: { pod: 'other' }, dst: { pod: 'web' } });
+    expect(endOfTier[0]!.isolatedBy).toEqual([{ kind: 'NetworkPolicy', namespace: NAMESPACE, name: 'knp.default.web', kubernetesNetworkPolicy: `${NAMESPACE}/web` }]);
 
     const egress = await logged(() => h.agents.get('other')!.probe('udp', client));
     expect(egress).toHaveLength(1);

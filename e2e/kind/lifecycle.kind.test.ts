@@ -5,6 +5,9 @@
  * - a rolling update of the agent DaemonSet to a new image tag: every agent pod is replaced,
  *   one node at a time, and no probe whose verdict the policies fix ever flips meanwhile;
  * - a node's agent pod deleted: traffic keeps its verdicts while the DaemonSet restarts it;
+ * - attributed drops on real kubelets: a denied probe is a `denied flow` line in the
+ *   destination node's agent log naming the decision, and `tessera explain --live` reaches the
+ *   agents through the API server's pod proxy and shows the deciding rule's kernel counter;
  * - uninstalling as README "Uninstalling" says (the agents first, manifests/uninstall/'s
  *   cleanup DaemonSet, then `kubectl delete -f manifests/`) leaves no Tessera chain, rule or IP
  *   set on any node, IPv4 or IPv6, in either iptables backend, and denied traffic flows again.
@@ -23,6 +26,7 @@ import { NamespaceNames } from '../runner/namespace-names.ts';
 import { cleanupNamespaces, ScenarioRun } from '../runner/run-scenario.ts';
 import type { Probe } from '../runner/scenario.ts';
 import { kubectl, loadImage, MANIFEST_IMAGE, onNode, REPO_ROOT, TESSERA_VERSION } from './kind-tools.ts';
+import { runExplain } from '../../src/cli/explain.ts';
 
 const SCENARIO = churnScenario('kind-lifecycle', '10.70');
 const log = (line: string): void => void process.stderr.write(`[kind lifecycle] ${line}\n`);
@@ -103,6 +107,44 @@ describe('Tessera on a kind cluster: lifecycle', () => {
     log(`agent pod ${victim?.name} on ${node} deleted → replacement Ready in ${Date.now() - t0} ms, ${flips.length} flips`);
     expect(flips).toEqual([]);
     await expectConverged(probes);
+  });
+
+  it('a denied probe is an attributed line in the destination agent\'s log; explain --live reads the counters through the pod proxy', async () => {
+    const denied = names.probe(STABLE_PROBES[0]!);
+    expect(denied.expected).toBe(false);
+    const [result] = await run.converge(0, [denied]);
+    expect(result?.got).toBe(false);
+    const [toNs, toPod] = denied.to.split('/') as [string, string];
+    const [fromNs, fromPod] = denied.from.split('/') as [string, string];
+    const node = (await kubectl(['get', 'pod', '-n', toNs, toPod, '-o', 'jsonpath={.spec.nodeName}'])).trim();
+    const agent = (await readyAgents()).get(node);
+    expect(agent, `an agent on ${node}`).toBeDefined();
+    const line = await pollUntil(
+      async () => {
+        const logs = await kubectl(['-n', 'tessera-system', 'logs', agent?.name ?? '']);
+        return logs
+          .split('\n')
+          .filter((l) => l.includes('"denied flow"'))
+          .map((l) => JSON.parse(l) as Record<string, unknown> & { src?: { namespace?: string; pod?: string }; dst?: { namespace?: string; pod?: string } })
+          .find((l) => l.src?.namespace === fromNs && l.src.pod === fromPod && l.dst?.namespace === toNs && l.dst.pod === toPod);
+      },
+      { description: `a denied-flow line for ${denied.from} → ${denied.to} in ${agent?.name}'s log`, timeoutMs: 30_000, intervalMs: 1_000 },
+    );
+    log(`denied flow on ${node}: ${JSON.stringify(line)}`);
+    expect(line).toMatchObject({ component: 'denied-flows', nodeName: node, direction: 'ingress', decision: 'end-of-tier', tier: 'default', action: 'deny' });
+    // z's Kubernetes NetworkPolicy deny-all (no rules) is what isolates the pod.
+    expect(line['isolatedBy']).toEqual([{ kind: 'NetworkPolicy', namespace: toNs, name: 'knp.default.deny-all', kubernetesNetworkPolicy: `${toNs}/deny-all` }]);
+
+    let stdout = '';
+    let stderr = '';
+    const code = await runExplain(['--kubeconfig', cluster.kubeconfigPath, '--from', denied.from, '--to', denied.to, '--port', String(denied.port), '--live'], {
+      stdout: (t) => void (stdout += t),
+      stderr: (t) => void (stderr += t),
+    });
+    log(`explain --live:\n${stdout}${stderr}`);
+    expect(code).toBe(0);
+    expect(stdout).toContain(`ingress of ${denied.to} on ${node}:`);
+    expect(stdout).toMatch(/→ end of tier default \(deny\): [1-9]\d* packets/);
   });
 
   it('uninstalling (README "Uninstalling") leaves no Tessera chains, rules or IP sets on any node, and traffic flows again', async () => {

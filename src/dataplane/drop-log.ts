@@ -18,13 +18,17 @@
  *   NFLOG's 63; the reader resolves it against the rules the table holds (`IptablesTable.ruleAt`).
  */
 import { createHash } from 'node:crypto';
+import type { PolicyId } from '../proto/index.ts';
 
 /** Which decision an iptables rule carries (not rendered). */
 export type RuleTag =
   /** The final rule of the owner's Calico rule `index` (in the chain's direction). */
   | { readonly kind: 'rule'; readonly index: number; readonly action: 'allow' | 'deny' | 'pass' | 'log' }
-  /** An endpoint chain's drop at the end of tier `tier` (no policy in it decided). */
-  | { readonly kind: 'end-of-tier'; readonly tier: string }
+  /**
+   * An endpoint chain's drop at the end of tier `tier` (no policy in it decided); `policies`
+   * are the tier's policies that select the endpoint in this direction — the ones that isolate it.
+   */
+  | { readonly kind: 'end-of-tier'; readonly tier: string; readonly policies: readonly PolicyId[] }
   /** An endpoint chain's final drop: no profile accepted. */
   | { readonly kind: 'no-profile-matched' };
 

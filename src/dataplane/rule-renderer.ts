@@ -294,7 +294,7 @@ export class RuleRenderer {
       out.push({ match: matchMarkSet(MARK_ACCEPT), action: RETURN, comments: ['Return if policy accepted'] });
     }
     if (tier.defaultAction !== 'Pass') {
-      this.pushDrop(out, chain, matchMarkClear(MARK_PASS), this.denyTarget, { kind: 'end-of-tier', tier: tier.name }, [`End of tier ${tier.name}. Drop if no policies passed packet`]);
+      this.pushDrop(out, chain, matchMarkClear(MARK_PASS), this.denyTarget, { kind: 'end-of-tier', tier: tier.name, policies }, [`End of tier ${tier.name}. Drop if no policies passed packet`]);
     }
   }
 

@@ -40,6 +40,8 @@ export interface DropAttribution {
   readonly rule?: number;
   /** `<namespace>/<name>` of the Kubernetes NetworkPolicy a `knp.default.` policy was converted from. */
   readonly kubernetesNetworkPolicy?: string;
+  /** End of tier: the tier's policies that select the endpoint in this direction (the ones isolating it). */
+  readonly isolatedBy?: ReadonlyArray<{ readonly kind: string; readonly namespace?: string; readonly name: string; readonly kubernetesNetworkPolicy?: string }>;
 }
 
 export type DropResolver = (ipVersion: 4 | 6, chain: string, position: number) => DropAttribution | undefined;
@@ -95,14 +97,21 @@ export function resolveFromTables(tables: readonly IptablesTable[]): DropResolve
     if (table!.ruleAt(chain, position - 1)?.rule.action.includes(`--nflog-prefix ${dropLogPrefix(chain, position)} `) !== true) return undefined;
     const direction = /^cali-(pi|pri|tw)-/.test(chain) ? 'ingress' : 'egress';
     const owner = found.owner;
-    if (tag.kind === 'end-of-tier') return { direction, decision: 'end-of-tier', tier: tag.tier };
+    if (tag.kind === 'end-of-tier') return { direction, decision: 'end-of-tier', tier: tag.tier, isolatedBy: tag.policies.map((p) => ({ ...policyRef(p.kind, p.namespace, p.name), ...knpOf(p.kind, p.namespace, p.name) })) };
     if (tag.kind === 'no-profile-matched') return { direction, decision: 'no-profile-matched' };
     if (owner === undefined) return undefined;
     if (owner.kind === 'Profile') return { direction, decision: 'rule', profile: owner.name, rule: tag.index };
-    const policy = owner.namespace === undefined ? { kind: owner.kind, name: owner.name } : { kind: owner.kind, namespace: owner.namespace, name: owner.name };
-    const knp = owner.kind === 'NetworkPolicy' && owner.name.startsWith(KNP_PREFIX) ? { kubernetesNetworkPolicy: `${owner.namespace ?? ''}/${owner.name.slice(KNP_PREFIX.length)}` } : {};
-    return { direction, decision: 'rule', ...(owner.tier === undefined ? {} : { tier: owner.tier }), policy, rule: tag.index, ...knp };
+    return { direction, decision: 'rule', ...(owner.tier === undefined ? {} : { tier: owner.tier }), policy: policyRef(owner.kind, owner.namespace, owner.name), rule: tag.index, ...knpOf(owner.kind, owner.namespace, owner.name) };
   };
+}
+
+function policyRef(kind: string, namespace: string | undefined, name: string): { kind: string; namespace?: string; name: string } {
+  return namespace === undefined ? { kind, name } : { kind, namespace, name };
+}
+
+/** `{kubernetesNetworkPolicy: '<ns>/<name>'}` for a policy the controllers converted from one. */
+function knpOf(kind: string, namespace: string | undefined, name: string): { kubernetesNetworkPolicy?: string } {
+  return kind === 'NetworkPolicy' && name.startsWith(KNP_PREFIX) ? { kubernetesNetworkPolicy: `${namespace ?? ''}/${name.slice(KNP_PREFIX.length)}` } : {};
 }
 
 export class DeniedFlowLog {
