@@ -20,7 +20,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dropLogTarget } from '../../src/dataplane/drop-log.ts';
+import { dropLogPrefix, dropLogTarget } from '../../src/dataplane/drop-log.ts';
 import { DeniedFlowLog } from '../../src/flowlog/index.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { report, type BenchScenario } from '../scenario.ts';
@@ -30,6 +30,8 @@ const NODE = 'tsr-dlb-n';
 const SENDER_IP = '10.77.0.1';
 const NODE_IP = '10.77.0.2';
 const CHAIN = 'cali-bench-deny';
+/** The deny rule the log rule precedes (what the prefix's digest covers). */
+const DROP = { match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 0, action: 'deny' } } as const;
 
 const sh = (args: string[], input?: string): string => execFileSync(args[0]!, args.slice(1), { encoding: 'utf8', ...(input === undefined ? {} : { input }) });
 const inNs = (ns: string, args: string[], input?: string): string => sh(['ip', 'netns', 'exec', ns, ...args], input);
@@ -63,10 +65,10 @@ type Mode = 'off' | 'limited' | 'unlimited' | 'kernel-log';
 function program(mode: Mode): void {
   const rules = [`-A INPUT -p udp -j ${CHAIN}`];
   if (mode === 'kernel-log') {
-    const log = dropLogTarget({ rate: '1000000/second', burst: 10_000 })(CHAIN, 1);
+    const log = dropLogTarget({ rate: '1000000/second', burst: 10_000 })(CHAIN, 1, DROP);
     rules.push(`-A ${CHAIN} -p udp ${log.match} -j LOG --log-prefix ${CHAIN}|1 --log-level 5`);
   } else if (mode !== 'off') {
-    const log = dropLogTarget(mode === 'limited' ? {} : { rate: '1000000/second', burst: 10_000 })(CHAIN, 1);
+    const log = dropLogTarget(mode === 'limited' ? {} : { rate: '1000000/second', burst: 10_000 })(CHAIN, 1, DROP);
     rules.push(`-A ${CHAIN} -p udp ${log.match} ${log.action}`);
   }
   rules.push(`-A ${CHAIN} -p udp -j DROP`);
@@ -149,7 +151,7 @@ async function runCase(mode: Mode, packets: number): Promise<Record<string, numb
   } else if (mode !== 'off') {
     log = new DeniedFlowLog({
       nodeName: 'bench',
-      resolve: (_v, chain, position) => (chain === CHAIN && position === 1 ? { direction: 'ingress', decision: 'rule', tier: 'default', policy: { kind: 'GlobalNetworkPolicy', name: 'bench-deny' }, rule: 0 } : undefined),
+      resolve: (_v: 4 | 6, prefix: string) => (prefix === dropLogPrefix(CHAIN, 1, DROP) ? { direction: 'ingress' as const, decision: 'rule' as const, tier: 'default', policy: { kind: 'GlobalNetworkPolicy', name: 'bench-deny' }, rule: 0 } : undefined),
       endpoint: () => undefined,
       sink: () => lines++,
       commandPrefix: ['ip', 'netns', 'exec', NODE],

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeKernel } from '../dataplane/fake-kernel.ts';
 import { RecordingCommandRunner } from '../dataplane/index.ts';
 import { newRegistry } from '../runtime/metrics.ts';
-import type { KubeObject } from '../informers/index.ts';
+import { StatusError, type KubeObject } from '../informers/index.ts';
 import { ScriptedListerWatcher } from '../informers/scripted-lister-watcher.ts';
 import { AGENT_RESOURCES, startAgent } from './agent.ts';
 
@@ -62,6 +62,20 @@ describe('startAgent', () => {
     const g = agent.generations();
     expect(g.applied).toBe(g.sent);
     // The endpoint's policy chain exists: the kind-less list items were keyed correctly.
+    expect([...kernel.chains.keys()].some((c) => c.startsWith('cali-pi-'))).toBe(true);
+    abort.abort();
+    expect(await agent.done).toBe('stopped');
+  });
+
+  it('syncs and programs when the staged-policy CRDs are not installed (404: optional kinds)', async () => {
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner(kernel.handler);
+    const staged = new Set(['stagednetworkpolicies', 'stagedglobalnetworkpolicies', 'stagedkubernetesnetworkpolicies']);
+    const { lws } = scripted(LISTS, staged);
+    for (const plural of staged) lws.get(plural)!.queueList(new StatusError(404, 'NotFound', 'the server could not find the requested resource') as never);
+    const abort = new AbortController();
+    const agent = startAgent({ nodeName: 'node-1', listerWatcherFor: (r) => lws.get(r.plural)!, runner }, abort.signal);
+    await until(() => agent.ready(), 'ready without the staged kinds');
     expect([...kernel.chains.keys()].some((c) => c.startsWith('cali-pi-'))).toBe(true);
     abort.abort();
     expect(await agent.done).toBe('stopped');

@@ -16,13 +16,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { V3Kind } from '../api/types.ts';
 import type { StagedKind } from '../api/staged.ts';
 import type { ResourceUpdate, SyncStatus } from '../calc/index.ts';
-import { DeletedFinalStateUnknown, InformerFactory, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
+import { DeletedFinalStateUnknown, InformerFactory, KubeListerWatcher, OptionalListerWatcher, resourceName, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
 import type { LivenessProbe } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 
 /** The v3 kinds the agent watches, with their resources (all `projectcalico.org/v3`). */
-export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind | StagedKind; readonly resource: KubeResource }> = [
+/** `optional`: the resource may not be served (its CRD not installed); then it is an empty list (optional-lister-watcher.ts). */
+export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind | StagedKind; readonly resource: KubeResource; readonly optional?: boolean }> = [
   { kind: 'Tier', resource: { group: 'projectcalico.org', version: 'v3', plural: 'tiers' } },
   { kind: 'Profile', resource: { group: 'projectcalico.org', version: 'v3', plural: 'profiles' } },
   { kind: 'GlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' } },
@@ -31,9 +32,10 @@ export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind | StagedKind
   { kind: 'NetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networksets' } },
   { kind: 'GlobalNetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworksets' } },
   // Counted on side chains that never drop, never enforced (calc/policy-sorter.ts).
-  { kind: 'StagedNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagednetworkpolicies' } },
-  { kind: 'StagedGlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedglobalnetworkpolicies' } },
-  { kind: 'StagedKubernetesNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedkubernetesnetworkpolicies' } },
+  // Calico 3.30's kinds: a cluster with older CRDs must still get its policy enforced.
+  { kind: 'StagedNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagednetworkpolicies' }, optional: true },
+  { kind: 'StagedGlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedglobalnetworkpolicies' }, optional: true },
+  { kind: 'StagedKubernetesNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedkubernetesnetworkpolicies' }, optional: true },
 ];
 
 /** Where a syncer delivers: the calc graph, or Typha's snapshot cache. */
@@ -78,13 +80,15 @@ export class InformerSyncer {
     const { registry = newRegistry(), logger = silentLogger } = opts;
     this.#callbacks = callbacks;
     this.#log = logger.child({ component: 'informer-syncer' });
+    const resources = opts.resources ?? AGENT_RESOURCES;
+    const optional = new Set(resources.filter((r) => r.optional === true).map((r) => resourceName(r.resource)));
+    const base = opts.listerWatcherFor ?? kubeListerWatcherFor(opts.kubeConfig);
     this.#factory = new InformerFactory({
-      ...(opts.listerWatcherFor !== undefined ? { listerWatcherFor: opts.listerWatcherFor } : {}),
-      ...(opts.kubeConfig !== undefined ? { kubeConfig: opts.kubeConfig } : {}),
+      listerWatcherFor: (resource) => (optional.has(resourceName(resource)) ? new OptionalListerWatcher(base(resource), { logger }) : base(resource)),
       registry,
       logger,
     });
-    this.#informers = (opts.resources ?? AGENT_RESOURCES).map(({ kind, resource }) => {
+    this.#informers = resources.map(({ kind, resource }) => {
       const informer = this.#factory.informerFor<KubeObject>(resource);
       informer.addEventHandler({
         onAdd: (obj) => callbacks.onUpdates([upsert(kind, obj)]),
@@ -117,4 +121,9 @@ export class InformerSyncer {
     await synced;
     await this.#factory.stop();
   }
+}
+
+function kubeListerWatcherFor(kubeConfig: KubeConfig | undefined): (resource: KubeResource) => ListerWatcher<KubeObject> {
+  if (kubeConfig === undefined) throw new TypeError('InformerSyncer: kubeConfig is required unless listerWatcherFor is given');
+  return (resource) => new KubeListerWatcher({ kubeConfig, resource });
 }

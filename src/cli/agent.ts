@@ -24,9 +24,10 @@ import { isValidInterfaceName } from '../dataplane/rule-renderer.ts';
 import { IPTABLES_BACKEND_MODES, resolveIptablesBackend, type IptablesBackendMode } from '../dataplane/iptables-backend.ts';
 import type { IptablesBackend } from '../dataplane/iptables-table.ts';
 import { claimNode } from '../dataplane/ownership.ts';
+import { probeDropLog } from '../dataplane/drop-log-probe.ts';
 import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
 import { HealthServer } from '../runtime/health-server.ts';
-import { NetnsCommandRunner, RealCommandRunner, DEFAULT_DROP_LOG_BURST, DEFAULT_DROP_LOG_GROUP, DEFAULT_DROP_LOG_RATE, type CommandRunner } from '../dataplane/index.ts';
+import { NetnsCommandRunner, RealCommandRunner, DEFAULT_DROP_LOG_BURST, DEFAULT_DROP_LOG_GROUP, DEFAULT_DROP_LOG_RATE, DROP_LOG_RATE_PATTERN, type CommandRunner } from '../dataplane/index.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';
 import { endpointSliceLister, readyServiceAddresses } from '../typha/service-endpoints.ts';
 import { parseTyphaAddress } from '../typha/sync-client.ts';
@@ -227,7 +228,7 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
         break;
       case '--drop-log-rate': {
         const v = a.value();
-        if (!/^[1-9][0-9]{0,6}\/(second|minute|hour|day)$/.test(v)) throw new UsageError(`--drop-log-rate must be N/second, N/minute, N/hour or N/day, not ${JSON.stringify(v)}`);
+        if (!DROP_LOG_RATE_PATTERN.test(v)) throw new UsageError(`--drop-log-rate must be N/second, N/minute, N/hour or N/day, not ${JSON.stringify(v)}`);
         o.dropLogRate = v;
         break;
       }
@@ -369,6 +370,15 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
   const familyLog = { nodeName: opts.node, ...families, interfacePrefixes: opts.interfacePrefixes ?? ['cali'] };
   if (families.source === 'fallback') log.warn(familyLog, `programming IPv4 only: could not detect the node's IP families (set --ip-versions)`);
   else log.info(familyLog, `programming IPv${families.ipVersions.join(' and IPv')}`);
+  if (opts.dropLog) {
+    for (const v of families.ipVersions) {
+      const err = await probeDropLog(runner, backend.backend, v, { group: opts.dropLogGroup, rate: opts.dropLogRate, burst: opts.dropLogBurst });
+      if (err === undefined) continue;
+      log.warn({ nodeName: opts.node, ipVersion: v, err }, 'the kernel or iptables does not take the drop log\'s NFLOG/hashlimit rule: running without the drop log and the denied-flow log (enforcement is unaffected)');
+      opts = { ...opts, dropLog: false };
+      break;
+    }
+  }
   const kubeConfig = new KubeConfig();
   if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);
   else kubeConfig.loadFromCluster();

@@ -1,6 +1,7 @@
 /**
  * `tessera render --node <name> -f <file|dir>...`: the exact `ipset restore` and
- * `iptables-restore` input the agent would apply on that node, on a fresh host.
+ * `iptables-restore` input the agent would apply on that node, on a fresh host, with the
+ * agent's default options (the drop log on; staged policies' counting chains included).
  *
  * Nothing is re-rendered here: the node's calc graph output is sent to the real
  * `DataplaneDriver`, whose command runner records the restore transactions (and answers the
@@ -13,7 +14,7 @@
 import { CalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, RecordingCommandRunner } from '../dataplane/index.ts';
 import { FakeKernel } from '../dataplane/fake-kernel.ts';
-import type { V3Resource } from '../api/index.ts';
+import type { StagedPolicy, V3Resource } from '../api/index.ts';
 import { translateCluster } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';
 import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
@@ -40,14 +41,19 @@ export interface RenderedNode {
   readonly endpoints: number;
 }
 
-/** Runs the node's calc graph and the real dataplane driver against a recording, empty kernel. */
-export async function renderNode(resources: Iterable<V3Resource>, node: string): Promise<RenderedNode> {
+/**
+ * Runs the node's calc graph and the real dataplane driver against a recording, empty kernel,
+ * configured as `tessera agent` is by default (the drop log on); staged policies are fed as the
+ * agent's informers feed them, so their counting chains are printed too.
+ */
+export async function renderNode(resources: Iterable<V3Resource>, node: string, staged: readonly StagedPolicy[] = []): Promise<RenderedNode> {
   const graph = new CalcGraph({ nodeName: node });
   graph.onUpdates([...resources].map((resource) => ({ op: 'upsert', resource }) as const));
+  graph.onUpdates(staged.map((s) => ({ op: 'upsert', resource: stagedDocument(s) }) as const));
   graph.onStatusUpdated('in-sync');
   const messages = graph.flush();
   const runner = new RecordingCommandRunner(new FakeKernel().handler);
-  const driver = new DataplaneDriver({ runner });
+  const driver = new DataplaneDriver({ runner, dropLog: {} });
   const stop = new AbortController();
   const running = driver.run(stop.signal);
   try {
@@ -65,6 +71,12 @@ export async function renderNode(resources: Iterable<V3Resource>, node: string):
   };
 }
 
+/** The staged object as the API server serves it (what the agent's update processor reads). */
+function stagedDocument(s: StagedPolicy): V3Resource {
+  const c = s.counterpart as { metadata?: object; spec?: object };
+  return { apiVersion: 'projectcalico.org/v3', kind: s.kind, metadata: c.metadata ?? { name: s.name }, spec: { ...(c.spec ?? {}), stagedAction: s.action } } as unknown as V3Resource;
+}
+
 export async function runRender(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
   try {
     const a = parseSimulatorArgs(argv, FLAGS);
@@ -74,9 +86,10 @@ export async function runRender(argv: readonly string[], out: CliOutput = proces
     }
     if (a.node === undefined || a.node === '') throw new UsageError('--node is required');
     const notes: string[] = [];
-    const translated = translateCluster(await loadCluster(a, notes), { skipInvalid: a.skipInvalid });
+    const objs = await loadCluster(a, notes);
+    const translated = translateCluster(objs, { skipInvalid: a.skipInvalid });
     for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${n}\n`);
-    const r = await renderNode(translated.resources.values(), a.node);
+    const r = await renderNode(translated.resources.values(), a.node, objs.staged ?? []);
     for (const [cmd, stdin] of r.ipset) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     for (const [cmd, stdin] of r.iptables) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     if (r.endpoints === 0) {

@@ -90,3 +90,14 @@ export const CHAIN_FILTER_OUTPUT = 'cali-OUTPUT';
 export const CHAIN_WL_TO_HOST = 'cali-wl-to-host';
 export const CHAIN_FROM_WL_DISPATCH = 'cali-from-wl-dispatch';
 export const CHAIN_TO_WL_DISPATCH = 'cali-to-wl-dispatch';
+
+/**
+ * The direction a policy, profile or endpoint chain decides: `ingress` for `cali-pi-`,
+ * `cali-pri-`, `cali-tw-` (to the workload), `egress` for `cali-po-`, `cali-pro-`, `cali-fw-`;
+ * undefined for any other chain.
+ */
+export function chainDirection(chain: string): Direction | undefined {
+  if (chain.startsWith('cali-pi-') || chain.startsWith('cali-pri-') || chain.startsWith('cali-tw-')) return 'ingress';
+  if (chain.startsWith('cali-po-') || chain.startsWith('cali-pro-') || chain.startsWith('cali-fw-')) return 'egress';
+  return undefined;
+}

@@ -18,15 +18,16 @@ import type { ChainOwner } from './rejected-chains.ts';
 import { hashRuleTails } from './rule-hash.ts';
 
 export interface DesiredChain {
-  readonly rules: readonly IptablesRule[];
+  /** Replaced in place when only tags or the owner change (same texts, same version). */
+  rules: readonly IptablesRule[];
   /** Programmed only while a programmed always-on chain jumps to it. */
   readonly onDemand: boolean;
   /** Owned chains this one jumps or goes to (counted only for always-on chains). */
   readonly targets: readonly string[];
   /** Each rule rendered once, without its hash comment. */
   readonly tails: readonly string[];
-  /** Whom to name when iptables-restore rejects the chain. */
-  readonly owner: ChainOwner | undefined;
+  /** Whom to name when iptables-restore rejects the chain (replaced in place, as `rules`). */
+  owner: ChainOwner | undefined;
   /**
    * Computed on first use (read-back comparison or write), not when the chain is set: a write
    * computes them while the transaction streams into iptables-restore, so hashing overlaps with
@@ -58,8 +59,10 @@ export class DesiredChains {
     const old = this.chains.get(chain.name);
     // Same name and same rule texts ⇔ same hashes.
     if (old !== undefined && old.onDemand === onDemand && sameList(old.tails, tails)) {
-      // Same kernel state; keep the new rules' tags and owner (a rule's index may move while its text does not).
-      this.chains.set(chain.name, { ...old, rules: chain.rules, owner: opts.owner });
+      // Same kernel state: the same version (a rejection is tracked by its identity), but with
+      // the new rules' tags and owner (a rule's index may move while its text does not).
+      old.rules = chain.rules;
+      old.owner = opts.owner;
       return;
     }
     if (old !== undefined && this.isProgrammed(chain.name, old)) this.count(old, -1);

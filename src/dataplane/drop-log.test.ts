@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { dropLogTarget, parseDropLogPrefix, dropLogPrefix } from './drop-log.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 import { parseCounterLine } from './rule-counters.ts';
+import { probeDropLog } from './drop-log-probe.ts';
+import { RecordingCommandRunner } from './command-runner.ts';
 import { actionClearMark, actionSetMark, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
 import { makeRule } from '../proto/dataplane-messages.ts';
 
@@ -10,17 +12,24 @@ describe('drop log rendering', () => {
     expect(() => dropLogTarget({ rate: '10/sec' })).toThrow(/N\/second/);
     expect(() => dropLogTarget({ burst: 0 })).toThrow(/burst/);
     expect(() => dropLogTarget({ group: 70_000 })).toThrow(/group/);
-    expect(dropLogTarget({})('cali-pi-np/a/b', 3)).toEqual({
+    const drop = { match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 1, action: 'deny' } } as const;
+    const prefix = dropLogPrefix('cali-pi-np/a/b', 3, drop);
+    expect(prefix).toMatch(/^cali-pi-np\/a\/b\|3\|[0-9a-f]{8}$/);
+    expect(dropLogTarget({})('cali-pi-np/a/b', 3, drop)).toEqual({
       match: '-m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tdrop-1735f0689',
-      action: '-j NFLOG --nflog-group 100 --nflog-prefix cali-pi-np/a/b|3 --nflog-size 128 --nflog-threshold 1',
+      action: `-j NFLOG --nflog-group 100 --nflog-prefix ${prefix} --nflog-size 128 --nflog-threshold 1`,
     });
+    // The digest covers the drop rule: the same position with another rule is another prefix.
+    expect(dropLogPrefix('cali-pi-np/a/b', 3, { ...drop, tag: { kind: 'rule', index: 2, action: 'deny' } })).not.toBe(prefix);
+    expect(dropLogPrefix('cali-pi-np/a/b', 3, { ...drop, match: '-p tcp' })).not.toBe(prefix);
   });
 
   it('prefixes round-trip; anything else is not ours', () => {
-    expect(parseDropLogPrefix(dropLogPrefix('cali-tw-cali1234', 12))).toEqual({ chain: 'cali-tw-cali1234', position: 12 });
+    expect(parseDropLogPrefix(dropLogPrefix('cali-tw-cali1234', 12, { match: '', action: '-j DROP', tag: { kind: 'no-profile-matched' } }))).toEqual({ chain: 'cali-tw-cali1234', position: 12 });
     expect(parseDropLogPrefix('calico-packet')).toBeUndefined();
-    expect(parseDropLogPrefix('x|')).toBeUndefined();
-    expect(parseDropLogPrefix('x|-1')).toBeUndefined();
+    expect(parseDropLogPrefix('cali-x|')).toBeUndefined();
+    expect(parseDropLogPrefix('cali-x|-1|0123abcd')).toBeUndefined();
+    expect(parseDropLogPrefix('cali-x|3')).toBeUndefined();
   });
 
   it('each deny rule is preceded by its log rule naming the deny\'s position; allows are tagged, not logged', () => {
@@ -33,7 +42,7 @@ describe('drop log rendering', () => {
     const deny = rules.findIndex((x) => x.tag?.kind === 'rule' && x.tag.action === 'deny');
     expect(rules[deny]).toMatchObject({ match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 1, action: 'deny' }, comments: ['rule r1'] });
     expect(rules[deny - 1]!.match).toBe('-p udp -m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tdrop-1735f0689');
-    expect(rules[deny - 1]!.action).toContain(`--nflog-prefix ${ingress!.name}|${deny} `);
+    expect(rules[deny - 1]!.action).toContain(`--nflog-prefix ${dropLogPrefix(ingress!.name, deny, rules[deny] as never)} `);
     expect(rules[0]).toMatchObject({ tag: { kind: 'rule', index: 0, action: 'allow' } });
     expect(rules.filter((x) => x.action.includes('NFLOG'))).toHaveLength(1);
   });
@@ -79,5 +88,18 @@ describe('parseCounterLine', () => {
     expect(parseCounterLine('[7:392] -A cali-pi-np/shop/web -m comment --comment "cali:AbC-_12" -p udp -j DROP')).toEqual({ packets: 7, bytes: 392, chain: 'cali-pi-np/shop/web', hash: 'AbC-_12' });
     expect(parseCounterLine('[0:0] -A FORWARD -j ACCEPT')).toBeUndefined();
     expect(parseCounterLine(':cali-x - [0:0]')).toBeUndefined();
+  });
+});
+
+describe('probeDropLog', () => {
+  it('tries the log rule on a scratch chain, removes the chain, and reports the kernel\'s refusal', async () => {
+    const ok = new RecordingCommandRunner();
+    expect(await probeDropLog(ok, 'nft', 4, {})).toBeUndefined();
+    expect(ok.calls.map((c) => c.cmd)).toEqual(['iptables-nft-restore', 'iptables-nft-restore']);
+    expect(ok.calls[0]!.stdin).toMatch(/^\*filter\n:cali-tessera-droplog-probe - \[0:0\]\n-A cali-tessera-droplog-probe -m hashlimit .* -j NFLOG --nflog-group 100 /);
+    expect(ok.calls[1]!.stdin).toContain('-X cali-tessera-droplog-probe');
+    const refusing = new RecordingCommandRunner((c) => (c.stdin?.includes('NFLOG') === true ? { code: 2, stdout: '', stderr: "Couldn't load target `NFLOG':No such file or directory" } : undefined));
+    expect(await probeDropLog(refusing, 'legacy', 6, {})).toMatch(/^ip6tables-legacy-restore \(2\): Couldn't load target `NFLOG'/);
+    expect(refusing.calls).toHaveLength(2);
   });
 });

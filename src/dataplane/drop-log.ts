@@ -13,9 +13,12 @@
  *   reads the log, and whether the limit is exhausted, changes no verdict.
  * - Each logged packet goes to user space at once (`--nflog-threshold 1`): without it the
  *   kernel batches log messages for up to a second.
- * - The NFLOG prefix is `<chain>|<position>`: the position (0-based) of the drop rule it
- *   precedes, in the chain named. The chain name is at most 28 characters, so the prefix fits
- *   NFLOG's 63; the reader resolves it against the rules the table holds (`IptablesTable.ruleAt`).
+ * - The NFLOG prefix is `<chain>|<position>|<digest>`: the position (0-based) of the drop rule
+ *   it precedes, in the chain named, and 8 hex digits of a digest of that drop rule (its match,
+ *   action and tag). The chain name is at most 28 characters, so the prefix fits NFLOG's 63.
+ *   The reader resolves it against the rules the table holds now (`IptablesTable.ruleAt`) and
+ *   accepts the answer only if the log rule there carries the very same prefix: a packet logged
+ *   by an older ruleset, whose drop rule has since moved or changed, is not attributed at all.
  */
 import { createHash } from 'node:crypto';
 import type { PolicyId } from '../proto/index.ts';
@@ -59,28 +62,34 @@ export function dropLogBucket(rate: string, burst: number): string {
 /** Bytes of each packet copied to the log: enough for IPv6 + TCP headers. */
 export const DROP_LOG_COPY_BYTES = 128;
 
-const RATE = /^([1-9][0-9]{0,6})\/(second|minute|hour|day)$/;
+/** Felix's `LogActionRateLimit` form. */
+export const DROP_LOG_RATE_PATTERN = /^([1-9][0-9]{0,6})\/(second|minute|hour|day)$/;
 
 /** Validates the options and returns the rule (limit match, NFLOG target) that logs before a drop. */
-export function dropLogTarget(opts: DropLogOptions): (chain: string, position: number) => { match: string; action: string } {
+export function dropLogTarget(opts: DropLogOptions): (chain: string, position: number, drop: LoggedDrop) => { match: string; action: string } {
   const { group = DEFAULT_DROP_LOG_GROUP, rate = DEFAULT_DROP_LOG_RATE, burst = DEFAULT_DROP_LOG_BURST } = opts;
   if (!Number.isInteger(group) || group < 0 || group > 65535) throw new RangeError(`drop log: group must be an integer 0–65535, got ${group}`);
-  if (!RATE.test(rate)) throw new RangeError(`drop log: rate '${rate}' must look like N/second, N/minute, N/hour or N/day`);
+  if (!DROP_LOG_RATE_PATTERN.test(rate)) throw new RangeError(`drop log: rate '${rate}' must look like N/second, N/minute, N/hour or N/day`);
   if (!Number.isInteger(burst) || burst < 1 || burst > 10_000) throw new RangeError(`drop log: burst must be an integer 1–10000, got ${burst}`);
   const limit = `-m hashlimit --hashlimit-upto ${rate} --hashlimit-burst ${burst} --hashlimit-name ${dropLogBucket(rate, burst)}`;
-  return (chain, position) => ({ match: limit, action: `-j NFLOG --nflog-group ${group} --nflog-prefix ${dropLogPrefix(chain, position)} --nflog-size ${DROP_LOG_COPY_BYTES} --nflog-threshold 1` });
+  return (chain, position, drop) => ({ match: limit, action: `-j NFLOG --nflog-group ${group} --nflog-prefix ${dropLogPrefix(chain, position, drop)} --nflog-size ${DROP_LOG_COPY_BYTES} --nflog-threshold 1` });
 }
 
-/** `<chain>|<position>`. */
-export function dropLogPrefix(chain: string, position: number): string {
-  return `${chain}|${position}`;
+/** The drop rule a log rule precedes: what its prefix's digest covers. */
+export interface LoggedDrop {
+  readonly match: string;
+  readonly action: string;
+  readonly tag: RuleTag;
+}
+
+/** `<chain>|<position>|<8 hex digits of the drop rule's digest>`. */
+export function dropLogPrefix(chain: string, position: number, drop: LoggedDrop): string {
+  const digest = createHash('sha256').update(`${drop.match}\0${drop.action}\0${JSON.stringify(drop.tag)}`).digest('hex').slice(0, 8);
+  return `${chain}|${position}|${digest}`;
 }
 
 /** The chain and rule position of a prefix; undefined for anything else. */
 export function parseDropLogPrefix(prefix: string): { chain: string; position: number } | undefined {
-  const bar = prefix.lastIndexOf('|');
-  if (bar <= 0) return undefined;
-  const position = Number(prefix.slice(bar + 1));
-  if (!Number.isInteger(position) || position < 0 || prefix.slice(bar + 1) === '') return undefined;
-  return { chain: prefix.slice(0, bar), position };
+  const m = /^(cali-[^|]+)\|(\d{1,6})\|[0-9a-f]{8}$/.exec(prefix);
+  return m === null ? undefined : { chain: m[1]!, position: Number(m[2]) };
 }

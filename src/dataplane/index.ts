@@ -57,6 +57,8 @@ export {
   DEFAULT_DROP_LOG_GROUP,
   DEFAULT_DROP_LOG_RATE,
   DEFAULT_DROP_LOG_BURST,
+  DROP_LOG_RATE_PATTERN,
   type DropLogOptions,
+  type LoggedDrop,
   type RuleTag,
 } from './drop-log.ts';

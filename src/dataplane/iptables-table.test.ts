@@ -268,6 +268,32 @@ describe('IptablesTable', () => {
   });
 
   describe('a restore iptables-restore rejects', () => {
+    it('a staged policy\'s chain stands in empty, never as a DROP: it only counts, and enforces nothing', async () => {
+      const { kernel, table } = setup();
+      kernel.rejectRules = REJECTED;
+      table.updateChain(chain('cali-tw-a', '-j cali-pi-snp/shop/trial', '-j cali-pi-good', '-j DROP'), { owner: { kind: 'WorkloadEndpoint', namespace: 'shop', name: 'a' } });
+      table.updateChain(chain('cali-pi-good', '-j ACCEPT'), { onDemand: true });
+      table.updateChain(badPolicy('cali-pi-snp/shop/trial'), { onDemand: true, owner: { kind: 'StagedNetworkPolicy', namespace: 'shop', name: 'trial', tier: 'default' } });
+      await table.apply();
+      expect(withoutHash(kernel.chains.get('cali-pi-snp/shop/trial'))).toEqual([]);
+      expect(withoutHash(kernel.chains.get('cali-tw-a'))).toEqual(['-j cali-pi-snp/shop/trial', '-j cali-pi-good', '-j DROP']);
+      expect(table.rejectedChains()).toEqual([expect.objectContaining({ chain: 'cali-pi-snp/shop/trial', kind: 'rules', attempts: 1 })]);
+    });
+
+    it('the same rules sent again are the same version: no new rejection, the backoff goes on', async () => {
+      const { kernel, table, clock } = setup();
+      kernel.rejectRules = REJECTED;
+      table.updateChain(chain('cali-tw-a', '-j cali-pi-bad', '-j DROP'));
+      table.updateChain(badPolicy('cali-pi-bad'), { onDemand: true, owner: { kind: 'NetworkPolicy', namespace: 'shop', name: 'bad', tier: 'default' } });
+      await table.apply();
+      for (let i = 0; i < 3; i++) {
+        table.updateChain(badPolicy('cali-pi-bad'), { onDemand: true, owner: { kind: 'NetworkPolicy', namespace: 'shop', name: 'bad', tier: 'default' } });
+        await clock.advance(table.rejectedChains()[0]!.retryAt - clock.now());
+        await table.apply();
+      }
+      expect(table.rejectedChains()).toEqual([expect.objectContaining({ chain: 'cali-pi-bad', attempts: 4 })]);
+    });
+
     it('is narrowed to the chain it names: that chain drops (fail closed), everything else is written, and the owner, rule and message are logged once', async () => {
       const log = capturingLogger();
       const { kernel, table, metric, restores } = setup({ logger: log.logger });

@@ -302,7 +302,7 @@ export class IptablesTable {
   }
 
   private standIn(name: string, rule: number | undefined): DesiredChain | undefined {
-    const rules = failClosedRules(name, rule);
+    const rules = failClosedRules(name, rule, this.desired.get(name)?.owner);
     return rules === undefined ? undefined : detachedChain(rules);
   }
 
@@ -313,7 +313,7 @@ export class IptablesTable {
   private blameable(name: string, modes: ReadonlyMap<string, WriteMode>): boolean {
     const t = this.targetOf(name, modes.get(name));
     if (t === 'delete') return true;
-    return t !== 'keep' && t === this.desired.effective(name) && failClosedRules(name) !== undefined;
+    return t !== 'keep' && t === this.desired.effective(name) && failClosedRules(name, undefined, this.desired.get(name)?.owner) !== undefined;
   }
 
   /** Keeps a rejection in step with the desired state: a new version is retried at once, a chain no longer wanted (or wanted again) is forgotten. */

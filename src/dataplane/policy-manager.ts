@@ -6,14 +6,15 @@
  *   policy may be used in one direction only: its chains are on-demand, so the table programs
  *   each only while an endpoint chain jumps to it (Felix programs only referenced chains).
  * - A policy that cannot be rendered (a value the renderer rejects) fails closed: its chains
- *   become a single DROP, and the error is logged with the policy's identity.
+ *   become a single DROP, and the error is logged with the policy's identity. A staged policy's
+ *   chains become empty instead: they only count, and must never drop.
  * - Every chain carries its owner (policy or profile, and which of its rules each iptables
  *   rule came from), so a chain iptables-restore rejects is reported by name (the table
  *   programs it as a DROP meanwhile; see `rejected-chains.ts`).
  * - Untracked and pre-DNAT policies belong in the raw/mangle tables, which Tessera does not
  *   program yet: they are logged and skipped.
  */
-import type { DataplaneMessage, PolicyId } from '../proto/index.ts';
+import { isStagedPolicy, type DataplaneMessage, type PolicyId } from '../proto/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Chain, IptablesRule } from './chain.ts';
 import { policyChainName, profileChainName } from './chain-names.ts';
@@ -47,7 +48,7 @@ export class PolicyManager {
           return true;
         }
         for (const f of this.families) {
-          const chains = this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id));
+          const chains = this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id), isStagedPolicy(id));
           program(f.filter, chains, { kind: id.kind, namespace: id.namespace, name: id.name, tier: id.tier });
         }
         return true;
@@ -80,11 +81,16 @@ export class PolicyManager {
     }
   }
 
-  private renderOrDrop(names: readonly string[], render: () => Chain[], fields: Record<string, string | undefined>): Chain[] {
+  private renderOrDrop(names: readonly string[], render: () => Chain[], fields: Record<string, string | undefined>, staged = false): Chain[] {
     try {
       return render();
     } catch (e) {
       if (!(e instanceof RuleRenderError)) throw e;
+      if (staged) {
+        // A staged policy only counts: without its rules it counts nothing, and drops nothing.
+        this.log.error({ ...fields, err: e.message }, 'cannot render the rules of a staged policy; it counts nothing');
+        return names.map((name) => ({ name, rules: [] }));
+      }
       this.log.error({ ...fields, err: e.message }, 'cannot render rules; dropping all traffic this policy governs');
       return names.map((name) => ({ name, rules: [{ match: '', action: '-j DROP', comments: ['Tessera: rules could not be rendered'] }] }));
     }

@@ -30,6 +30,7 @@
  * Each rejection is retried with capped exponential backoff (1 s doubling to 30 s by
  * default); a new desired version of the chain is tried at once.
  */
+import { isStagedPolicy, type PolicyKind } from '../proto/index.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Backoff } from '../runtime/backoff.ts';
 import type { IptablesRule } from './chain.ts';
@@ -57,10 +58,14 @@ const STAND_IN_PREFIXES = ['cali-pi-', 'cali-po-', 'cali-pri-', 'cali-pro-', 'ca
 
 /**
  * The fail-closed stand-in for `chain` (see the file comment), or undefined for a chain that
- * has none. `rule` (1-based) names the rejected iptables rule in the comment when known.
+ * has none. `rule` (1-based) names the rejected iptables rule in the comment when known. A
+ * staged policy's chain (by its `owner`; a long name is hashed, so never by name) stands in
+ * as an empty chain: it only counts, so returning is its only outcome, and a DROP there would
+ * enforce a policy that is not in force.
  */
-export function failClosedRules(chain: string, rule?: number): IptablesRule[] | undefined {
+export function failClosedRules(chain: string, rule?: number, owner?: ChainOwner): IptablesRule[] | undefined {
   if (!hasStandIn(chain)) return undefined;
+  if (owner !== undefined && isStagedPolicy(owner as { kind: PolicyKind })) return [];
   const which = rule === undefined ? 'this chain' : `rule ${rule} of this chain`;
   return [{ match: '', action: '-j DROP', comments: [`Tessera: iptables-restore rejected ${which}, fail closed`] }];
 }

@@ -21,12 +21,13 @@ import type { Clock } from '../runtime/clock.ts';
 import { realClock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { getOrCreate, type Registry } from '../runtime/metrics.ts';
+import { chainDirection } from './chain-names.ts';
 import type { IptablesTable } from './iptables-table.ts';
 
 /** One counted decision on this node, summed over IP families (and endpoints, for endpoint drops). */
 export interface RuleCount {
   readonly tier: string;
-  /** `NetworkPolicy`, `GlobalNetworkPolicy`, `Profile`; '' for an end-of-tier drop. */
+  /** `NetworkPolicy`, `GlobalNetworkPolicy`, `StagedNetworkPolicy`, `StagedGlobalNetworkPolicy`, `Profile`; '' for an end-of-tier drop. */
   readonly kind: string;
   readonly namespace: string;
   /** Policy or profile name; '' for endpoint drops. */
@@ -62,12 +63,6 @@ export function parseCounterLine(line: string): { packets: number; bytes: number
   return { packets: Number(m[1]), bytes: Number(m[2]), chain: m[3]!, hash: m[4]! };
 }
 
-function directionOf(chain: string): 'ingress' | 'egress' | undefined {
-  if (chain.startsWith('cali-pi-') || chain.startsWith('cali-pri-') || chain.startsWith('cali-tw-')) return 'ingress';
-  if (chain.startsWith('cali-po-') || chain.startsWith('cali-pro-') || chain.startsWith('cali-fw-')) return 'egress';
-  return undefined;
-}
-
 export class RuleCounters {
   readonly #tables: readonly IptablesTable[];
   readonly #log: Logger;
@@ -75,6 +70,7 @@ export class RuleCounters {
   readonly #minIntervalMs: number;
   readonly #maxSeries: number;
   #last: { at: number; counts: Promise<RuleCount[]> } | undefined;
+  #lastGood: RuleCount[] = [];
 
   constructor(opts: RuleCountersOptions) {
     const { tables, registry, logger, clock = realClock, minIntervalMs = 5_000, maxSeries = 2_000 } = opts;
@@ -88,6 +84,7 @@ export class RuleCounters {
     const recent = (): Promise<RuleCount[]> => this.recent();
     const bounded = (counts: readonly RuleCount[]): RuleCount[] => this.bounded(counts);
     const log = this.#log;
+    const lastGood = (): RuleCount[] => this.#lastGood;
     const register = (name: string, help: string, field: 'packets' | 'bytes'): void => {
       getOrCreate(
         registry,
@@ -103,8 +100,9 @@ export class RuleCounters {
               try {
                 counts = await recent();
               } catch (e) {
-                log.warn({ err: (e as Error).message }, 'cannot read rule counters; this scrape has none');
-                counts = [];
+                // The last good read, so a failed iptables-save does not make every series vanish.
+                log.warn({ err: (e as Error).message }, 'cannot read rule counters; this scrape repeats the last read');
+                counts = lastGood();
               }
               this.reset();
               for (const c of bounded(counts)) {
@@ -124,9 +122,14 @@ export class RuleCounters {
     if (this.#last === undefined || now - this.#last.at >= this.#minIntervalMs) {
       const counts = this.read();
       this.#last = { at: now, counts };
-      counts.catch(() => {
-        if (this.#last?.counts === counts) this.#last = undefined;
-      });
+      counts.then(
+        (c) => {
+          this.#lastGood = c;
+        },
+        () => {
+          if (this.#last?.counts === counts) this.#last = undefined;
+        },
+      );
     }
     return this.#last.counts;
   }
@@ -143,7 +146,7 @@ export class RuleCounters {
         if (parsed === undefined) continue;
         const t = tagged.get(parsed.hash);
         if (t === undefined || t.chain !== parsed.chain) continue;
-        const direction = directionOf(parsed.chain);
+        const direction = chainDirection(parsed.chain);
         const tag = t.rule.tag!;
         if (direction === undefined) continue;
         const owner = t.owner;

@@ -23,7 +23,7 @@
 import { isStagedPolicy, type PolicyId, type Policy, type PortRange, type Profile, type Rule, type TierInfo, type WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
 import type { Chain, IptablesRule } from './chain.ts';
-import { dropLogTarget, type DropLogOptions, type RuleTag } from './drop-log.ts';
+import { dropLogTarget, type DropLogOptions, type LoggedDrop, type RuleTag } from './drop-log.ts';
 import {
   CHAIN_FILTER_FORWARD,
   CHAIN_FILTER_INPUT,
@@ -133,7 +133,7 @@ export class RuleRenderer {
   private readonly logTarget: string;
   private readonly prefixes: readonly string[];
   private readonly toHostAction: string;
-  private readonly dropLog: ((chain: string, position: number) => { match: string; action: string }) | undefined;
+  private readonly dropLog: ((chain: string, position: number, drop: LoggedDrop) => { match: string; action: string }) | undefined;
 
   constructor(opts: RuleRendererOptions) {
     const { ipVersion, denyAction = 'DROP', logPrefix = 'calico-packet', interfacePrefixes = ['cali'], endpointToHostAction = 'DROP' } = opts;
@@ -156,7 +156,7 @@ export class RuleRenderer {
    */
   private pushDrop(out: IptablesRule[], chain: string, match: string, action: string, tag: RuleTag, comments?: readonly string[]): void {
     if (this.dropLog !== undefined) {
-      const log = this.dropLog(chain, out.length + 1);
+      const log = this.dropLog(chain, out.length + 1, { match, action, tag });
       out.push({ match: match === '' ? log.match : `${match} ${log.match}`, action: log.action });
     }
     out.push(comments === undefined ? { match, action, tag } : { match, action, comments, tag });
@@ -271,8 +271,9 @@ export class RuleRenderer {
       rules.push({ match: '-p udp -m udp --dport 4789', action: '-j DROP', comments: ['Drop VXLAN encapped packets originating in workloads'] });
       rules.push({ match: '-p 4', action: '-j DROP', comments: ['Drop IPinIP encapped packets originating in workloads'] });
     }
-    // Staged policies first: their chains only count (RETURN on every outcome, no mark touched),
-    // so enforcement below sees the packet exactly as if they were not there.
+    // Staged policies first: their chains only count (RETURN on every outcome; the accept and
+    // pass marks untouched, the scratch marks set afresh by every rule that uses them), so
+    // enforcement below sees the packet exactly as if they were not there.
     for (const tier of ep.tiers) {
       for (const id of (dir === 'ingress' ? tier.stagedIngressPolicies : tier.stagedEgressPolicies) ?? []) rules.push({ match: '', action: `-j ${policyChainName(id, dir)}` });
     }
@@ -303,7 +304,7 @@ export class RuleRenderer {
   /**
    * `cali-pi-<id>` and `cali-po-<id>`. A staged policy's chains only count: each rule's final
    * iptables rule RETURNs whatever its action (tagged with it, so its kernel counter is the
-   * packets that rule would allow, deny or pass), no mark is set and nothing is dropped or logged.
+   * packets that rule would allow, deny or pass), neither the accept nor the pass mark is set, and nothing is dropped or logged.
    */
   policyChains(id: PolicyId, policy: Policy): Chain[] {
     const ingress = policyChainName(id, 'ingress');

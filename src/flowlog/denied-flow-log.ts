@@ -14,8 +14,8 @@
  *   `dedupWindowMs` of its line are counted, not logged (a TCP SYN and its retransmissions
  *   are one line). The kernel's shared rate limit (`DropLogOptions`) bounds the rest;
  * - attribution is resolved against the rules the agent holds now (`resolveFromTables`); a
- *   packet logged by a rule that has since moved is counted `unattributed`, never blamed on
- *   whatever rule sits at that position now.
+ *   packet logged by a drop rule that has since moved or changed (the prefix's digest covers
+ *   the rule) is counted `unattributed`, never blamed on whatever rule sits there now.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Counter, Gauge } from 'prom-client';
@@ -23,7 +23,9 @@ import { Backoff } from '../runtime/backoff.ts';
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { getOrCreate, type Registry } from '../runtime/metrics.ts';
-import { DEFAULT_DROP_LOG_GROUP, dropLogPrefix, parseDropLogPrefix } from '../dataplane/drop-log.ts';
+import { DEFAULT_DROP_LOG_GROUP, parseDropLogPrefix } from '../dataplane/drop-log.ts';
+import { chainDirection } from '../dataplane/chain-names.ts';
+import { KNP_NAME_PREFIX } from '../api/names.ts';
 import type { IptablesTable } from '../dataplane/iptables-table.ts';
 import type { EndpointIdentity } from './endpoint-lookup.ts';
 import { NflogPcapParser, type NflogRecord } from './nflog-pcap.ts';
@@ -44,7 +46,8 @@ export interface DropAttribution {
   readonly isolatedBy?: ReadonlyArray<{ readonly kind: string; readonly namespace?: string; readonly name: string; readonly kubernetesNetworkPolicy?: string }>;
 }
 
-export type DropResolver = (ipVersion: 4 | 6, chain: string, position: number) => DropAttribution | undefined;
+/** What dropped a packet its NFLOG prefix names, in the rules held now; undefined when they no longer hold that drop. */
+export type DropResolver = (ipVersion: 4 | 6, prefix: string) => DropAttribution | undefined;
 
 /** One line of the log. */
 export interface DeniedFlow extends DropAttribution {
@@ -84,18 +87,22 @@ export interface DeniedFlowLogOptions {
   readonly registry?: Registry;
 }
 
-const KNP_PREFIX = 'knp.default.';
 
 /** Resolves prefixes against the agent's tables (one per IP family). */
 export function resolveFromTables(tables: readonly IptablesTable[]): DropResolver {
-  return (ipVersion, chain, position) => {
+  return (ipVersion, prefix) => {
+    const where = parseDropLogPrefix(prefix);
+    if (where === undefined) return undefined;
+    const { chain, position } = where;
     const table = tables.find((t) => t.ipVersion === ipVersion);
     const found = table?.ruleAt(chain, position);
     const tag = found?.rule.tag;
     if (found === undefined || tag === undefined) return undefined;
-    // The log rule right before it must carry this very prefix: otherwise the chain changed since.
-    if (table!.ruleAt(chain, position - 1)?.rule.action.includes(`--nflog-prefix ${dropLogPrefix(chain, position)} `) !== true) return undefined;
-    const direction = /^cali-(pi|pri|tw)-/.test(chain) ? 'ingress' : 'egress';
+    // The log rule right before it must carry this very prefix (its digest covers the drop rule):
+    // otherwise the packet was logged by a ruleset that has changed since.
+    if (table!.ruleAt(chain, position - 1)?.rule.action.includes(`--nflog-prefix ${prefix} `) !== true) return undefined;
+    const direction = chainDirection(chain);
+    if (direction === undefined) return undefined;
     const owner = found.owner;
     if (tag.kind === 'end-of-tier') return { direction, decision: 'end-of-tier', tier: tag.tier, isolatedBy: tag.policies.map((p) => ({ ...policyRef(p.kind, p.namespace, p.name), ...knpOf(p.kind, p.namespace, p.name) })) };
     if (tag.kind === 'no-profile-matched') return { direction, decision: 'no-profile-matched' };
@@ -111,7 +118,7 @@ function policyRef(kind: string, namespace: string | undefined, name: string): {
 
 /** `{kubernetesNetworkPolicy: '<ns>/<name>'}` for a policy the controllers converted from one. */
 function knpOf(kind: string, namespace: string | undefined, name: string): { kubernetesNetworkPolicy?: string } {
-  return kind === 'NetworkPolicy' && name.startsWith(KNP_PREFIX) ? { kubernetesNetworkPolicy: `${namespace ?? ''}/${name.slice(KNP_PREFIX.length)}` } : {};
+  return kind === 'NetworkPolicy' && name.startsWith(KNP_NAME_PREFIX) ? { kubernetesNetworkPolicy: `${namespace ?? ''}/${name.slice(KNP_NAME_PREFIX.length)}` } : {};
 }
 
 export class DeniedFlowLog {
@@ -126,6 +133,7 @@ export class DeniedFlowLog {
   readonly #up: Gauge | undefined;
   readonly #restarts: Counter | undefined;
   #child: ChildProcess | undefined;
+  #missingReported = false;
 
   constructor(opts: DeniedFlowLogOptions) {
     this.#opts = opts;
@@ -156,7 +164,10 @@ export class DeniedFlowLog {
       this.#restarts?.inc();
       if (this.#clock.now() - started > 60_000) backoff.reset();
       const delay = backoff.next();
-      this.#log.warn({ ...outcome, retryInMs: delay }, 'NFLOG reader ended; denied flows are not logged until it restarts (enforcement is unaffected)');
+      const missing = /ENOENT|exec of .* failed: No such file or directory/.test(outcome.err ?? '');
+      if (!missing) this.#log.warn({ ...outcome, retryInMs: delay }, 'NFLOG reader ended; denied flows are not logged until it restarts (enforcement is unaffected)');
+      else if (!this.#missingReported) this.#log.error({ ...outcome, retryInMs: delay }, 'tcpdump is not installed: denied flows are not logged (enforcement is unaffected); install tcpdump or run with --denied-flows off');
+      if (missing) this.#missingReported = true;
       await sleep(this.#clock, delay, signal).catch(() => undefined);
     }
   }
@@ -172,6 +183,8 @@ export class DeniedFlowLog {
       let failed: string | undefined;
       const onAbort = (): void => {
         child.kill('SIGTERM');
+        // tcpdump ends on SIGTERM; one that does not must not hold the agent's shutdown.
+        setTimeout(() => child.kill('SIGKILL'), 2_000).unref();
       };
       signal.addEventListener('abort', onAbort, { once: true });
       child.stdout!.on('data', (chunk: Buffer) => {
@@ -203,8 +216,7 @@ export class DeniedFlowLog {
   /** One logged packet: attributes it and writes its flow's line unless written within the window. */
   handle(rec: NflogRecord): void {
     const flow = parsePacket(rec.payload);
-    const where = parseDropLogPrefix(rec.prefix);
-    const attribution = flow === undefined || where === undefined ? undefined : this.#opts.resolve(flow.ipVersion, where.chain, where.position);
+    const attribution = flow === undefined ? undefined : this.#opts.resolve(flow.ipVersion, rec.prefix);
     if (flow === undefined || attribution === undefined) {
       this.#packets?.inc({ result: 'unattributed' });
       return;

@@ -7,7 +7,7 @@
  * an endpoint releases only the addresses still pointing at it.
  */
 import type { ResourceUpdate } from '../calc/index.ts';
-import type { WorkloadEndpoint } from '../api/index.ts';
+import { formatIP, parseIP, type WorkloadEndpoint } from '../api/index.ts';
 
 export interface EndpointIdentity {
   readonly namespace: string;
@@ -29,6 +29,7 @@ export class EndpointLookup {
     }
   }
 
+  /** `ip` as `formatIP` writes it (packet-header.ts does). */
   lookup(ip: string): EndpointIdentity | undefined {
     return this.#byIp.get(ip);
   }
@@ -45,7 +46,10 @@ export class EndpointLookup {
     const ips: string[] = [];
     for (const net of ep.spec.ipNetworks ?? []) {
       const slash = net.indexOf('/');
-      const ip = (slash < 0 ? net : net.slice(0, slash)).toLowerCase();
+      const parsed = parseIP(slash < 0 ? net : net.slice(0, slash));
+      if (!parsed.ok) continue;
+      // Keyed as packet-header.ts writes a packet's addresses (`fd00:65::2`, not `fd00:0065:0:0::2`).
+      const ip = formatIP(parsed.value.bytes);
       ips.push(ip);
       this.#byIp.set(ip, identity);
     }

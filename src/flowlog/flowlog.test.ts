@@ -133,3 +133,18 @@ describe('DeniedFlowLog.handle', () => {
     expect(lines).toEqual([]);
   });
 });
+
+describe('EndpointLookup', () => {
+  it('keys addresses as packets are written (RFC 5952), whatever the endpoint spelled; a re-addressed or deleted endpoint releases them', () => {
+    const l = new EndpointLookup();
+    const ep = (ips: string[]) => ({ op: 'upsert' as const, resource: { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', metadata: { name: 'w', namespace: 'shop' }, spec: { pod: 'web', ipNetworks: ips } } as never });
+    l.onUpdates([ep(['10.65.0.2/32', 'FD00:0065:0:0::2/128'])]);
+    expect(l.lookup('fd00:65::2')).toMatchObject({ namespace: 'shop', pod: 'web' });
+    expect(l.lookup('10.65.0.2')).toMatchObject({ pod: 'web' });
+    l.onUpdates([ep(['10.65.0.9/32'])]);
+    expect(l.lookup('10.65.0.2')).toBeUndefined();
+    expect(l.lookup('10.65.0.9')).toMatchObject({ pod: 'web' });
+    l.onUpdates([{ op: 'delete', kind: 'WorkloadEndpoint', name: 'w', namespace: 'shop' }]);
+    expect(l.size).toBe(0);
+  });
+});

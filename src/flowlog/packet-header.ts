@@ -1,9 +1,10 @@
 /**
  * The flow of a logged packet from its network and transport headers: addresses, protocol,
  * ports (TCP, UDP, SCTP, UDP-Lite) or ICMP type. Reads only bytes that are there: a header
- * cut short by the copy size gives what it holds, never a made-up port.
+ * cut short by the copy size gives what it holds, never a made-up port. Addresses are written
+ * as `formatIP` writes them (RFC 5952), as the endpoint lookup keys them.
  */
-import { isIPv4 } from 'node:net';
+import { formatIP } from '../api/index.ts';
 
 export interface PacketFlow {
   readonly ipVersion: 4 | 6;
@@ -40,8 +41,8 @@ export function parsePacket(p: Buffer): PacketFlow | undefined {
   } else if (version === 6) {
     if (p.length < 40) return undefined;
     proto = p[6]!;
-    srcIp = v6(p.subarray(8, 24));
-    dstIp = v6(p.subarray(24, 40));
+    srcIp = formatIP(p.subarray(8, 24));
+    dstIp = formatIP(p.subarray(24, 40));
     l4 = 40;
     while (V6_EXTENSIONS.has(proto) && l4 + 2 <= p.length) {
       proto = p[l4]!;
@@ -53,34 +54,4 @@ export function parsePacket(p: Buffer): PacketFlow | undefined {
   if (PORTS.has(proto) && l4 + 4 <= p.length) return { ...base, srcPort: p.readUInt16BE(l4), dstPort: p.readUInt16BE(l4 + 2) };
   if ((proto === 1 || proto === 58) && l4 + 2 <= p.length) return { ...base, icmpType: p[l4]!, icmpCode: p[l4 + 1]! };
   return base;
-}
-
-/** RFC 5952 text of a 16-byte address (the longest zero run of two or more groups becomes `::`). */
-function v6(b: Buffer): string {
-  const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i));
-  let bestAt = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) {
-      bestAt = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestAt < 0) return hex.join(':');
-  const text = `${hex.slice(0, bestAt).join(':')}::${hex.slice(bestAt + bestLen).join(':')}`;
-  // An IPv4-mapped address is written with its dotted tail.
-  if (bestAt === 0 && bestLen === 5 && groups[5] === 0xffff) {
-    const v4 = `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
-    return isIPv4(v4) ? `::ffff:${v4}` : text;
-  }
-  return text;
 }

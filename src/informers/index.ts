@@ -22,3 +22,5 @@ export { KubeListerWatcher, resourceName, resourcePath } from './kube-lister-wat
 export type { KubeListerWatcherOptions, KubeResource } from './kube-lister-watcher.ts';
 export { FileListerWatcher } from './file-lister-watcher.ts';
 export type { FileListerWatcherOptions } from './file-lister-watcher.ts';
+export { OptionalListerWatcher } from './optional-lister-watcher.ts';
+export type { OptionalListerWatcherOptions } from './optional-lister-watcher.ts';

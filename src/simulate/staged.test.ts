@@ -71,6 +71,17 @@ describe('staged policies', () => {
     expect(objs.networkPolicies).toHaveLength(1);
   });
 
+  it('a staged Delete removes a NetworkPolicy written without a namespace (both are in default)', () => {
+    const objs = classifyObjects(
+      [
+        { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'a' }, spec: { selector: 'all()' } },
+        { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', metadata: { name: 'a' }, spec: { stagedAction: 'Delete' } },
+      ],
+      [],
+    );
+    expect(commitStaged(objs, objs.staged ?? []).calico.filter((r) => r.kind === 'NetworkPolicy')).toEqual([]);
+  });
+
   it('the diff counts pairs that would change, each way', () => {
     const d = stagedDiff(['x/a', 'x/b', 'y/c'], [[false, true, true], [true, false, false], [false, false, false]], [[false, false, true], [true, false, true], [false, false, false]], 2);
     expect(d).toEqual({ policies: 2, pairs: 6, becomeDenied: 1, becomeAllowed: 1, changes: [{ from: 'x/a', to: 'x/b', staged: 'denied' }, { from: 'x/b', to: 'y/c', staged: 'allowed' }] });

@@ -28,7 +28,8 @@ function identity(namespace: string | undefined, name: string): string {
 /** The cluster as if every staged policy were committed (Set: create or replace; Delete: remove). */
 export function commitStaged(objs: ClusterObjects, staged: readonly StagedPolicy[]): ClusterObjects {
   const k8s = new Map(objs.networkPolicies.map((p) => [identity(p.metadata?.namespace ?? 'default', String(p.metadata?.name)), p]));
-  const calico = new Map(objs.calico.map((r) => [`${r.kind}|${identity(r.metadata.namespace, r.metadata.name)}`, r]));
+  // A namespaced object written without a namespace is in `default`, as its staged twin's id says.
+  const calico = new Map(objs.calico.map((r) => [`${r.kind}|${identity(r.kind === 'NetworkPolicy' ? r.metadata.namespace || 'default' : r.metadata.namespace, r.metadata.name)}`, r]));
   for (const s of staged) {
     const id = identity(s.namespace, s.name);
     if (s.kind === 'StagedKubernetesNetworkPolicy') {
