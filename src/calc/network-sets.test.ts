@@ -8,20 +8,9 @@ import { describe, expect, it } from 'vitest';
 
 import type { V3Resource } from '../api/index.ts';
 import type { DataplaneMessage } from '../proto/index.ts';
-import { CalcGraph } from './index.ts';
-import { LOCAL_NODE } from './testing/harness.ts';
+import { graphWith } from './testing/harness.ts';
 import { MockDataplane } from './testing/mock-dataplane.ts';
 import { gnp, knp, netset, pk, profile, sel, wep } from './testing/fixtures.ts';
-
-function graphWith(resources: V3Resource[]): { graph: CalcGraph; dp: MockDataplane } {
-  const graph = new CalcGraph({ nodeName: LOCAL_NODE });
-  const dp = new MockDataplane();
-  graph.onUpdates(resources.map((resource) => ({ op: 'upsert', resource })));
-  graph.onStatusUpdated('in-sync');
-  dp.graphInSync = true;
-  dp.apply(graph.flush());
-  return { graph, dp };
-}
 
 function members(dp: MockDataplane, id: string): string[] {
   const set = dp.ipSets.get(id);

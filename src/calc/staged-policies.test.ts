@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 
 import type { V3Resource } from '../api/index.ts';
-import { CalcGraph, type InvalidResource } from './index.ts';
-import { LOCAL_NODE } from './testing/harness.ts';
+import type { InvalidResource } from './index.ts';
+import { graphWith } from './testing/harness.ts';
 import { MockDataplane } from './testing/mock-dataplane.ts';
 import { UpdateProcessor } from './update-processor.ts';
 import { wep } from './testing/fixtures.ts';
@@ -21,19 +21,9 @@ function staged(kind: string, name: string, spec: Record<string, unknown>, names
   return { apiVersion: 'projectcalico.org/v3', kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) }, spec } as unknown as V3Resource;
 }
 
-function run(resources: V3Resource[]): { graph: CalcGraph; dp: MockDataplane } {
-  const graph = new CalcGraph({ nodeName: LOCAL_NODE });
-  const dp = new MockDataplane();
-  graph.onUpdates(resources.map((resource) => ({ op: 'upsert', resource })));
-  graph.onStatusUpdated('in-sync');
-  dp.graphInSync = true;
-  dp.apply(graph.flush());
-  return { graph, dp };
-}
-
 describe('staged policies in the calc graph', () => {
   it('are active and scanned, but only in the staged lists of their tier', () => {
-    const { dp } = run([
+    const { dp } = graphWith([
       tier,
       web,
       staged('StagedNetworkPolicy', 'deny-udp', { selector: "app == 'web'", types: ['Ingress'], ingress: [{ action: 'Deny', protocol: 'UDP', source: { selector: "app == 'client'" } }] }, 'shop'),
@@ -56,15 +46,15 @@ describe('staged policies in the calc graph', () => {
 
   it('next to an enforced policy: the enforced lists are exactly as without the staged one', () => {
     const enforced = { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'allow', namespace: 'shop' }, spec: { tier: 'default', selector: 'all()', types: ['Ingress'], ingress: [{ action: 'Allow' }] } } as V3Resource;
-    const alone = run([tier, web, enforced]).dp;
-    const both = run([tier, web, enforced, staged('StagedNetworkPolicy', 'allow', { selector: 'all()', types: ['Ingress'], ingress: [{ action: 'Deny' }] }, 'shop')]).dp;
+    const alone = graphWith([tier, web, enforced]).dp;
+    const both = graphWith([tier, web, enforced, staged('StagedNetworkPolicy', 'allow', { selector: 'all()', types: ['Ingress'], ingress: [{ action: 'Deny' }] }, 'shop')]).dp;
     const tiersOf = (dp: MockDataplane) => [...dp.endpoints.values()][0]!.tiers.map((t) => ({ name: t.name, ingressPolicies: t.ingressPolicies, egressPolicies: t.egressPolicies }));
     expect(tiersOf(both)).toEqual(tiersOf(alone));
     expect([...both.endpoints.values()][0]!.tiers[0]!.stagedIngressPolicies).toEqual([{ tier: 'default', name: 'allow', namespace: 'shop', kind: 'StagedNetworkPolicy' }]);
   });
 
   it('stagedAction Delete holds nothing, a change to Delete removes it, and a bad one is invalid', () => {
-    const { graph, dp } = run([tier, web, staged('StagedNetworkPolicy', 'p', { selector: 'all()', ingress: [{ action: 'Deny' }] }, 'shop')]);
+    const { graph, dp } = graphWith([tier, web, staged('StagedNetworkPolicy', 'p', { selector: 'all()', ingress: [{ action: 'Deny' }] }, 'shop')]);
     expect(dp.policies.size).toBe(1);
     graph.onUpdates([{ op: 'upsert', resource: staged('StagedNetworkPolicy', 'p', { stagedAction: 'Delete', selector: 'all()' }, 'shop') }]);
     dp.apply(graph.flush());

@@ -116,14 +116,7 @@ export class UpdateProcessor {
       if (errors.length > 0) throw new ConversionError(errors.map((e) => `${e.path}: ${e.message}`).join('; '));
       const enforced = convertPolicy(counterpart as Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' }>);
       const id: PolicyId = { ...enforced.id, kind: kind === 'StagedGlobalNetworkPolicy' ? 'StagedGlobalNetworkPolicy' : 'StagedNetworkPolicy' };
-      const policy: ModelPolicy = { ...enforced, id, key: policyIdKey(id) };
-      const rk = `${kind}/${ns}/${name}`;
-      const out: ModelUpdate[] = [];
-      const old = this.#policyKeys.get(rk);
-      if (old !== undefined && old !== policy.key) out.push({ kind: 'policy', key: old, value: null });
-      this.#policyKeys.set(rk, policy.key);
-      out.push({ kind: 'policy', key: policy.key, value: policy });
-      return out;
+      return this.#setPolicy(`${kind}/${ns}/${name}`, { ...enforced, id, key: policyIdKey(id) });
     } catch (err) {
       this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason: err instanceof Error ? err.message : String(err) });
       return this.#deleteStaged(kind, name, ns);
@@ -131,7 +124,20 @@ export class UpdateProcessor {
   }
 
   #deleteStaged(kind: StagedKind, name: string, namespace: string): ModelUpdate[] {
-    const rk = `${kind}/${kind === 'StagedGlobalNetworkPolicy' ? '' : namespace || 'default'}/${name}`;
+    return this.#deletePolicy(`${kind}/${kind === 'StagedGlobalNetworkPolicy' ? '' : namespace || 'default'}/${name}`);
+  }
+
+  /** Holds `policy` for the object `rk` (`<kind>/<ns>/<name>`), removing the key it held before if that changed (a tier move). */
+  #setPolicy(rk: string, policy: ModelPolicy): ModelUpdate[] {
+    const out: ModelUpdate[] = [];
+    const old = this.#policyKeys.get(rk);
+    if (old !== undefined && old !== policy.key) out.push({ kind: 'policy', key: old, value: null });
+    this.#policyKeys.set(rk, policy.key);
+    out.push({ kind: 'policy', key: policy.key, value: policy });
+    return out;
+  }
+
+  #deletePolicy(rk: string): ModelUpdate[] {
     const key = this.#policyKeys.get(rk);
     if (key === undefined) return [];
     this.#policyKeys.delete(rk);
@@ -142,11 +148,7 @@ export class UpdateProcessor {
     switch (kind) {
       case 'NetworkPolicy':
       case 'GlobalNetworkPolicy': {
-        const rk = `${kind}/${kind === 'NetworkPolicy' ? namespace || 'default' : ''}/${name}`;
-        const key = this.#policyKeys.get(rk);
-        if (key === undefined) return [];
-        this.#policyKeys.delete(rk);
-        return [{ kind: 'policy', key, value: null }];
+        return this.#deletePolicy(`${kind}/${kind === 'NetworkPolicy' ? namespace || 'default' : ''}/${name}`);
       }
       case 'Tier':
         return [{ kind: 'tier', key: name, value: null }];
@@ -166,13 +168,7 @@ export class UpdateProcessor {
       case 'NetworkPolicy':
       case 'GlobalNetworkPolicy': {
         const policy = convertPolicy(r);
-        const rk = `${r.kind}/${policy.id.namespace ?? ''}/${r.metadata.name}`;
-        const out: ModelUpdate[] = [];
-        const old = this.#policyKeys.get(rk);
-        if (old !== undefined && old !== policy.key) out.push({ kind: 'policy', key: old, value: null });
-        this.#policyKeys.set(rk, policy.key);
-        out.push({ kind: 'policy', key: policy.key, value: policy });
-        return out;
+        return this.#setPolicy(`${r.kind}/${policy.id.namespace ?? ''}/${r.metadata.name}`, policy);
       }
       case 'Tier':
         return [

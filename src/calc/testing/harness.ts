@@ -4,11 +4,23 @@
  * `onlyAtEnd`, after the last). The graph is told `in-sync` only after the first state's
  * updates, so every strategy also checks that nothing is emitted before in-sync.
  */
+import type { V3Resource } from '../../api/index.ts';
 import { CalcGraph } from '../calc-graph.ts';
 import { MockDataplane, type DataplaneSnapshot } from './mock-dataplane.ts';
 import { expectedSnapshot, type FlushStrategy, type Step } from './state.ts';
 
 export const LOCAL_NODE = 'local-host';
+
+/** A graph on {@link LOCAL_NODE} given `resources` and told in-sync, and the dataplane its first flush built. */
+export function graphWith(resources: readonly V3Resource[]): { graph: CalcGraph; dp: MockDataplane } {
+  const graph = new CalcGraph({ nodeName: LOCAL_NODE });
+  const dp = new MockDataplane();
+  graph.onUpdates(resources.map((resource) => ({ op: 'upsert', resource })));
+  graph.onStatusUpdated('in-sync');
+  dp.graphInSync = true;
+  dp.apply(graph.flush());
+  return { graph, dp };
+}
 
 export type Check = (got: DataplaneSnapshot, want: DataplaneSnapshot, stateName: string) => void;
 
