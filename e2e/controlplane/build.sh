@@ -47,19 +47,8 @@ if have_binaries; then
   exit 0
 fi
 
-go_bin="$(command -v go || true)"
-if [[ -z "$go_bin" && -x /usr/local/go/bin/go ]]; then go_bin=/usr/local/go/bin/go; fi
-if [[ -z "$go_bin" ]]; then
-  echo "build.sh: no Go toolchain found (looked in PATH and /usr/local/go/bin)" >&2
-  exit 1
-fi
-
-export GOTOOLCHAIN=local
+source "$here/../go-env.sh"
 export GOFLAGS=-mod=mod
-export GOMODCACHE="$cache/go/mod"
-export GOCACHE="$cache/go/build"
-export CGO_ENABLED=0
-# GOPROXY is left at its default (the module proxy); go fetches everything itself.
 
 echo "build.sh: $("$go_bin" version); building Kubernetes $version (staging $staging_version)" >&2
 start=$SECONDS

@@ -42,14 +42,10 @@ exec 9>"$cache/kind/.build-$version.lock"
 flock 9
 if have_binaries; then echo "$bin_dir"; exit 0; fi
 
-go_bin="$(command -v go || true)"
-if [[ -z "$go_bin" && -x /usr/local/go/bin/go ]]; then go_bin=/usr/local/go/bin/go; fi
-[[ -n "$go_bin" ]] || { echo "build-kube.sh: no Go toolchain found (PATH, /usr/local/go/bin)" >&2; exit 1; }
-
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
-# The same caches as e2e/controlplane/build.sh: the module downloads and compiled packages
-# of one Kubernetes version are shared.
-export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build"
+# The same Go and caches as e2e/controlplane/build.sh: the module downloads and compiled
+# packages of one Kubernetes version are shared.
+source "$here/../go-env.sh"
+export GOFLAGS=-mod=mod
 
 start=$SECONDS
 work="$cache/kind/$version/module"
