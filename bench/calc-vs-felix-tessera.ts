@@ -3,7 +3,8 @@
  * directory bench/scenarios/calc-vs-felix.ts writes and prints the same JSON figures as the Felix
  * side (bench/felix/main.go) — read that file's header for what is timed. Run as its own process
  * (`node --expose-gc --import tsx bench/calc-vs-felix-tessera.ts <dir> [--churn-repeat n]
- * [--flush-every n] [--dump prefix]`) so its heap and RSS are its own.
+ * [--flush-every n] [--dump prefix] [--heap-snapshot file]`) so its heap and RSS are its own;
+ * `--heap-snapshot` writes a V8 heap snapshot after the sync (graph alive, input dropped).
  *
  * Tessera's graph takes v3 objects (conversion and validation included), so its figure is the
  * like-for-like of Felix's `graph+conversion` mode.
@@ -11,6 +12,7 @@
 import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
+import { writeHeapSnapshot } from 'node:v8';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { existsSync } from 'node:fs';
@@ -150,6 +152,7 @@ async function main(): Promise<void> {
   const flushEvery = Number(opt('--flush-every', '100'));
   const dump = opt('--dump', '');
   const node = opt('--node', 'node-0');
+  const snapshot = opt('--heap-snapshot', '');
   const caseName = path.basename(dir);
   const writeDump = async (phase: string, lines: string[]): Promise<void> => {
     if (dump !== '') await writeFile(`${dump}.${phase}.txt`, `${lines.join('\n')}\n`);
@@ -193,6 +196,7 @@ async function main(): Promise<void> {
     state: state.counts(),
     heapMB: (out.length = 0, heapMB()),
     baselineHeapMB: baseline,
+    heapSnapshot: snapshot === '' ? undefined : writeHeapSnapshot(snapshot),
     rssMB: rssMB(),
   });
 

@@ -36,6 +36,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
+import { build } from 'esbuild';
+
 import type { V3Resource } from '../../src/api/index.ts';
 import { clusterChurn, largeCluster, type ClusterShape } from '../calc-workload.ts';
 import { report, type BenchScenario } from '../scenario.ts';
@@ -54,6 +56,31 @@ const CASES: Readonly<Record<string, Case>> = {
   medium: { shape: { endpoints: 50_000, namespaces: 200, policiesPerNs: 10, localCount: 200 }, churns: { remote: 0 } },
 };
 
+function cacheDir(): string {
+  return path.join(process.env.TESSERA_CACHE ?? path.join(os.homedir(), '.cache', 'tessera'), 'calc-vs-felix');
+}
+
+/**
+ * The Tessera side bundled as `npm run build` bundles the agent (esbuild, ESM, node20, no
+ * keepNames): run under tsx, every closure would also pay tsx's `__name` wrapper, which the
+ * shipped code does not.
+ */
+async function bundleTesseraSide(): Promise<string> {
+  const outfile = path.join(cacheDir(), 'tessera-side.mjs');
+  await build({
+    entryPoints: [path.join(benchDir, 'calc-vs-felix-tessera.ts')],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module'; const require = __benchCreateRequire(import.meta.url);" },
+  });
+  return outfile;
+}
+
 async function writeLines(file: string, resources: Iterable<V3Resource>): Promise<void> {
   const out = createWriteStream(file);
   for (const r of resources) {
@@ -64,8 +91,7 @@ async function writeLines(file: string, resources: Iterable<V3Resource>): Promis
 
 /** The case's workload directory, written unless it holds the files of these exact builders. */
 async function workloadDir(name: string, c: Case): Promise<string> {
-  const cache = process.env.TESSERA_CACHE ?? path.join(os.homedir(), '.cache', 'tessera');
-  const dir = path.join(cache, 'calc-vs-felix', name);
+  const dir = path.join(cacheDir(), name);
   const stamp = createHash('sha256')
     .update(await readFile(path.join(benchDir, 'calc-workload.ts')))
     .update(JSON.stringify(c))
@@ -126,13 +152,14 @@ const scenario: BenchScenario = {
     const { stdout: built } = await run('bash', [path.join(benchDir, 'felix', 'build.sh')], { maxBuffer: 16 << 20 });
     const felix = built.trim().split('\n').at(-1) as string;
     if (dumpDir !== '') await mkdir(dumpDir, { recursive: true });
+    const tesseraSide = await bundleTesseraSide();
 
     for (const name of names.length > 0 ? names : Object.keys(CASES)) {
       const dir = await workloadDir(name, CASES[name] as Case);
       const dump = (side: string): string[] => (dumpDir === '' ? [] : ['--dump', path.join(dumpDir, `${name}-${side}`)]);
       const sides: Record<string, () => Promise<Figures[]>> = {
         tessera: () =>
-          runSide(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(benchDir, 'calc-vs-felix-tessera.ts'), dir, '--churn-repeat', churnRepeat, ...dump('tessera')]),
+          runSide(process.execPath, ['--expose-gc', tesseraSide, dir, '--churn-repeat', churnRepeat, ...dump('tessera')]),
         felix: () => runSide(felix, ['-workload', dir, '-churn-repeat', churnRepeat, ...dump('felix')]),
         'felix+conversion': () => runSide(felix, ['-workload', dir, '-convert', '-churn-repeat', churnRepeat, ...dump('felix-conversion')]),
       };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CidrParseError, cidrContains, formatIP, normaliseCidr, parseCidr, parseIP } from './cidr.ts';
+import { CidrParseError, cidrContains, formatIP, normaliseCidr, parseCidr, parseCidrUncached, parseIP } from './cidr.ts';
 
 describe('normaliseCidr', () => {
   it.each([
@@ -152,5 +152,22 @@ describe('cidrContains', () => {
     expect(cidrContains(net('10.1.0.0/16'), '10.0.0.0/8')).toBe(false);
     expect(cidrContains(net('10.0.0.0/8'), '11.0.0.1')).toBe(false);
     expect(cidrContains(net('10.0.0.0/8'), '::1')).toBe(false);
+  });
+});
+
+describe('parseCidr IPv4 fast path', () => {
+  it('gives the general parse for random and edge-case IPv4 text, canonical or not', () => {
+    const texts = ['0.0.0.0', '0.0.0.0/0', '255.255.255.255/32', '10.1.2.3/16', '10.1.2.3/8', '10.0.0.1', '1.2.3.4/0', '1.2.3.4/33', '01.2.3.4', '1.2.3.4/08', '1.2.3.4/', '1.2.3', '1.2.3.4.5', '256.1.1.1', '1.2.3.4/32 ', ' 1.2.3.4', '1..2.3', '1.2.3.4/3a', '1.2.3.04/24', '1.2.3.4//24'];
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let k = 0; k < 20000; k++) {
+      const octet = (): string => (rand(10) === 0 ? `0${rand(30)}` : String(rand(10) === 0 ? 250 + rand(10) : rand(256)));
+      const prefix = rand(4) === 0 ? '' : `/${rand(8) === 0 ? `0${rand(9)}` : rand(36)}`;
+      texts.push(`${octet()}.${octet()}.${octet()}.${octet()}${prefix}`);
+    }
+    for (const t of texts) expect(parseCidr(t), t).toEqual(parseCidrUncached(t));
   });
 });

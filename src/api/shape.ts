@@ -96,7 +96,10 @@ export function expectStringMap(
 ): value is Record<string, string> {
   if (!expectRecord(c, path, value)) return false;
   let ok = true;
-  for (const [k, v] of Object.entries(value)) {
+  // for…in, not Object.entries: this runs on every object's labels, and the pairs are garbage.
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    const v = value[k];
     if (typeof v !== 'string') {
       c.error(`${path}[${JSON.stringify(k)}]`, `must be a string, not ${describeType(v)}`);
       ok = false;

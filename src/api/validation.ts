@@ -148,14 +148,32 @@ function checkMetadata(c: FieldErrorCollector, kind: V3Kind, metadata: unknown):
   checkAnnotations(c, 'metadata.annotations', metadata['annotations']);
 }
 
+/**
+ * Label keys already found valid. The same few keys come on every object (`app`,
+ * `pod-template-hash`, …), and checking one costs a split and two regular expressions.
+ * Bounded: cleared when full, so a stream of distinct keys costs one check each.
+ */
+const VALID_LABEL_KEYS = new Set<string>();
+const VALID_LABEL_KEYS_MAX = 4096;
+
+function rememberValidLabelKey(key: string): void {
+  if (VALID_LABEL_KEYS.size >= VALID_LABEL_KEYS_MAX) VALID_LABEL_KEYS.clear();
+  VALID_LABEL_KEYS.add(key);
+}
+
 function checkLabels(c: FieldErrorCollector, path: string, labels: unknown): void {
   if (!expectStringMap(c, path, labels)) return;
-  for (const [k, v] of Object.entries(labels)) {
-    const at = indexPath(path, k);
-    for (const problem of qualifiedNameProblems(k)) c.error(at, problem);
+  for (const k in labels) {
+    if (!Object.prototype.hasOwnProperty.call(labels, k)) continue;
+    const v = labels[k] as string;
+    if (!VALID_LABEL_KEYS.has(k)) {
+      const problems = qualifiedNameProblems(k);
+      for (const problem of problems) c.error(indexPath(path, k), problem);
+      if (problems.length === 0) rememberValidLabelKey(k);
+    }
     if (!isValidLabelValue(v)) {
       c.error(
-        at,
+        indexPath(path, k),
         `${JSON.stringify(v)} is not a valid label value (at most 63 of alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric)`,
       );
     }

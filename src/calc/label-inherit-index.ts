@@ -92,13 +92,16 @@ export class LabelInheritIndex {
 
   updateItem(itemId: string, labels: Labels, parents: readonly string[]): void {
     const old = this.#items.get(itemId);
-    if (old !== undefined) {
-      for (const p of old.parents) this.#itemsByParent.get(p)?.delete(itemId);
-    }
-    for (const p of parents) {
-      let s = this.#itemsByParent.get(p);
-      if (s === undefined) this.#itemsByParent.set(p, (s = new Set()));
-      s.add(itemId);
+    // An update that keeps the parents (nearly all) leaves their member sets alone.
+    if (old === undefined || !sameStrings(old.parents, parents)) {
+      if (old !== undefined) {
+        for (const p of old.parents) this.#itemsByParent.get(p)?.delete(itemId);
+      }
+      for (const p of parents) {
+        let s = this.#itemsByParent.get(p);
+        if (s === undefined) this.#itemsByParent.set(p, (s = new Set()));
+        s.add(itemId);
+      }
     }
     const merged = this.#merge(labels, parents);
     if (old === undefined) {
@@ -166,10 +169,33 @@ export class LabelInheritIndex {
       item.merged = merged;
       return;
     }
-    this.#unindexItemLabels(itemId, item.merged);
+    this.#reindexItemLabels(itemId, item.merged, merged);
     item.merged = merged;
-    this.#indexItemLabels(itemId, merged);
     this.#reevaluateItem(itemId, item);
+  }
+
+  /**
+   * Moves the item between value sets only for the labels that changed: a relabel touches one
+   * or two small sets, not the sets of the labels every item shares (`pod-template-hash`,
+   * the namespace), whose delete-then-add churn made V8 rehash tables of every item.
+   */
+  #reindexItemLabels(itemId: string, old: Labels, next: Labels): void {
+    const gone: Record<string, string> = {};
+    let anyGone = false;
+    for (const k in old) {
+      if (!hasOwn.call(old, k) || (hasOwn.call(next, k) && next[k] === old[k])) continue;
+      gone[k] = old[k] as string;
+      anyGone = true;
+    }
+    if (anyGone) this.#unindexItemLabels(itemId, gone);
+    const added: Record<string, string> = {};
+    let anyAdded = false;
+    for (const k in next) {
+      if (!hasOwn.call(next, k) || (hasOwn.call(old, k) && old[k] === next[k])) continue;
+      added[k] = next[k] as string;
+      anyAdded = true;
+    }
+    if (anyAdded) this.#indexItemLabels(itemId, added);
   }
 
   #indexItemLabels(itemId: string, labels: Labels): void {
@@ -386,6 +412,13 @@ export class LabelInheritIndex {
         break;
     }
   }
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function shallowEqual(a: Labels, b: Labels): boolean {
