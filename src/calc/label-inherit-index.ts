@@ -63,6 +63,12 @@ export class LabelInheritIndex {
   readonly #selByLabel = new Map<string, Set<string>>();
   readonly #selAlways = new Set<string>();
   readonly #itemsByValue = new Map<string, Map<string, Set<string>>>();
+  /**
+   * The last merge of each own-labels object: items with equal labels share one interned
+   * own map (update-processor.ts), and with the same parents one merged map too. Replaced
+   * whenever a parent's labels change.
+   */
+  #merges = new WeakMap<Labels, { readonly parents: readonly string[]; readonly merged: Labels }>();
   /** Evaluations performed (for metrics and tests that pin the indexing). */
   evaluations = 0;
 
@@ -144,6 +150,7 @@ export class LabelInheritIndex {
       if (old !== undefined && shallowEqual(old, labels)) return;
       this.#parents.set(name, labels);
     }
+    this.#merges = new WeakMap();
     const children = this.#itemsByParent.get(name);
     if (children === undefined) return;
     for (const itemId of [...children]) {
@@ -156,12 +163,16 @@ export class LabelInheritIndex {
     let any = false;
     for (const p of parents) if (this.#parents.has(p)) any = true;
     if (!any) return own;
+    const last = this.#merges.get(own);
+    if (last !== undefined && sameStrings(last.parents, parents)) return last.merged;
     const merged: Record<string, string> = {};
     for (let i = parents.length - 1; i >= 0; i--) {
       const pl = this.#parents.get(parents[i] as string);
       if (pl !== undefined) Object.assign(merged, pl);
     }
-    return Object.assign(merged, own);
+    Object.assign(merged, own);
+    this.#merges.set(own, { parents, merged });
+    return merged;
   }
 
   #setMerged(itemId: string, item: Item, merged: Labels): void {

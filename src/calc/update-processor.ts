@@ -37,6 +37,7 @@ import {
 import { convertNetworkPolicy, type K8sNetworkPolicy } from '../controllers/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
 import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
+import { Interner } from './interner.ts';
 import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
 
 export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
@@ -69,6 +70,7 @@ export class UpdateProcessor {
   readonly #onInvalid: (invalid: InvalidResource) => void;
   /** `<kind>/<ns>/<name>` → the policy key currently held for it. */
   readonly #policyKeys = new Map<string, string>();
+  readonly #intern = new Interner();
 
   constructor(opts: UpdateProcessorOptions) {
     this.#onInvalid = opts.onInvalid;
@@ -192,7 +194,10 @@ export class UpdateProcessor {
           },
         ];
       case 'WorkloadEndpoint': {
-        const ns = r.metadata.namespace ?? 'default';
+        // Every remote endpoint's model stays in the graph: what endpoints share (labels,
+        // profiles, ports, the namespace and node names) is interned, see interner.ts.
+        const intern = this.#intern;
+        const ns = intern.string(r.metadata.namespace ?? 'default');
         const labels: Record<string, string> = { ...(r.metadata.labels ?? {}) };
         // Calico's clientv3 stamps these on every WEP it writes (updateLabelsForWorkloadEndpoint).
         labels[NAMESPACE_LABEL] = ns;
@@ -203,6 +208,7 @@ export class UpdateProcessor {
           const n = normaliseNet(net);
           (n.includes(':') ? ipv6Nets : ipv4Nets).push(n);
         }
+        const key = `${ns}/${r.metadata.name}`;
         const ports: EndpointPort[] = [];
         for (const p of r.spec.ports ?? []) {
           if (p.name === undefined || p.name === '') continue;
@@ -215,17 +221,17 @@ export class UpdateProcessor {
         return [
           {
             kind: 'endpoint',
-            key: `${ns}/${r.metadata.name}`,
+            key,
             value: {
-              key: `${ns}/${r.metadata.name}`,
+              key,
               namespace: ns,
               name: r.metadata.name,
-              node: r.spec.node ?? '',
-              labels,
-              profileIds: [...(r.spec.profiles ?? [])],
+              node: intern.string(r.spec.node ?? ''),
+              labels: intern.labels(labels),
+              profileIds: intern.strings(r.spec.profiles ?? []),
               ipv4Nets,
-              ipv6Nets,
-              ports,
+              ipv6Nets: ipv6Nets.length === 0 ? intern.strings(ipv6Nets) : ipv6Nets,
+              ports: intern.list('port', ports, (p) => `${p.name}/${p.protocol}/${p.port}`),
               interfaceName: r.spec.interfaceName ?? '',
               mac: r.spec.mac ?? '',
             },
