@@ -239,35 +239,45 @@ export class LabelInheritIndex {
   #reevaluateItem(itemId: string, item: Item): void {
     const labels = item.merged;
     const old = item.matches;
-    let next: Set<string> | undefined;
-    const consider = (selId: string): void => {
-      if (next?.has(selId)) return;
-      const entry = this.#selectors.get(selId);
-      if (entry === undefined) return;
-      this.evaluations++;
-      if (!entry.selector.evaluate(labels)) return;
-      (next ??= new Set()).add(selId);
-      if (old === undefined || !old.has(selId)) {
-        entry.matches.add(itemId);
-        this.#cb.onMatchStarted(selId, itemId);
+    // Each selector is filed under exactly one slot, and an item has one value per label, so
+    // a selector comes up at most once here: no de-duplication needed.
+    let matched: string[] | undefined;
+    const consider = (selIds: Set<string>): void => {
+      for (const selId of selIds) {
+        const entry = this.#selectors.get(selId);
+        if (entry === undefined) continue;
+        this.evaluations++;
+        if (!entry.selector.evaluate(labels)) continue;
+        (matched ??= []).push(selId);
+        if (old === undefined || !old.has(selId)) {
+          entry.matches.add(itemId);
+          this.#cb.onMatchStarted(selId, itemId);
+        }
       }
     };
-    for (const selId of this.#selAlways) consider(selId);
+    if (this.#selAlways.size > 0) consider(this.#selAlways);
     for (const k in labels) {
       if (!hasOwn.call(labels, k)) continue;
       const byLabel = this.#selByLabel.get(k);
-      if (byLabel !== undefined) for (const selId of byLabel) consider(selId);
+      if (byLabel !== undefined) consider(byLabel);
       const byValue = this.#selByValue.get(k)?.get(labels[k] as string);
-      if (byValue !== undefined) for (const selId of byValue) consider(selId);
+      if (byValue !== undefined) consider(byValue);
     }
-    item.matches = next;
-    if (old !== undefined) {
-      for (const selId of old) {
-        if (next?.has(selId)) continue;
-        this.#selectors.get(selId)?.matches.delete(itemId);
-        this.#cb.onMatchStopped(selId, itemId);
-      }
+    if (old === undefined) {
+      if (matched !== undefined) item.matches = new Set(matched);
+      return;
     }
+    // The item's set is updated in place: most reevaluations change nothing or one match.
+    // (An endpoint matching many policies' selectors gets a set to look them up in.)
+    const matchedSet = matched !== undefined && matched.length > 16 ? new Set(matched) : undefined;
+    for (const selId of old) {
+      if (matchedSet !== undefined ? matchedSet.has(selId) : matched?.includes(selId)) continue;
+      old.delete(selId);
+      this.#selectors.get(selId)?.matches.delete(itemId);
+      this.#cb.onMatchStopped(selId, itemId);
+    }
+    if (matched !== undefined) for (const selId of matched) old.add(selId);
+    if (old.size === 0) item.matches = undefined;
   }
 
   // ---- selectors --------------------------------------------------------------------------
