@@ -8,7 +8,10 @@
  *   restore); `applyMs` = the driver's apply alone (what `felix_int_dataplane_apply_time_seconds`
  *   observes: build the transaction, restore), with `ratio` / `applyRatio` for each;
  *   `rawMs` = `iptables-nft-restore --noflush` of the exact transaction we wrote, into another
- *   fresh namespace. Target `ratio` ≤ 1.2.
+ *   fresh namespace. Target `ratio` ≤ 1.2. `phases`: the median of each of the driver's phases
+ *   (`ApplyPhases`: drain and policy render, endpoint render, iptables-save read-backs, IP sets,
+ *   the restore, and the input generation and hashing that overlap it); `otherMs` is what
+ *   `oursMs` holds beyond the drain and the apply (the loop's scheduling, `flushed()`).
  * - `delta-one-policy-<N>`: with N rules loaded, one policy's last rule changes (5 times per
  *   run, median). `oursMs` = send → flushed; `rawMs` = `--noflush` restore of the same delta
  *   into a namespace holding the same N rules. Target `ratio` ≤ 1.5. `bytes` = the delta transaction's size. The
@@ -23,7 +26,7 @@
 import { performance } from 'node:perf_hooks';
 import { report, type BenchScenario } from '../scenario.ts';
 import type { DataplaneMessage, PolicyId } from '../../src/proto/index.ts';
-import { DataplaneDriver, NetnsCommandRunner, RealCommandRunner, type CommandResult, type CommandRunner, type RunOptions } from '../../src/dataplane/index.ts';
+import { DataplaneDriver, NetnsCommandRunner, RealCommandRunner, type ApplyPhases, type CommandResult, type CommandRunner, type RunOptions } from '../../src/dataplane/index.ts';
 import { allowAllProfile, endpoint, policy, port, rule, tier } from '../../src/dataplane/test-fixtures.ts';
 import { createNetns } from '../../e2e/dataplane/netns.ts';
 
@@ -102,6 +105,7 @@ interface ProgramRun {
   deltaRawMs: number;
   deltaBytes: number;
   rulesLoaded: number;
+  phases: ApplyPhases;
 }
 
 async function programOnce(rules: number): Promise<ProgramRun> {
@@ -121,6 +125,7 @@ async function programOnce(rules: number): Promise<ProgramRun> {
     await driver.flushed();
     const oursMs = performance.now() - t0;
     const applyMs = driver.lastApply!.ms;
+    const phases = driver.lastApply!.phases;
     const rulesLoaded = (await driver.metrics.rules.get()).values[0]?.value ?? 0;
     const full = tap.restores[0]!;
     const rawMs = await rawRestore(raw.name, full);
@@ -147,7 +152,7 @@ async function programOnce(rules: number): Promise<ProgramRun> {
     const deltaRawMs = median(raw5);
     stop.abort();
     await running;
-    return { oursMs, applyMs, rawMs, deltaOursMs, deltaApplyMs, deltaRawMs, deltaBytes: Buffer.byteLength(delta), rulesLoaded };
+    return { oursMs, applyMs, rawMs, deltaOursMs, deltaApplyMs, deltaRawMs, deltaBytes: Buffer.byteLength(delta), rulesLoaded, phases };
   } finally {
     stop.abort();
     ours.destroy();
@@ -188,6 +193,14 @@ async function churnOnce(): Promise<{ changesPerSecond: number; changes: number;
 }
 
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
+
+/** The median of each phase over the runs, and of what `oursMs` holds beyond the drain and the apply. */
+function phaseMedians(results: readonly ProgramRun[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(results[0]!.phases) as Array<keyof ApplyPhases>) out[k] = round(median(results.map((x) => x.phases[k])), 1);
+  out.otherMs = round(median(results.map((x) => x.oursMs - x.applyMs - x.phases.drainMs)), 1);
+  return out;
+}
 const minMax = (xs: number[], d = 3) => ({ min: round(Math.min(...xs), d), median: round(median(xs), d), max: round(Math.max(...xs), d) });
 
 const scenario: BenchScenario = {
@@ -212,6 +225,7 @@ const scenario: BenchScenario = {
         ratio: minMax(results.map((x) => x.oursMs / x.rawMs)),
         applyRatio: minMax(results.map((x) => x.applyMs / x.rawMs)),
         target: 1.2,
+        phases: phaseMedians(results),
       });
       report('dataplane', `delta-one-policy-${size}`, {
         backend: 'nft',

@@ -33,6 +33,7 @@ import { Backoff } from '../runtime/backoff.ts';
 import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
+import { emptyPhases, timed, timedAsync, type ApplyPhases, type PhaseTotals } from './apply-phases.ts';
 import type { CommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';
@@ -118,6 +119,8 @@ export interface ApplyStats {
   readonly iptablesBytes: number;
   readonly ipsetBytes: number;
   readonly chainsWritten: number;
+  /** Where the time went (see `ApplyPhases`); `drainMs` is before `ms`, not part of it. */
+  readonly phases: ApplyPhases;
 }
 
 export class DataplaneDriver {
@@ -149,6 +152,9 @@ export class DataplaneDriver {
   private busySince: number | undefined;
   private retryAt: number | undefined;
   private lastError: string | undefined;
+  /** Phase times of the apply being prepared (the drain) and run; reset after each apply. */
+  private phases: PhaseTotals = emptyPhases();
+  private readonly currentPhases = (): PhaseTotals => this.phases;
   /** Stats of the last apply. */
   lastApply: ApplyStats | undefined;
   /** Number of applies that wrote or checked the dataplane. */
@@ -361,14 +367,16 @@ export class DataplaneDriver {
     if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
+    const t0 = performance.now();
     for (const msg of batch) {
       if (msg.type === 'InSync') {
         if (!this.inSyncSeen) this.log.info('in sync: programming the dataplane');
         this.inSyncSeen = true;
         continue;
       }
-      if (this.ipsetsManager.onMessage(msg) || this.policyManager.onMessage(msg) || this.endpointManager.onMessage(msg)) continue;
+      if (this.ipsetsManager.onMessage(msg) || this.policyManager.onMessage(msg, this.currentPhases) || this.endpointManager.onMessage(msg)) continue;
     }
+    this.phases.drainMs += performance.now() - t0;
     this.pendingSeq = this.sentSeq;
   }
   private pendingSeq = 0;
@@ -438,15 +446,17 @@ export class DataplaneDriver {
       return await this.applyPending(start);
     } finally {
       this.busySince = undefined;
+      this.phases = emptyPhases();
     }
   }
 
   private async applyPending(start: number): Promise<number> {
     const seq = this.pendingSeq;
+    const phases = this.phases;
     const t0 = performance.now();
-    await this.endpointManager.resolveInterfaces();
+    await timedAsync(phases, 'resolveMs', () => this.endpointManager.resolveInterfaces());
     if (this.endpointManager.hasUnresolved) this.nextUnresolvedAt = this.clock.now() + this.unresolvedRetryMs;
-    this.endpointManager.render();
+    timed(phases, 'endpointRenderMs', () => this.endpointManager.render());
     let ipsetBytes = 0;
     let iptablesBytes = 0;
     let chainsWritten = 0;
@@ -454,19 +464,19 @@ export class DataplaneDriver {
     // repaired: whoever changed one may have changed the other, and a rule naming a destroyed
     // set cannot be restored until the set is back.
     let tampered = false;
-    for (const t of this.tables) if (await t.readBackIfDue()) tampered = true;
+    for (const t of this.tables) if (await t.readBackIfDue(phases)) tampered = true;
     if (tampered) for (const s of this.ipsets) s.invalidate();
-    for (const s of this.ipsets) ipsetBytes += (await s.applyUpdates()).bytes;
+    for (const s of this.ipsets) ipsetBytes += (await timedAsync(phases, 'ipsetMs', () => s.applyUpdates())).bytes;
     for (const t of this.tables) {
-      const r = await t.apply();
+      const r = await t.apply(phases);
       iptablesBytes += r.bytes;
       chainsWritten += r.chainsWritten;
     }
-    for (const s of this.ipsets) await s.applyDeletions();
+    for (const s of this.ipsets) await timedAsync(phases, 'ipsetDeleteMs', () => s.applyDeletions());
     const seconds = (performance.now() - t0) / 1000;
     this.metrics.applyTime.observe(seconds);
     this.applies++;
-    this.lastApply = { ms: seconds * 1000, iptablesBytes, ipsetBytes, chainsWritten };
+    this.lastApply = { ms: seconds * 1000, iptablesBytes, ipsetBytes, chainsWritten, phases };
     if (seconds > 1) this.log.warn({ seconds, startedAt: start }, 'dataplane apply took more than 1 s');
     return seq;
   }

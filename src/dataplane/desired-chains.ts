@@ -12,20 +12,33 @@
  *   the state is updated; an update with the same rules reports nothing.
  * - The programmed chain and rule counts are kept incrementally (the `felix_iptables_chains`
  *   and `felix_iptables_rules` gauges), never by walking the set.
+ * - An on-demand chain may be set as a `LazyChain`: rendered on first use of its rules — at the
+ *   latest when a transaction writing it streams into iptables-restore, so rendering a large
+ *   ruleset from scratch overlaps the kernel's parsing. A chain replacing one already rendered
+ *   is rendered at once (the same rules again must change nothing). Until rendered, its rules
+ *   are not in the rule count; `programmed` renders what is programmed before counting.
  */
 import { ruleTail, type Chain, type IptablesRule } from './chain.ts';
 import type { ChainOwner } from './rejected-chains.ts';
 import { hashRuleTails } from './rule-hash.ts';
 
+/** A chain whose rules are rendered on first use (see the file comment); `render` runs once. */
+export interface LazyChain {
+  readonly name: string;
+  readonly render: () => readonly IptablesRule[];
+}
+
 export interface DesiredChain {
-  /** Replaced in place when only tags or the owner change (same texts, same version). */
+  /** Replaced in place when only tags or the owner change (same texts, same version). Rendered on first read for a lazy chain. */
   rules: readonly IptablesRule[];
   /** Programmed only while a programmed always-on chain jumps to it. */
   readonly onDemand: boolean;
   /** Owned chains this one jumps or goes to (counted only for always-on chains). */
   readonly targets: readonly string[];
-  /** Each rule rendered once, without its hash comment. */
+  /** Each rule rendered once, without its hash comment (renders a lazy chain). */
   readonly tails: readonly string[];
+  /** False while a lazy chain's rules are not rendered yet. */
+  readonly rendered: boolean;
   /** Whom to name when iptables-restore rejects the chain (replaced in place, as `rules`). */
   owner: ChainOwner | undefined;
   /**
@@ -48,15 +61,28 @@ export class DesiredChains {
   /** Owned chain → number of always-on desired chains jumping to it. */
   private readonly refCounts = new Map<string, number>();
   private programmedChains = 0;
+  /** Rules of the programmed chains that are rendered. */
   private ruleCount = 0;
+  /** Programmed chains not rendered yet (their rules are not in `ruleCount`). */
+  private readonly unrendered = new Set<string>();
 
   constructor(private readonly onChange: (name: string) => void) {}
 
-  /** Sets or replaces a chain; the same rules again change nothing. */
-  update(chain: Chain, opts: UpdateChainOptions = {}): void {
+  /** Sets or replaces a chain; the same rules again change nothing. Only on-demand chains may be lazy. */
+  update(chain: Chain | LazyChain, opts: UpdateChainOptions = {}): void {
     const onDemand = opts.onDemand ?? false;
-    const tails = chain.rules.map(ruleTail);
     const old = this.chains.get(chain.name);
+    if ('render' in chain) {
+      if (!onDemand) throw new RangeError(`DesiredChains: chain '${chain.name}' is always on and cannot be rendered lazily`);
+      // Nothing rendered to compare with (a chain never rendered was never written): replace.
+      if (old === undefined || !old.rendered) {
+        const name = chain.name;
+        const next: Entry = new Entry(chain.render, () => this.onRendered(name, next), opts.owner);
+        return this.replace(name, old, next);
+      }
+      chain = { name: chain.name, rules: chain.render() };
+    }
+    const tails = chain.rules.map(ruleTail);
     // Same name and same rule texts ⇔ same hashes.
     if (old !== undefined && old.onDemand === onDemand && sameList(old.tails, tails)) {
       // Same kernel state: the same version (a rejection is tracked by its identity), but with
@@ -65,18 +91,27 @@ export class DesiredChains {
       old.owner = opts.owner;
       return;
     }
-    if (old !== undefined && this.isProgrammed(chain.name, old)) this.count(old, -1);
-    const next: DesiredChain = { rules: chain.rules, onDemand, targets: onDemand ? [] : jumpTargets(chain.rules), tails, owner: opts.owner, hashes: undefined };
-    this.chains.set(chain.name, next);
+    this.replace(chain.name, old, Entry.rendered(chain.rules, tails, onDemand, onDemand ? [] : jumpTargets(chain.rules), opts.owner));
+  }
+
+  private replace(name: string, old: DesiredChain | undefined, next: DesiredChain): void {
+    if (old !== undefined && this.isProgrammed(name, old)) this.count(name, old, -1);
+    this.chains.set(name, next);
     this.retarget(old?.targets ?? [], next.targets);
-    if (this.isProgrammed(chain.name, next)) this.count(next, +1);
-    this.onChange(chain.name);
+    if (this.isProgrammed(name, next)) this.count(name, next, +1);
+    this.onChange(name);
+  }
+
+  /** A lazy chain was rendered: its rules count if it is still the programmed one. */
+  private onRendered(name: string, d: DesiredChain): void {
+    if (this.chains.get(name) !== d || !this.unrendered.delete(name)) return;
+    this.ruleCount += d.rules.length;
   }
 
   remove(name: string): void {
     const old = this.chains.get(name);
     if (old === undefined) return;
-    if (this.isProgrammed(name, old)) this.count(old, -1);
+    if (this.isProgrammed(name, old)) this.count(name, old, -1);
     this.chains.delete(name);
     this.retarget(old.targets, []);
     this.onChange(name);
@@ -100,8 +135,9 @@ export class DesiredChains {
     return this.chains.keys();
   }
 
-  /** Chains and rules that belong in the kernel now. */
+  /** Chains and rules that belong in the kernel now (renders the programmed lazy chains). */
   get programmed(): { readonly chains: number; readonly rules: number } {
+    for (const name of [...this.unrendered]) void this.chains.get(name)?.rules;
     return { chains: this.programmedChains, rules: this.ruleCount };
   }
 
@@ -109,9 +145,11 @@ export class DesiredChains {
     return !d.onDemand || (this.refCounts.get(name) ?? 0) > 0;
   }
 
-  private count(d: DesiredChain, sign: 1 | -1): void {
+  private count(name: string, d: DesiredChain, sign: 1 | -1): void {
     this.programmedChains += sign;
-    this.ruleCount += sign * d.rules.length;
+    if (d.rendered) this.ruleCount += sign * d.rules.length;
+    else if (sign > 0) this.unrendered.add(name);
+    else this.unrendered.delete(name);
   }
 
   /** Moves references from `before` to `after`; an on-demand chain crossing zero changes state. */
@@ -121,7 +159,7 @@ export class DesiredChains {
       this.refCounts.set(t, n);
       const d = this.chains.get(t);
       if (n === 1 && d?.onDemand === true) {
-        this.count(d, +1);
+        this.count(t, d, +1);
         this.onChange(t);
       }
     }
@@ -131,7 +169,7 @@ export class DesiredChains {
       else this.refCounts.delete(t);
       const d = this.chains.get(t);
       if (n === 0 && d?.onDemand === true) {
-        this.count(d, -1);
+        this.count(t, d, -1);
         this.onChange(t);
       }
     }
@@ -140,7 +178,64 @@ export class DesiredChains {
 
 /** A chain that is no one's desired state (a fail-closed stand-in): always on, no owner. */
 export function detachedChain(rules: readonly IptablesRule[]): DesiredChain {
-  return { rules, onDemand: false, targets: [], tails: rules.map(ruleTail), owner: undefined, hashes: undefined };
+  return Entry.rendered(rules, rules.map(ruleTail), false, [], undefined);
+}
+
+/** One desired chain, rendered at once or on first use of its rules. */
+class Entry implements DesiredChain {
+  owner: ChainOwner | undefined;
+  hashes: readonly string[] | undefined = undefined;
+  readonly targets: readonly string[];
+  private rulesNow: readonly IptablesRule[] | undefined;
+  private tailsNow: readonly string[] | undefined;
+
+  /** A lazy on-demand chain: `render` once, then `onRendered`. */
+  constructor(
+    private render: (() => readonly IptablesRule[]) | undefined,
+    private onRendered: (() => void) | undefined,
+    owner: ChainOwner | undefined,
+    readonly onDemand = true,
+    targets: readonly string[] = [],
+  ) {
+    this.owner = owner;
+    this.targets = targets;
+  }
+
+  static rendered(rules: readonly IptablesRule[], tails: readonly string[], onDemand: boolean, targets: readonly string[], owner: ChainOwner | undefined): Entry {
+    const e = new Entry(undefined, undefined, owner, onDemand, targets);
+    e.rulesNow = rules;
+    e.tailsNow = tails;
+    return e;
+  }
+
+  get rendered(): boolean {
+    return this.rulesNow !== undefined;
+  }
+
+  get rules(): readonly IptablesRule[] {
+    if (this.rulesNow === undefined) this.renderNow();
+    return this.rulesNow!;
+  }
+
+  /** Same texts only (see `DesiredChains.update`): the tails stay. */
+  set rules(rules: readonly IptablesRule[]) {
+    this.rulesNow = rules;
+  }
+
+  get tails(): readonly string[] {
+    if (this.tailsNow === undefined) this.renderNow();
+    return this.tailsNow!;
+  }
+
+  private renderNow(): void {
+    const rules = this.render!();
+    this.rulesNow = rules;
+    this.tailsNow = rules.map(ruleTail);
+    const done = this.onRendered;
+    this.render = undefined;
+    this.onRendered = undefined;
+    done?.();
+  }
 }
 
 /** The chain's rule hashes, computed once. */

@@ -17,6 +17,7 @@
  */
 export { DataplaneDriver, type DataplaneDriverOptions, type ApplyStats, type DataplaneHealth } from './dataplane-driver.ts';
 export { DataplaneMetrics } from './dataplane-metrics.ts';
+export type { ApplyPhases } from './apply-phases.ts';
 export {
   RealCommandRunner,
   NetnsCommandRunner,

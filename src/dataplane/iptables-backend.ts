@@ -29,9 +29,14 @@
  * disagreement can be logged (Felix warns the same way).
  */
 import type { CommandRunner } from './command-runner.ts';
-import type { IptablesBackend } from './iptables-table.ts';
 
 /** `--iptables-backend`: Felix `IptablesBackend` (`Auto`, `NFT`, `Legacy`). */
+/**
+ * Which iptables implementation to drive. Both write through the same `iptables-restore`
+ * language; they must not be mixed on one host (each sees only its own rules).
+ */
+export type IptablesBackend = 'nft' | 'legacy';
+
 export type IptablesBackendMode = 'auto' | IptablesBackend;
 
 export const IPTABLES_BACKEND_MODES: readonly IptablesBackendMode[] = ['auto', 'nft', 'legacy'];

@@ -37,23 +37,21 @@
  */
 import type { Logger } from '../runtime/logger.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
+import { emptyPhases, timed, type PhaseTotals } from './apply-phases.ts';
 import { findRejectedChain, type TrialOutcome } from './chain-bisect.ts';
 import { CHAIN_PREFIX } from './chain-names.ts';
 import type { Chain, IptablesRule } from './chain.ts';
 import type { CommandResult, CommandRunner } from './command-runner.ts';
 import type { DataplaneMetrics } from './dataplane-metrics.ts';
-import { DesiredChains, detachedChain, hashesOf, sameList, type DesiredChain, type UpdateChainOptions } from './desired-chains.ts';
+import { DesiredChains, detachedChain, hashesOf, sameList, type DesiredChain, type LazyChain, type UpdateChainOptions } from './desired-chains.ts';
 import { parseSave } from './iptables-save.ts';
 import { KernelHookRules } from './kernel-hook-rules.ts';
-import { RejectedChains, failClosedRules, type ChainOwner, type ChainRejection } from './rejected-chains.ts';
-import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, type ChainWrite } from './restore-transaction.ts';
+import { RejectedChains, failClosedRules, ownerFields, type ChainOwner, type ChainRejection } from './rejected-chains.ts';
+import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, streamRestore, type ChainWrite } from './restore-transaction.ts';
 import type { KernelHooks } from './rule-renderer.ts';
+import type { IptablesBackend } from './iptables-backend.ts';
 
-/**
- * Which iptables implementation to drive. Both write through the same `iptables-restore`
- * language; they must not be mixed on one host (each sees only its own rules).
- */
-export type IptablesBackend = 'nft' | 'legacy';
+export type { IptablesBackend } from './iptables-backend.ts';
 
 export interface IptablesTableOptions {
   /** @default 'filter' */
@@ -140,6 +138,8 @@ export class IptablesTable {
   private postWriteAt = Infinity;
   private postWriteDelay: number;
   private readonly rejected: RejectedChains;
+  /** Where the current `apply()` / `readBackIfDue()` adds its phase times. */
+  private phases: PhaseTotals = emptyPhases();
 
   constructor(opts: IptablesTableOptions) {
     const {
@@ -191,12 +191,13 @@ export class IptablesTable {
    * Sets (or replaces) an owned chain; a chain whose rules did not change stays clean. See
    * `DesiredChains` for `onDemand` (policy and profile chains: programmed only while an
    * always-on chain jumps to them). `owner` names the policy, profile or endpoint the chain was
-   * rendered for, in the log line that reports it rejected.
+   * rendered for, in the log line that reports it rejected. An on-demand chain may be lazy: its
+   * rules are rendered when first needed, at the latest while the restore writing it streams.
+   * The chain and rule gauges are updated by `apply()`.
    */
-  updateChain(chain: Chain, opts: UpdateChainOptions = {}): void {
+  updateChain(chain: Chain | LazyChain, opts: UpdateChainOptions = {}): void {
     if (!chain.name.startsWith(CHAIN_PREFIX)) throw new RangeError(`IptablesTable: chain '${chain.name}' is not owned (needs prefix '${CHAIN_PREFIX}')`);
     this.desired.update(chain, opts);
-    this.updateGauges();
   }
 
   updateChains(chains: Iterable<Chain>, opts: UpdateChainOptions = {}): void {
@@ -205,7 +206,6 @@ export class IptablesTable {
 
   removeChain(name: string): void {
     this.desired.remove(name);
-    this.updateGauges();
   }
 
   /** The rules of ours that belong in kernel chains (`FORWARD`, …). */
@@ -346,10 +346,16 @@ export class IptablesTable {
 
   // ---- apply --------------------------------------------------------------------------------
 
-  async apply(): Promise<TableApplyResult> {
+  /** Writes what differs; adds its `saveMs`, `restoreMs`, `generateMs` and `hashMs` to `phases`. */
+  async apply(phases: PhaseTotals = emptyPhases()): Promise<TableApplyResult> {
+    this.phases = phases;
     const result = { wrote: false, bytes: 0, chainsWritten: 0 };
     await this.writeDirty(result);
     await this.retryRejected(result);
+    // `felix_iptables_chains` / `_rules`: what the kernel should hold now (renders lazy chains left).
+    const { chains, rules } = this.desired.programmed;
+    this.metrics.chains.set(this.labels, chains);
+    this.metrics.rules.set(this.labels, rules);
     return result;
   }
 
@@ -442,12 +448,14 @@ export class IptablesTable {
       if (t === 'keep') continue;
       const want = t === 'delete' ? undefined : t;
       targets.set(name, want);
-      writes.push({ name, want: want === undefined ? undefined : { tails: want.tails, hashes: () => hashesOf(name, want) }, have: this.actual.get(name) });
+      // Read while the input streams (`tails` renders a lazy chain).
+      const hashes = (): readonly string[] => timed(this.phases, 'hashMs', () => hashesOf(name, want!));
+      writes.push({ name, want: want === undefined ? undefined : { get tails() { return want.tails; }, hashes }, have: this.actual.get(name) });
     }
     const withHooks = hooks && this.hooks.dirty;
     const tx = new RestoreTransaction(this.table, writes, () => (withHooks ? this.hooks.ops() : []));
     this.metrics.restoreCalls.inc(this.labels);
-    const res = await this.runner.run(this.restoreCmd, ['--noflush', ...this.lockArgs], { stdin: tx.input() });
+    const res = await streamRestore(this.runner, this.restoreCmd, ['--noflush', ...this.lockArgs], tx, this.phases);
     if (res.code !== 0) {
       this.metrics.restoreErrors.inc(this.labels);
       this.loaded = false;
@@ -506,7 +514,8 @@ export class IptablesTable {
    * The first read-back describes the starting state, not damage; a failed one returns false
    * and `apply()` retries it.
    */
-  async readBackIfDue(): Promise<boolean> {
+  async readBackIfDue(phases: PhaseTotals = emptyPhases()): Promise<boolean> {
+    this.phases = phases;
     if (this.loaded && this.clock.now() < this.nextReadBackAt()) return false;
     const wasLoaded = this.loaded;
     const pending = new Set(this.dirty);
@@ -541,9 +550,11 @@ export class IptablesTable {
   private async load(): Promise<void> {
     const pending = this.prefetched;
     this.prefetched = undefined;
+    const t0 = performance.now();
     const res = await (pending ?? this.fetchSave());
     if (res.code !== 0) throw new IptablesApplyError(`${this.saveCmd} -t ${this.table} failed (${res.code}): ${res.stderr.trim()}`);
     const { owned, kernel } = parseSave(res.stdout, this.hooks.chains());
+    this.phases.saveMs += performance.now() - t0;
     this.actual = owned;
     this.hooks.readBack(kernel);
     // Dirtiness is relative to the kernel: recompute it from scratch against what we just read.
@@ -578,22 +589,10 @@ export class IptablesTable {
     if (t === 'delete') return have !== undefined;
     return have === undefined || !sameList(have, hashesOf(name, t));
   }
-
-  private updateGauges(): void {
-    const { chains, rules } = this.desired.programmed;
-    this.metrics.chains.set(this.labels, chains);
-    this.metrics.rules.set(this.labels, rules);
-  }
 }
 
 function addWrite(result: { wrote: boolean; bytes: number; chainsWritten: number }, tx: RestoreTransaction): void {
   result.wrote = true;
   result.bytes += tx.bytes;
   result.chainsWritten += tx.chains.length;
-}
-
-/** Log fields naming a chain's owner and, when known, the owner's rule behind iptables rule `rule` (1-based). */
-function ownerFields(owner: ChainOwner | undefined, rule: number | undefined): Record<string, string | undefined> {
-  if (owner === undefined) return {};
-  return { kind: owner.kind, namespace: owner.namespace, name: owner.name, tier: owner.tier, ownerRule: rule === undefined ? undefined : owner.ruleOf?.(rule - 1) };
 }

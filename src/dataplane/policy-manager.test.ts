@@ -9,12 +9,20 @@ import { EndpointManager } from './endpoint-manager.ts';
 import { IptablesTable } from './iptables-table.ts';
 import { PolicyManager } from './policy-manager.ts';
 import { RuleRenderer } from './rule-renderer.ts';
-import { endpoint, npId, policy, port, rule } from './test-fixtures.ts';
+import { endpoint, npId, policy, port, rule, tier } from './test-fixtures.ts';
 
 function setup() {
-  const filter = new IptablesTable({ ipVersion: 4, runner: new RecordingCommandRunner(), clock: new FakeClock(), logger: silentLogger, metrics: new DataplaneMetrics(newRegistry()) });
-  const families = [{ renderer: new RuleRenderer({ ipVersion: 4 }), filter }];
-  return { filter, policies: new PolicyManager(families, silentLogger), endpoints: new EndpointManager(families, new RecordingCommandRunner(), silentLogger) };
+  const runner = new RecordingCommandRunner();
+  const filter = new IptablesTable({ ipVersion: 4, runner, clock: new FakeClock(), logger: silentLogger, metrics: new DataplaneMetrics(newRegistry()) });
+  let renders = 0;
+  const renderer = new (class extends RuleRenderer {
+    override policyChains(...args: Parameters<RuleRenderer['policyChains']>) {
+      renders++;
+      return super.policyChains(...args);
+    }
+  })({ ipVersion: 4 });
+  const families = [{ renderer, filter }];
+  return { filter, runner, renders: () => renders, policies: new PolicyManager(families, silentLogger), endpoints: new EndpointManager(families, new RecordingCommandRunner(), silentLogger) };
 }
 const rulesOf = (t: IptablesTable, name: string) => t.desiredRules(name)?.map((r) => ruleBody(r, '').trim());
 
@@ -38,6 +46,20 @@ describe('PolicyManager', () => {
     const { filter, policies } = setup();
     policies.onMessage({ type: 'ActivePolicyUpdate', id: npId('shop', 'raw'), policy: { ...policy([rule()]), untracked: true } });
     expect(filter.hasChain('cali-pi-np/shop/raw')).toBe(false);
+  });
+
+  it('renders a policy while the restore writing its chains streams, not when the message arrives, and both chains at once', async () => {
+    const { filter, policies, endpoints, runner, renders } = setup();
+    policies.onMessage({ type: 'ActivePolicyUpdate', id: npId('shop', 'web'), policy: policy([rule({ action: 'deny' })], [rule()]) });
+    endpoints.onMessage({ type: 'WorkloadEndpointUpdate', id: { namespace: 'shop', name: 'w' }, endpoint: endpoint({ interfaceName: 'caliw', tiers: [tier('default', [npId('shop', 'web')])] }) });
+    endpoints.render();
+    expect(renders()).toBe(0);
+    await filter.apply();
+    expect(renders()).toBe(1);
+    const input = runner.callsTo('iptables-nft-restore')[0]!.stdin!;
+    expect(input).toMatch(/-A cali-pi-np\/shop\/web -m comment --comment "cali:[\w-]{16}" -j DROP/);
+    expect(rulesOf(filter, 'cali-po-np/shop/web')).toEqual(['-j MARK --set-xmark 0x10000/0x10000']);
+    expect(renders()).toBe(1);
   });
 
   it('programs profile chains', () => {

@@ -11,18 +11,22 @@
  * - Every chain carries its owner (policy or profile, and which of its rules each iptables
  *   rule came from), so a chain iptables-restore rejects is reported by name (the table
  *   programs it as a DROP meanwhile; see `rejected-chains.ts`).
+ * - Rendering is lazy: a policy's or profile's chains are rendered together when the table first
+ *   needs either's rules — for a write, while the restore streams — so a from-scratch program
+ *   of many policies renders while iptables-restore parses (issue 18). What is rendered, and a
+ *   render error's DROP and log line, are the same as rendering at once.
  * - Untracked and pre-DNAT policies belong in the raw/mangle tables, which Tessera does not
  *   program yet: they are logged and skipped.
  */
 import { isStagedPolicy, type DataplaneMessage, type PolicyId } from '../proto/index.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { emptyPhases, timed, type PhaseTotals } from './apply-phases.ts';
 import type { Chain, IptablesRule } from './chain.ts';
 import { policyChainName, profileChainName } from './chain-names.ts';
 import type { IptablesTable } from './iptables-table.ts';
 import { RuleRenderError } from './match-builder.ts';
 import type { ChainOwner } from './rejected-chains.ts';
 import type { RuleRenderer } from './rule-renderer.ts';
-
 
 export interface FamilyTables {
   readonly renderer: RuleRenderer;
@@ -39,7 +43,11 @@ export class PolicyManager {
     this.log = logger.child({ component: 'policy-manager' });
   }
 
-  onMessage(msg: DataplaneMessage): boolean {
+  /**
+   * Handles a policy or profile message (false for any other). The renderer's time is added to
+   * `policyRenderMs` of the totals `phases` returns when it runs (the apply's, when lazily rendered in one).
+   */
+  onMessage(msg: DataplaneMessage, phases: () => PhaseTotals = emptyPhases): boolean {
     switch (msg.type) {
       case 'ActivePolicyUpdate': {
         const { id, policy } = msg;
@@ -48,8 +56,9 @@ export class PolicyManager {
           return true;
         }
         for (const f of this.families) {
-          const chains = this.renderOrDrop([policyChainName(id, 'ingress'), policyChainName(id, 'egress')], () => f.renderer.policyChains(id, policy), logFields(id), isStagedPolicy(id));
-          program(f.filter, chains, { kind: id.kind, namespace: id.namespace, name: id.name, tier: id.tier });
+          const names = [policyChainName(id, 'ingress'), policyChainName(id, 'egress')];
+          const render = () => this.renderOrDrop(names, () => timed(phases(), 'policyRenderMs', () => f.renderer.policyChains(id, policy)), logFields(id), isStagedPolicy(id));
+          program(f.filter, names, render, { kind: id.kind, namespace: id.namespace, name: id.name, tier: id.tier });
         }
         return true;
       }
@@ -62,11 +71,9 @@ export class PolicyManager {
       case 'ActiveProfileUpdate': {
         const { id, profile } = msg;
         for (const f of this.families) {
-          const chains = this.renderOrDrop([profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')], () => f.renderer.profileChains(id.name, profile), {
-            kind: 'Profile',
-            name: id.name,
-          });
-          program(f.filter, chains, { kind: 'Profile', name: id.name });
+          const names = [profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')];
+          const render = () => this.renderOrDrop(names, () => timed(phases(), 'policyRenderMs', () => f.renderer.profileChains(id.name, profile)), { kind: 'Profile', name: id.name });
+          program(f.filter, names, render, { kind: 'Profile', name: id.name });
         }
         return true;
       }
@@ -98,13 +105,16 @@ export class PolicyManager {
 }
 
 /**
- * Hands `[ingress, egress]` chains to the table: on demand (programmed only while an endpoint
- * chain refers to them), each with its owner.
+ * Hands the `[ingress, egress]` chains `render` produces to the table: lazily (both rendered at
+ * the first need of either), on demand (programmed only while an endpoint chain refers to
+ * them), each with its owner.
  */
-function program(filter: IptablesTable, chains: readonly Chain[], owner: Omit<ChainOwner, 'ruleOf'>): void {
-  chains.forEach((chain, i) => {
+function program(filter: IptablesTable, names: readonly string[], render: () => Chain[], owner: Omit<ChainOwner, 'ruleOf'>): void {
+  let chains: Chain[] | undefined;
+  const rendered = (i: number): readonly IptablesRule[] => (chains ??= render())[i]!.rules;
+  names.forEach((name, i) => {
     const dir = i === 0 ? 'ingress' : 'egress';
-    filter.updateChain(chain, { onDemand: true, owner: { ...owner, ruleOf: (index) => ownerRuleOf(dir, chain.rules, index) } });
+    filter.updateChain({ name, render: () => rendered(i) }, { onDemand: true, owner: { ...owner, ruleOf: (index) => ownerRuleOf(dir, rendered(i), index) } });
   });
 }
 

@@ -180,3 +180,10 @@ export class RejectedChains {
     return this.entries.values();
   }
 }
+
+/** Log fields naming a chain's owner and, when known, the owner's rule behind iptables rule `rule` (1-based). */
+export function ownerFields(owner: ChainOwner | undefined, rule: number | undefined): Record<string, string | undefined> {
+  if (owner === undefined) return {};
+  return { kind: owner.kind, namespace: owner.namespace, name: owner.name, tier: owner.tier, ownerRule: rule === undefined ? undefined : owner.ruleOf?.(rule - 1) };
+}
+

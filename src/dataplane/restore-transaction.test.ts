@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { hashRuleTails } from './rule-hash.ts';
-import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, type ChainWrite } from './restore-transaction.ts';
+import { emptyPhases } from './apply-phases.ts';
+import type { CommandRunner } from './command-runner.ts';
+import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, streamRestore, type ChainWrite } from './restore-transaction.ts';
 
 const want = (name: string, tails: string[]): ChainWrite['want'] => ({ tails, hashes: () => hashRuleTails(name, tails) });
 
@@ -75,5 +77,36 @@ describe('RestoreTransaction', () => {
     expect(t.blame(10)).toBeUndefined(); // a hook line
     expect(t.blame(11)).toEqual({ chain: 'cali-pi-old', op: 'delete', rule: undefined });
     expect(t.blame(12)).toBeUndefined(); // COMMIT
+  });
+});
+
+describe('streamRestore', () => {
+  it('rethrows an error thrown while the input is generated, not the restore failure the cut-off input causes', async () => {
+    // Like RealCommandRunner: a failing input ends stdin early, and iptables-restore complains.
+    const runner: CommandRunner = {
+      run: async (_cmd, _args, opts) => {
+        try {
+          for (const _ of opts!.stdin as Iterable<string>) void _;
+        } catch {
+          return { code: 1, stdout: '', stderr: 'iptables-restore: COMMIT expected at line 2' };
+        }
+        return { code: 0, stdout: '', stderr: '' };
+      },
+    };
+    const broken: ChainWrite = {
+      name: 'cali-pi-bug',
+      want: {
+        get tails(): string[] {
+          throw new Error('renderer bug');
+        },
+        hashes: () => [],
+      },
+      have: undefined,
+    };
+    const phases = emptyPhases();
+    await expect(streamRestore(runner, 'iptables-nft-restore', [], new RestoreTransaction('filter', [broken], () => []), phases)).rejects.toThrow('renderer bug');
+    const ok = await streamRestore(runner, 'iptables-nft-restore', [], new RestoreTransaction('filter', [{ name: 'cali-pi-a', want: want('cali-pi-a', ['-j DROP']), have: undefined }], () => []), phases);
+    expect(ok.code).toBe(0);
+    expect(phases.restoreMs).toBeGreaterThan(0);
   });
 });

@@ -16,12 +16,15 @@
  * The transaction records where each chain's lines went (a few numbers per chain, not per rule)
  * and recomputes the rule index only when asked.
  */
-import { hashCommentFragment } from './chain.ts';
+import { performance } from 'node:perf_hooks';
+import { timedChunks, type PhaseTotals } from './apply-phases.ts';
+import { RULE_HASH_PREFIX, hashCommentFragment } from './chain.ts';
+import type { CommandResult, CommandRunner } from './command-runner.ts';
 
 /** What one chain should become: `want` (its rule tails and their hashes) or deleted. */
 export interface ChainWrite {
   readonly name: string;
-  /** Undefined: delete the chain. `hashes` is called while the input streams. */
+  /** Undefined: delete the chain. `tails`, then `hashes`, are read while the input streams (a lazy chain renders then). */
   readonly want: { readonly tails: readonly string[]; readonly hashes: () => readonly string[] } | undefined;
   /** The chain's hashes in the kernel; undefined when absent. */
   readonly have: readonly string[] | undefined;
@@ -81,15 +84,19 @@ export class RestoreTransaction {
       if (c.want === undefined) continue;
       const first = line + 1;
       const have = c.have ?? [];
+      const tails = c.want.tails;
       const hashes = c.want.hashes();
       const common = Math.min(have.length, hashes.length);
       for (let i = 0; i < common; i++) {
         if (have[i] === hashes[i]) continue;
-        ops.push(`-R ${c.name} ${i + 1} ${ruleLine(c.want.tails[i]!, hashes[i]!)}`);
+        ops.push(`-R ${c.name} ${i + 1} ${ruleLine(tails[i]!, hashes[i]!)}`);
         line++;
       }
+      // The bulk of a from-scratch write: `-A <chain> -m comment --comment "cali:<hash>" <tail>`.
+      const append = `-A ${c.name} -m comment --comment "${RULE_HASH_PREFIX}`;
       for (let i = common; i < hashes.length; i++) {
-        ops.push(`-A ${c.name} ${ruleLine(c.want.tails[i]!, hashes[i]!)}`);
+        const tail = tails[i]!;
+        ops.push(tail === '' ? `${append}${hashes[i]!}"` : `${append}${hashes[i]!}" ${tail}`);
         line++;
         if (ops.length >= CHUNK_LINES) {
           yield this.emit(ops.join('\n') + '\n');
@@ -163,4 +170,52 @@ export function restoreErrorMessage(stderr: string): string {
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('Try `') && !l.startsWith('Ignoring deprecated'))
     .join(' ');
+}
+
+/**
+ * Runs `cmd` with `tx`'s input streamed to its stdin; adds the run (spawn to exit) to
+ * `phases.restoreMs` and the time spent generating the input to `phases.generateMs`. An
+ * exception thrown while generating (rendering a lazy chain, say) is rethrown after the run: a
+ * runner that streams ends stdin early, and that must not pass for iptables-restore rejecting
+ * the input.
+ */
+export async function streamRestore(runner: CommandRunner, cmd: string, args: readonly string[], tx: RestoreTransaction, phases: PhaseTotals): Promise<CommandResult> {
+  const t0 = performance.now();
+  const input = new GuardedInput(timedChunks(phases, 'generateMs', tx.input()));
+  let res: CommandResult;
+  try {
+    res = await runner.run(cmd, args, { stdin: input });
+  } finally {
+    phases.restoreMs += performance.now() - t0;
+  }
+  input.rethrow();
+  return res;
+}
+
+/**
+ * Restore input that remembers an exception thrown while it is generated: a runner streaming
+ * it ends stdin early and reports iptables-restore's complaint, so the writer rethrows the
+ * real error after the run.
+ */
+class GuardedInput implements Iterable<string> {
+  private error: { readonly e: unknown } | undefined;
+  constructor(private readonly chunks: Iterator<string>) {}
+
+  *[Symbol.iterator](): Iterator<string> {
+    for (;;) {
+      let next: IteratorResult<string>;
+      try {
+        next = this.chunks.next();
+      } catch (e) {
+        this.error = { e };
+        throw e;
+      }
+      if (next.done === true) return;
+      yield next.value;
+    }
+  }
+
+  rethrow(): void {
+    if (this.error !== undefined) throw this.error.e;
+  }
 }

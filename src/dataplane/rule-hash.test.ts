@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { IptablesRule } from './chain.ts';
-import { ruleHashes, RULE_HASH_LENGTH } from './rule-hash.ts';
+import { hashRuleTails, ruleHashes, RULE_HASH_LENGTH } from './rule-hash.ts';
 
 const rules: IptablesRule[] = [
   { match: '-m conntrack --ctstate RELATED,ESTABLISHED', action: '-j ACCEPT' },
@@ -44,5 +44,19 @@ describe('ruleHashes (dataplane.md §4)', () => {
     const r = { match: '', action: '-j DROP' };
     const [a, b] = ruleHashes('cali-x', [r, r]);
     expect(a).not.toBe(b);
+  });
+
+  it('hashes rules of any length and any UTF-8 text as the plain definition does (the scratch buffer grows and keeps the prefix)', () => {
+    const reference = (chain: string, tails: readonly string[]): string[] => {
+      let prev = createHash('sha224').update(chain).digest();
+      return tails.map((tail) => {
+        prev = createHash('sha224').update(prev).update(tail === '' ? `-A ${chain} HASH` : `-A ${chain} HASH ${tail}`).digest();
+        return prev.toString('base64url').slice(0, RULE_HASH_LENGTH);
+      });
+    };
+    const tails = ['', '-j ACCEPT', 'x'.repeat(10_000), '-m comment --comment "é ✓ 𝄞" -j DROP', '', 'y'.repeat(50_000), '-j RETURN'];
+    expect(hashRuleTails('cali-grow', tails)).toEqual(reference('cali-grow', tails));
+    // After growing, a short chain again.
+    expect(hashRuleTails('cali-pi-é', ['-j DROP'])).toEqual(reference('cali-pi-é', ['-j DROP']));
   });
 });

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import type { IptablesRule } from './chain.ts';
+import { DesiredChains } from './desired-chains.ts';
+
+const drop: IptablesRule = { match: '', action: '-j DROP' };
+const accept: IptablesRule = { match: '', action: '-j ACCEPT' };
+
+function setup() {
+  const changes: string[] = [];
+  const desired = new DesiredChains((name) => changes.push(name));
+  let renders = 0;
+  const lazy = (name: string, rules: readonly IptablesRule[]) => ({
+    name,
+    render: () => {
+      renders++;
+      return rules;
+    },
+  });
+  return { desired, changes, lazy, renders: () => renders };
+}
+
+describe('DesiredChains: lazy on-demand chains', () => {
+  it('renders a lazy chain on the first read of its rules, once, and not when it becomes programmed', () => {
+    const { desired, lazy, renders } = setup();
+    desired.update(lazy('cali-pi-a', [drop, drop]), { onDemand: true });
+    desired.update({ name: 'cali-tw-x', rules: [{ match: '', action: '-j cali-pi-a' }] });
+    expect(desired.effective('cali-pi-a')?.rendered).toBe(false);
+    expect(renders()).toBe(0);
+    expect(desired.get('cali-pi-a')!.tails).toEqual(['-j DROP', '-j DROP']);
+    void desired.get('cali-pi-a')!.rules;
+    expect(renders()).toBe(1);
+  });
+
+  it('counts a programmed lazy chain\'s rules once rendered; `programmed` renders what it counts', () => {
+    const { desired, lazy, renders } = setup();
+    desired.update(lazy('cali-pi-a', [drop, drop, drop]), { onDemand: true });
+    desired.update({ name: 'cali-tw-x', rules: [{ match: '', action: '-j cali-pi-a' }] });
+    expect(desired.programmed).toEqual({ chains: 2, rules: 4 });
+    expect(renders()).toBe(1);
+    desired.update({ name: 'cali-tw-x', rules: [] });
+    expect(desired.programmed).toEqual({ chains: 1, rules: 0 });
+  });
+
+  it('never renders an unreferenced lazy chain for the counts', () => {
+    const { desired, lazy, renders } = setup();
+    desired.update(lazy('cali-pi-a', [drop]), { onDemand: true });
+    expect(desired.programmed).toEqual({ chains: 0, rules: 0 });
+    expect(renders()).toBe(0);
+  });
+
+  it('renders at once a lazy chain replacing a rendered one: the same rules again change nothing and keep the version', () => {
+    const { desired, changes, lazy } = setup();
+    desired.update(lazy('cali-pi-a', [drop]), { onDemand: true });
+    const first = desired.get('cali-pi-a')!;
+    void first.rules;
+    changes.length = 0;
+    desired.update(lazy('cali-pi-a', [drop]), { onDemand: true });
+    expect(changes).toEqual([]);
+    expect(desired.get('cali-pi-a')).toBe(first);
+    desired.update(lazy('cali-pi-a', [accept]), { onDemand: true });
+    expect(changes).toEqual(['cali-pi-a']);
+    expect(desired.get('cali-pi-a')!.rendered).toBe(true);
+  });
+
+  it('replaces an unrendered lazy chain without rendering either', () => {
+    const { desired, changes, lazy, renders } = setup();
+    desired.update(lazy('cali-pi-a', [drop]), { onDemand: true });
+    desired.update(lazy('cali-pi-a', [accept]), { onDemand: true });
+    expect(changes).toEqual(['cali-pi-a', 'cali-pi-a']);
+    expect(renders()).toBe(0);
+    expect(desired.get('cali-pi-a')!.tails).toEqual(['-j ACCEPT']);
+  });
+
+  it('refuses a lazy always-on chain (its jump targets are needed at once)', () => {
+    const { desired, lazy } = setup();
+    expect(() => desired.update(lazy('cali-tw-x', [drop]))).toThrow(RangeError);
+  });
+});
