@@ -15,7 +15,9 @@
  *   required label (the one with the fewest items when it was added), and selectors with no
  *   restriction go to a small "always evaluate" list. An item update evaluates only the
  *   selectors indexed under its labels plus that list; a selector update evaluates only the
- *   items carrying its indexed label(s).
+ *   items carrying its indexed label(s) — those with it among their own labels, and the
+ *   children of the parents that have it (items are indexed by their own labels only: the
+ *   labels every item of a namespace inherits are indexed once, on the parent).
  *
  * Single-threaded; callbacks run synchronously, inside the mutating call.
  */
@@ -62,7 +64,10 @@ export class LabelInheritIndex {
   readonly #selByValue = new Map<string, Map<string, Set<string>>>();
   readonly #selByLabel = new Map<string, Set<string>>();
   readonly #selAlways = new Set<string>();
+  /** Items by their OWN labels; what they inherit is found through `#parentsByValue`. */
   readonly #itemsByValue = new Map<string, Map<string, Set<string>>>();
+  /** Parents by their labels: their children are candidates for a selector on those labels. */
+  readonly #parentsByValue = new Map<string, Map<string, Set<string>>>();
   /**
    * The last merge of each own-labels object: items with equal labels share one interned
    * own map (update-processor.ts), and with the same parents one merged map too. Replaced
@@ -113,10 +118,11 @@ export class LabelInheritIndex {
     if (old === undefined) {
       const item: Item = { own: labels, parents, merged, matches: undefined };
       this.#items.set(itemId, item);
-      this.#indexItemLabels(itemId, merged);
+      this.#indexItemLabels(itemId, labels);
       this.#reevaluateItem(itemId, item);
       return;
     }
+    if (old.own !== labels) this.#reindexItemLabels(itemId, old.own, labels);
     old.own = labels;
     old.parents = parents;
     this.#setMerged(itemId, old, merged);
@@ -130,7 +136,7 @@ export class LabelInheritIndex {
       s?.delete(itemId);
       if (s?.size === 0) this.#itemsByParent.delete(p);
     }
-    this.#unindexItemLabels(itemId, item.merged);
+    this.#unindexItemLabels(itemId, item.own);
     this.#items.delete(itemId);
     if (item.matches !== undefined) {
       for (const selId of item.matches) {
@@ -146,9 +152,12 @@ export class LabelInheritIndex {
     if (labels === undefined || Object.keys(labels).length === 0) {
       if (old === undefined) return;
       this.#parents.delete(name);
+      this.#unindexLabels(this.#parentsByValue, name, old);
     } else {
       if (old !== undefined && shallowEqual(old, labels)) return;
       this.#parents.set(name, labels);
+      if (old !== undefined) this.#unindexLabels(this.#parentsByValue, name, old);
+      this.#indexLabels(this.#parentsByValue, name, labels);
     }
     this.#merges = new WeakMap();
     const children = this.#itemsByParent.get(name);
@@ -180,7 +189,6 @@ export class LabelInheritIndex {
       item.merged = merged;
       return;
     }
-    this.#reindexItemLabels(itemId, item.merged, merged);
     item.merged = merged;
     this.#reevaluateItem(itemId, item);
   }
@@ -210,28 +218,36 @@ export class LabelInheritIndex {
   }
 
   #indexItemLabels(itemId: string, labels: Labels): void {
-    for (const k in labels) {
-      if (!hasOwn.call(labels, k)) continue;
-      const v = labels[k] as string;
-      let byValue = this.#itemsByValue.get(k);
-      if (byValue === undefined) this.#itemsByValue.set(k, (byValue = new Map()));
-      let s = byValue.get(v);
-      if (s === undefined) byValue.set(v, (s = new Set()));
-      s.add(itemId);
-    }
+    this.#indexLabels(this.#itemsByValue, itemId, labels);
   }
 
   #unindexItemLabels(itemId: string, labels: Labels): void {
+    this.#unindexLabels(this.#itemsByValue, itemId, labels);
+  }
+
+  #indexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels): void {
     for (const k in labels) {
       if (!hasOwn.call(labels, k)) continue;
       const v = labels[k] as string;
-      const byValue = this.#itemsByValue.get(k);
+      let byValue = index.get(k);
+      if (byValue === undefined) index.set(k, (byValue = new Map()));
+      let s = byValue.get(v);
+      if (s === undefined) byValue.set(v, (s = new Set()));
+      s.add(id);
+    }
+  }
+
+  #unindexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels): void {
+    for (const k in labels) {
+      if (!hasOwn.call(labels, k)) continue;
+      const v = labels[k] as string;
+      const byValue = index.get(k);
       const s = byValue?.get(v);
       if (s === undefined || byValue === undefined) continue;
-      s.delete(itemId);
+      s.delete(id);
       if (s.size === 0) {
         byValue.delete(v);
-        if (byValue.size === 0) this.#itemsByValue.delete(k);
+        if (byValue.size === 0) index.delete(k);
       }
     }
   }
@@ -304,21 +320,12 @@ export class LabelInheritIndex {
       }
     };
     switch (slot.kind) {
-      case 'values': {
-        const byValue = this.#itemsByValue.get(slot.label);
-        if (byValue !== undefined) {
-          for (const v of slot.values) {
-            const s = byValue.get(v);
-            if (s !== undefined) for (const itemId of s) consider(itemId);
-          }
-        }
+      case 'values':
+        this.#forEachCandidate(slot.label, slot.values, consider);
         break;
-      }
-      case 'label': {
-        const byValue = this.#itemsByValue.get(slot.label);
-        if (byValue !== undefined) for (const s of byValue.values()) for (const itemId of s) consider(itemId);
+      case 'label':
+        this.#forEachCandidate(slot.label, undefined, consider);
         break;
-      }
       case 'always':
         for (const itemId of this.#items.keys()) consider(itemId);
         break;
@@ -349,6 +356,43 @@ export class LabelInheritIndex {
     }
   }
 
+  /**
+   * Calls `fn` with every item whose effective labels may have `label` (with one of `values`,
+   * when given): those with it among their own labels, and the children of parents that have
+   * it (an own label may override the inherited one; the caller evaluates). An item may come
+   * up twice.
+   */
+  #forEachCandidate(label: string, values: readonly string[] | undefined, fn: (itemId: string) => void): void {
+    const visit = (byValue: Map<string, Set<string>> | undefined, each: (id: string) => void): void => {
+      if (byValue === undefined) return;
+      if (values === undefined) {
+        for (const ids of byValue.values()) for (const id of ids) each(id);
+        return;
+      }
+      for (const v of values) {
+        const ids = byValue.get(v);
+        if (ids !== undefined) for (const id of ids) each(id);
+      }
+    };
+    visit(this.#itemsByValue.get(label), fn);
+    visit(this.#parentsByValue.get(label), (parent) => {
+      const children = this.#itemsByParent.get(parent);
+      if (children !== undefined) for (const id of children) fn(id);
+    });
+  }
+
+  /** How many candidates `#forEachCandidate` would give (the slot's cost). */
+  #candidateCount(label: string, values: readonly string[] | undefined): number {
+    const sets = (byValue: Map<string, Set<string>> | undefined): Iterable<Set<string>> =>
+      byValue === undefined ? [] : values === undefined ? byValue.values() : values.flatMap((v) => byValue.get(v) ?? []);
+    let n = 0;
+    for (const ids of sets(this.#itemsByValue.get(label))) n += ids.size;
+    for (const parents of sets(this.#parentsByValue.get(label))) {
+      for (const parent of parents) n += this.#itemsByParent.get(parent)?.size ?? 0;
+    }
+    return n;
+  }
+
   /** Picks the cheapest required label (value set) to file the selector under. */
   #chooseSlot(selector: Selector): Slot {
     // labelRestrictions() is cached process-wide for the last selector only: copy now.
@@ -359,9 +403,7 @@ export class LabelInheritIndex {
       if (r.mustBePresent && r.mustBeAbsent) return { kind: 'never' };
       if (r.mustHaveOneOfValues !== undefined) {
         if (r.mustHaveOneOfValues.size === 0) return { kind: 'never' };
-        const byValue = this.#itemsByValue.get(label);
-        let cost = 0;
-        for (const v of r.mustHaveOneOfValues) cost += byValue?.get(v)?.size ?? 0;
+        const cost = this.#candidateCount(label, [...r.mustHaveOneOfValues]);
         if (cost < bestCost || best.kind !== 'values') {
           if (best.kind !== 'values' || cost < bestCost) {
             best = { kind: 'values', label, values: [...r.mustHaveOneOfValues] };
@@ -369,9 +411,7 @@ export class LabelInheritIndex {
           }
         }
       } else if (r.mustBePresent && best.kind !== 'values') {
-        let cost = 0;
-        const byValue = this.#itemsByValue.get(label);
-        if (byValue !== undefined) for (const s of byValue.values()) cost += s.size;
+        const cost = this.#candidateCount(label, undefined);
         if (cost < bestCost) {
           best = { kind: 'label', label };
           bestCost = cost;
