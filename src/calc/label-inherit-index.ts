@@ -64,8 +64,17 @@ export class LabelInheritIndex {
   readonly #selByValue = new Map<string, Map<string, Set<string>>>();
   readonly #selByLabel = new Map<string, Set<string>>();
   readonly #selAlways = new Set<string>();
-  /** Items by their OWN labels; what they inherit is found through `#parentsByValue`. */
+  /**
+   * Items by their OWN labels, for the label keys some selector has been filed under
+   * (`#indexedLabels`); what items inherit is found through `#parentsByValue`.
+   */
   readonly #itemsByValue = new Map<string, Map<string, Set<string>>>();
+  /**
+   * Label keys `#itemsByValue` covers. A key joins when a selector first needs it (one scan of
+   * the items) and stays: labels no selector names (`pod-template-hash`,
+   * `controller-revision-hash`, …) cost nothing per item.
+   */
+  readonly #indexedLabels = new Set<string>();
   /** Parents by their labels: their children are candidates for a selector on those labels. */
   readonly #parentsByValue = new Map<string, Map<string, Set<string>>>();
   /**
@@ -218,16 +227,32 @@ export class LabelInheritIndex {
   }
 
   #indexItemLabels(itemId: string, labels: Labels): void {
-    this.#indexLabels(this.#itemsByValue, itemId, labels);
+    this.#indexLabels(this.#itemsByValue, itemId, labels, this.#indexedLabels);
   }
 
   #unindexItemLabels(itemId: string, labels: Labels): void {
-    this.#unindexLabels(this.#itemsByValue, itemId, labels);
+    this.#unindexLabels(this.#itemsByValue, itemId, labels, this.#indexedLabels);
   }
 
-  #indexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels): void {
+  /** Files the items under `label` the first time a selector needs it. */
+  #ensureIndexed(label: string): void {
+    if (this.#indexedLabels.has(label)) return;
+    this.#indexedLabels.add(label);
+    let byValue: Map<string, Set<string>> | undefined;
+    for (const [itemId, item] of this.#items) {
+      if (!hasOwn.call(item.own, label)) continue;
+      const v = item.own[label] as string;
+      if (byValue === undefined) this.#itemsByValue.set(label, (byValue = new Map()));
+      let ids = byValue.get(v);
+      if (ids === undefined) byValue.set(v, (ids = new Set()));
+      ids.add(itemId);
+    }
+  }
+
+  /** `only`: index just these keys. */
+  #indexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
     for (const k in labels) {
-      if (!hasOwn.call(labels, k)) continue;
+      if (!hasOwn.call(labels, k) || (only !== undefined && !only.has(k))) continue;
       const v = labels[k] as string;
       let byValue = index.get(k);
       if (byValue === undefined) index.set(k, (byValue = new Map()));
@@ -237,9 +262,9 @@ export class LabelInheritIndex {
     }
   }
 
-  #unindexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels): void {
+  #unindexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
     for (const k in labels) {
-      if (!hasOwn.call(labels, k)) continue;
+      if (!hasOwn.call(labels, k) || (only !== undefined && !only.has(k))) continue;
       const v = labels[k] as string;
       const byValue = index.get(k);
       const s = byValue?.get(v);
@@ -363,6 +388,7 @@ export class LabelInheritIndex {
    * up twice.
    */
   #forEachCandidate(label: string, values: readonly string[] | undefined, fn: (itemId: string) => void): void {
+    this.#ensureIndexed(label);
     const visit = (byValue: Map<string, Set<string>> | undefined, each: (id: string) => void): void => {
       if (byValue === undefined) return;
       if (values === undefined) {
@@ -383,6 +409,7 @@ export class LabelInheritIndex {
 
   /** How many candidates `#forEachCandidate` would give (the slot's cost). */
   #candidateCount(label: string, values: readonly string[] | undefined): number {
+    this.#ensureIndexed(label);
     const sets = (byValue: Map<string, Set<string>> | undefined): Iterable<Set<string>> =>
       byValue === undefined ? [] : values === undefined ? byValue.values() : values.flatMap((v) => byValue.get(v) ?? []);
     let n = 0;
