@@ -414,15 +414,21 @@ function isValidMAC(mac: string): boolean {
   return !(mac.includes(':') && mac.includes('-'));
 }
 
+const WORKLOAD_ENDPOINT_NAME_FIELDS = ['orchestrator', 'workload', 'node', 'pod', 'endpoint', 'serviceAccountName'] as const;
+const GATEWAY_FIELDS = [
+  ['ipv4Gateway', 4],
+  ['ipv6Gateway', 6],
+] as const;
+
 function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
   checkKnownFields(c, 'spec', spec, WORKLOAD_ENDPOINT_FIELDS);
 
-  for (const field of ['orchestrator', 'workload', 'node', 'pod', 'endpoint', 'serviceAccountName']) {
+  // Runs on every endpoint update: paths are built only for an error.
+  for (const field of WORKLOAD_ENDPOINT_NAME_FIELDS) {
     const v = spec[field];
     if (isAbsent(v) || v === '') continue;
-    if (expectString(c, `spec.${field}`, v) && !isDns1123Subdomain(v)) {
-      c.error(`spec.${field}`, `${JSON.stringify(v)} is not a valid name (DNS-1123 subdomain)`);
-    }
+    if (typeof v === 'string' && isDns1123Subdomain(v)) continue;
+    if (expectString(c, `spec.${field}`, v)) c.error(`spec.${field}`, `${JSON.stringify(v)} is not a valid name (DNS-1123 subdomain)`);
   }
   const containerID = spec['containerID'];
   if (!isAbsent(containerID) && containerID !== '' && expectString(c, 'spec.containerID', containerID)) {
@@ -447,26 +453,23 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   const networks: ParsedCidr[] = [];
   const ipNetworks = spec['ipNetworks'];
   if (!isAbsent(ipNetworks) && expectArray(c, 'spec.ipNetworks', ipNetworks)) {
-    ipNetworks.forEach((n, i) => {
-      const at = indexPath('spec.ipNetworks', i);
+    for (let i = 0; i < ipNetworks.length; i++) {
+      const n: unknown = ipNetworks[i];
       const result = parseCidr(n);
       if (!result.ok) {
-        c.error(at, result.message);
-        return;
+        c.error(indexPath('spec.ipNetworks', i), result.message);
+        continue;
       }
       const cidr = result.value;
       const full = cidr.version === 4 ? 32 : 128;
       if (cidr.prefixLength !== full) {
-        c.error(at, `${JSON.stringify(n)} contains multiple addresses; an endpoint network must be a /${full}`);
+        c.error(indexPath('spec.ipNetworks', i), `${JSON.stringify(n)} contains multiple addresses; an endpoint network must be a /${full}`);
       }
       networks.push(cidr);
-    });
+    }
   }
 
-  for (const [field, version] of [
-    ['ipv4Gateway', 4],
-    ['ipv6Gateway', 6],
-  ] as const) {
+  for (const [field, version] of GATEWAY_FIELDS) {
     const v = spec[field];
     if (isAbsent(v) || v === '') continue;
     const result = parseIP(v);
@@ -495,12 +498,12 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
 
   const profiles = spec['profiles'];
   if (!isAbsent(profiles) && expectArray(c, 'spec.profiles', profiles)) {
-    profiles.forEach((p, i) => {
+    for (let i = 0; i < profiles.length; i++) {
+      const p: unknown = profiles[i];
+      if (typeof p === 'string' && isDns1123Subdomain(p)) continue;
       const at = indexPath('spec.profiles', i);
-      if (expectString(c, at, p) && !isDns1123Subdomain(p)) {
-        c.error(at, `${JSON.stringify(p)} is not a valid profile name (DNS-1123 subdomain)`);
-      }
-    });
+      if (expectString(c, at, p)) c.error(at, `${JSON.stringify(p)} is not a valid profile name (DNS-1123 subdomain)`);
+    }
   }
 
   const ports = spec['ports'];

@@ -70,6 +70,7 @@ export class CalcGraph {
   readonly #missingTiers = new MissingTierIndex();
   #inSync = false;
   #sentInSync = false;
+  readonly #processedByType = new Map<string, { inc(): void }>();
 
   constructor(opts: CalcGraphOptions) {
     const { nodeName, registry = newRegistry(), logger = silentLogger } = opts;
@@ -148,13 +149,22 @@ export class CalcGraph {
   }
 
   onUpdates(updates: readonly ResourceUpdate[]): void {
-    const end = this.#metrics.updateTime.startTimer();
+    // Metrics without prom-client's per-call label objects and timer closures: a remote
+    // endpoint's relabel arrives as a batch of one, and those were ~5 % of its cost.
+    const start = performance.now();
     for (const u of updates) {
       const type = u.op === 'delete' ? u.kind : (u.resource as { kind?: unknown } | null)?.kind;
-      this.#metrics.updatesProcessed.inc({ type: typeof type === 'string' ? type : 'unknown' });
+      this.#processedCounter(typeof type === 'string' ? type : 'unknown').inc();
       for (const m of this.#processor.process(u)) this.#dispatcher.dispatch(m);
     }
-    end();
+    this.#metrics.updateTime.observe((performance.now() - start) / 1000);
+  }
+
+  /** `felix_calc_graph_updates_processed{type}`'s child, looked up once per type. */
+  #processedCounter(type: string): { inc(): void } {
+    let child = this.#processedByType.get(type);
+    if (child === undefined) this.#processedByType.set(type, (child = this.#metrics.updatesProcessed.labels({ type })));
+    return child;
   }
 
   onStatusUpdated(status: SyncStatus): void {
