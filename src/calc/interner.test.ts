@@ -2,32 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { Interner } from './interner.ts';
 
 describe('Interner', () => {
-  it('returns one frozen copy per distinct label map, list and string', () => {
+  it('returns one frozen copy per distinct string list, and what was held under a key', () => {
     const i = new Interner();
-    const a = i.labels({ app: 'web', tier: 'fe' });
-    const b = i.labels(JSON.parse('{"app":"web","tier":"fe"}') as Record<string, string>);
-    expect(b).toBe(a);
+    const a = i.strings(['kns.a', 'ksa.a.default']);
+    expect(i.strings(JSON.parse('["kns.a","ksa.a.default"]') as string[])).toBe(a);
     expect(Object.isFrozen(a)).toBe(true);
-    expect(a).toEqual({ app: 'web', tier: 'fe' });
-    expect(i.labels({ app: 'web', tier: 'be' })).not.toBe(a);
-    expect(i.labels({})).toBe(i.labels({}));
-    expect(i.strings(['kns.a', 'ksa.a.default'])).toBe(i.strings(['kns.a', 'ksa.a.default']));
     expect(i.strings(['kns.a'])).not.toBe(i.strings(['kns.b']));
-    const port = (port: number): { name: string; port: number } => ({ name: 'http', port });
-    const key = (p: { name: string; port: number }): string => `${p.name}/${p.port}`;
-    expect(i.list('port', [port(80)], key)).toBe(i.list('port', [port(80)], key));
-    expect(i.list('port', [port(80)], key)).toEqual([port(80)]);
-    // A list of another type with the same keys is another list.
-    expect(i.list('other', [port(80)], key)).not.toBe(i.list('port', [port(80)], key));
-    expect(i.strings(['http/80'])).not.toBe(i.list('port', [port(80)], key));
+    expect(i.strings([])).toBe(i.strings([]));
+    expect(i.held('labels', 'app\u0000web')).toBeUndefined();
+    const held = i.hold('labels', 'app\u0000web', { app: 'web' });
+    expect(Object.isFrozen(held)).toBe(true);
+    expect(i.held('labels', 'app\u0000web')).toBe(held);
+    // Tags keep tables apart.
+    expect(i.held('ports', 'app\u0000web')).toBeUndefined();
+    expect(i.string(JSON.parse('"node-1"') as string)).toBe(i.string('node-1'));
   });
 
   it('is bounded: a full table is dropped, and what it returned stays valid', () => {
     const i = new Interner({ maxEntries: 2 });
-    const first = i.labels({ n: '1' });
-    i.labels({ n: '2' });
-    i.labels({ n: '3' });
-    expect(i.labels({ n: '1' })).not.toBe(first);
-    expect(first).toEqual({ n: '1' });
+    const first = i.strings(['1']);
+    i.strings(['2']);
+    i.strings(['3']);
+    expect(i.strings(['1'])).not.toBe(first);
+    expect(first).toEqual(['1']);
   });
 });

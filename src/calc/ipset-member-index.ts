@@ -100,8 +100,14 @@ export class IPSetMemberIndex {
       return;
     }
     const old = this.#endpoints.get(itemId);
-    if (old === undefined || sameAddressesAndPorts(old, data)) {
+    if (old === undefined) {
       this.#endpoints.set(itemId, data);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
+      return;
+    }
+    if (sameAddressesAndPorts(old, data)) {
+      // The held copy stays: a relabel's new copy then dies young instead of being promoted
+      // to the old generation and collected there.
       this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
       return;
     }

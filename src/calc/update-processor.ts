@@ -198,10 +198,6 @@ export class UpdateProcessor {
         // profiles, ports, the namespace and node names) is interned, see interner.ts.
         const intern = this.#intern;
         const ns = intern.string(r.metadata.namespace ?? 'default');
-        const labels: Record<string, string> = { ...(r.metadata.labels ?? {}) };
-        // Calico's clientv3 stamps these on every WEP it writes (updateLabelsForWorkloadEndpoint).
-        labels[NAMESPACE_LABEL] = ns;
-        if (r.spec.orchestrator !== undefined && r.spec.orchestrator !== '') labels[ORCHESTRATOR_LABEL] = r.spec.orchestrator;
         const ipv4Nets: string[] = [];
         const ipv6Nets: string[] = [];
         for (const net of r.spec.ipNetworks ?? []) {
@@ -209,15 +205,6 @@ export class UpdateProcessor {
           (n.includes(':') ? ipv6Nets : ipv4Nets).push(n);
         }
         const key = `${ns}/${r.metadata.name}`;
-        const ports: EndpointPort[] = [];
-        for (const p of r.spec.ports ?? []) {
-          if (p.name === undefined || p.name === '') continue;
-          const proto = parseProtocol(p.protocol);
-          if (!proto.ok) throw new ConversionError(proto.message);
-          const name = proto.value.number === 6 ? 'tcp' : proto.value.number === 17 ? 'udp' : proto.value.number === 132 ? 'sctp' : undefined;
-          if (name === undefined) continue;
-          ports.push({ name: p.name, protocol: name, port: p.port });
-        }
         return [
           {
             kind: 'endpoint',
@@ -227,11 +214,11 @@ export class UpdateProcessor {
               namespace: ns,
               name: r.metadata.name,
               node: intern.string(r.spec.node ?? ''),
-              labels: intern.labels(labels),
+              labels: endpointLabels(intern, r, ns),
               profileIds: intern.strings(r.spec.profiles ?? []),
               ipv4Nets,
               ipv6Nets: ipv6Nets.length === 0 ? intern.strings(ipv6Nets) : ipv6Nets,
-              ports: intern.list('port', ports, (p) => `${p.name}/${p.protocol}/${p.port}`),
+              ports: endpointPorts(intern, r.spec.ports ?? []),
               interfaceName: r.spec.interfaceName ?? '',
               mac: r.spec.mac ?? '',
             },
@@ -264,6 +251,56 @@ export class UpdateProcessor {
       }
     }
   }
+}
+
+/**
+ * A WorkloadEndpoint's labels with the ones Calico's clientv3 stamps on every WEP it writes
+ * (`updateLabelsForWorkloadEndpoint`: the namespace, the orchestrator), interned: named by a
+ * key first, so an endpoint whose labels are already held builds nothing.
+ */
+function endpointLabels(intern: Interner, r: Extract<V3Resource, { kind: 'WorkloadEndpoint' }>, ns: string): Readonly<Record<string, string>> {
+  const own = r.metadata.labels;
+  const orchestrator = r.spec.orchestrator !== undefined && r.spec.orchestrator !== '' ? r.spec.orchestrator : undefined;
+  // NUL cannot appear in a label key or value (validation), so it separates unambiguously.
+  let key = '';
+  if (own !== undefined) {
+    for (const k in own) {
+      if (!Object.prototype.hasOwnProperty.call(own, k) || k === NAMESPACE_LABEL || (orchestrator !== undefined && k === ORCHESTRATOR_LABEL)) continue;
+      key += `${k}\u0000${own[k] as string}\u0000`;
+    }
+  }
+  key += `\u0000${ns}\u0000${orchestrator ?? ''}`;
+  const held = intern.held<Readonly<Record<string, string>>>('wep-labels', key);
+  if (held !== undefined) return held;
+  const labels: Record<string, string> = {};
+  if (own !== undefined) for (const k in own) if (Object.prototype.hasOwnProperty.call(own, k)) labels[intern.string(k)] = intern.string(own[k] as string);
+  labels[NAMESPACE_LABEL] = ns;
+  if (orchestrator !== undefined) labels[ORCHESTRATOR_LABEL] = intern.string(orchestrator);
+  return intern.hold('wep-labels', key, labels);
+}
+
+const NO_PORTS: readonly EndpointPort[] = Object.freeze([]);
+
+/**
+ * The named TCP/UDP/SCTP ports of an endpoint (Felix ignores the rest), interned under their
+ * text as written, so a known list is not converted again.
+ */
+function endpointPorts(intern: Interner, raw: readonly { name?: string; protocol?: unknown; port: number }[]): readonly EndpointPort[] {
+  if (raw.length === 0) return NO_PORTS;
+  let key = '';
+  for (const p of raw) key += `${p.name ?? ''}\u0000${String(p.protocol)}\u0000${p.port}\u0000`;
+  const held = intern.held<readonly EndpointPort[]>('wep-ports', key);
+  if (held !== undefined) return held;
+  const ports: EndpointPort[] = [];
+  for (const p of raw) {
+    if (p.name === undefined || p.name === '') continue;
+    const proto = parseProtocol(p.protocol);
+    if (!proto.ok) throw new ConversionError(proto.message);
+    const name = proto.value.number === 6 ? 'tcp' : proto.value.number === 17 ? 'udp' : proto.value.number === 132 ? 'sctp' : undefined;
+    if (name === undefined) continue;
+    ports.push(Object.freeze({ name: intern.string(p.name), protocol: name, port: p.port }));
+  }
+  return intern.hold('wep-ports', key, ports);
 }
 
 /**
