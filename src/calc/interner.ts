@@ -25,7 +25,8 @@ const EMPTY_LIST: readonly never[] = Object.freeze([]);
 export class Interner {
   readonly #max: number;
   readonly #strings = new Map<string, string>();
-  readonly #keyed = new Map<string, object>();
+  /** tag → key → value: one table per tag, so a lookup hashes the key alone. */
+  readonly #keyed = new Map<string, Map<string, object>>();
 
   constructor(opts: InternerOptions = {}) {
     this.#max = opts.maxEntries ?? 65536;
@@ -44,13 +45,15 @@ export class Interner {
    * value by a key before building it skip building it (and its garbage) on a hit.
    */
   held<T>(tag: string, key: string): T | undefined {
-    return this.#keyed.get(`${tag}\u0000${key}`) as T | undefined;
+    return this.#keyed.get(tag)?.get(key) as T | undefined;
   }
 
   /** Freezes `value`, holds it under (`tag`, `key`) and returns it. */
   hold<T extends object>(tag: string, key: string, value: T): T {
-    if (this.#keyed.size >= this.#max) this.#keyed.clear();
-    this.#keyed.set(`${tag}\u0000${key}`, Object.freeze(value));
+    let table = this.#keyed.get(tag);
+    if (table === undefined) this.#keyed.set(tag, (table = new Map()));
+    if (table.size >= this.#max) table.clear();
+    table.set(key, Object.freeze(value));
     return value;
   }
 
