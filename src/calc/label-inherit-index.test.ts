@@ -34,6 +34,29 @@ describe('LabelInheritIndex', () => {
     expect(started).toEqual(['own:i']);
   });
 
+  it('finds the candidates of items whether few or many labels have selectors filed under them', () => {
+    for (const keys of [2, 20]) {
+      const pairs = new Set<string>();
+      const idx = new LabelInheritIndex({ onMatchStarted: (s, i) => pairs.add(`${s}|${i}`), onMatchStopped: (s, i) => pairs.delete(`${s}|${i}`) });
+      const selectors = new Map<string, Selector>();
+      for (let k = 0; k < keys; k++) {
+        selectors.set(`v${k}`, parseSelector(`l${k} == 'x'`));
+        selectors.set(`h${k}`, parseSelector(`has(l${k}) && m == 'y'`));
+      }
+      for (const [id, sel] of selectors) idx.updateSelector(id, sel);
+      idx.updateParent('p', { m: 'y' });
+      const items = new Map<string, Labels>();
+      for (let i = 0; i < 3 * keys; i++) {
+        const labels = { [`l${i % keys}`]: i % 2 === 0 ? 'x' : 'z', [`l${(i + 1) % keys}`]: 'x' };
+        items.set(`i${i}`, labels);
+        idx.updateItem(`i${i}`, labels, ['p']);
+      }
+      const expected = new Set<string>();
+      for (const [iid, own] of items) for (const [sid, sel] of selectors) if (sel.evaluate({ m: 'y', ...own })) expected.add(`${sid}|${iid}`);
+      expect([...pairs].sort()).toEqual([...expected].sort());
+    }
+  });
+
   for (let seed = 1; seed <= 20; seed++) {
     it(`matches a brute-force oracle under random churn (seed ${seed})`, () => {
       const rand = seededRandom(seed);

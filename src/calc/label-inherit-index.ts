@@ -53,6 +53,8 @@ interface SelectorEntry {
 }
 
 const EMPTY: Labels = Object.freeze({});
+/** Up to this many slot labels, a reevaluation looks them up in the item (see #reevaluateItem). */
+const FEW_SLOT_LABELS = 8;
 const hasOwn = Object.prototype.hasOwnProperty;
 
 export class LabelInheritIndex {
@@ -208,22 +210,15 @@ export class LabelInheritIndex {
    * the namespace), whose delete-then-add churn made V8 rehash tables of every item.
    */
   #reindexItemLabels(itemId: string, old: Labels, next: Labels): void {
-    const gone: Record<string, string> = {};
-    let anyGone = false;
+    const indexed = this.#indexedLabels;
     for (const k in old) {
-      if (!hasOwn.call(old, k) || (hasOwn.call(next, k) && next[k] === old[k])) continue;
-      gone[k] = old[k] as string;
-      anyGone = true;
+      if (!hasOwn.call(old, k) || !indexed.has(k) || (hasOwn.call(next, k) && next[k] === old[k])) continue;
+      this.#unfile(this.#itemsByValue, itemId, k, old[k] as string);
     }
-    if (anyGone) this.#unindexItemLabels(itemId, gone);
-    const added: Record<string, string> = {};
-    let anyAdded = false;
     for (const k in next) {
-      if (!hasOwn.call(next, k) || (hasOwn.call(old, k) && old[k] === next[k])) continue;
-      added[k] = next[k] as string;
-      anyAdded = true;
+      if (!hasOwn.call(next, k) || !indexed.has(k) || (hasOwn.call(old, k) && old[k] === next[k])) continue;
+      this.#file(this.#itemsByValue, itemId, k, next[k] as string);
     }
-    if (anyAdded) this.#indexItemLabels(itemId, added);
   }
 
   #indexItemLabels(itemId: string, labels: Labels): void {
@@ -253,27 +248,33 @@ export class LabelInheritIndex {
   #indexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
     for (const k in labels) {
       if (!hasOwn.call(labels, k) || (only !== undefined && !only.has(k))) continue;
-      const v = labels[k] as string;
-      let byValue = index.get(k);
-      if (byValue === undefined) index.set(k, (byValue = new Map()));
-      let s = byValue.get(v);
-      if (s === undefined) byValue.set(v, (s = new Set()));
-      s.add(id);
+      this.#file(index, id, k, labels[k] as string);
     }
   }
 
   #unindexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
     for (const k in labels) {
       if (!hasOwn.call(labels, k) || (only !== undefined && !only.has(k))) continue;
-      const v = labels[k] as string;
-      const byValue = index.get(k);
-      const s = byValue?.get(v);
-      if (s === undefined || byValue === undefined) continue;
-      s.delete(id);
-      if (s.size === 0) {
-        byValue.delete(v);
-        if (byValue.size === 0) index.delete(k);
-      }
+      this.#unfile(index, id, k, labels[k] as string);
+    }
+  }
+
+  #file(index: Map<string, Map<string, Set<string>>>, id: string, k: string, v: string): void {
+    let byValue = index.get(k);
+    if (byValue === undefined) index.set(k, (byValue = new Map()));
+    let s = byValue.get(v);
+    if (s === undefined) byValue.set(v, (s = new Set()));
+    s.add(id);
+  }
+
+  #unfile(index: Map<string, Map<string, Set<string>>>, id: string, k: string, v: string): void {
+    const byValue = index.get(k);
+    const s = byValue?.get(v);
+    if (s === undefined || byValue === undefined) return;
+    s.delete(id);
+    if (s.size === 0) {
+      byValue.delete(v);
+      if (byValue.size === 0) index.delete(k);
     }
   }
 
@@ -297,12 +298,23 @@ export class LabelInheritIndex {
       }
     };
     if (this.#selAlways.size > 0) consider(this.#selAlways);
-    for (const k in labels) {
-      if (!hasOwn.call(labels, k)) continue;
-      const byLabel = this.#selByLabel.get(k);
-      if (byLabel !== undefined) consider(byLabel);
-      const byValue = this.#selByValue.get(k)?.get(labels[k] as string);
-      if (byValue !== undefined) consider(byValue);
+    if (this.#selByLabel.size + this.#selByValue.size <= FEW_SLOT_LABELS) {
+      // Few labels have selectors filed under them (`app`, the namespace): look those up in
+      // the item rather than every label of the item in the slots.
+      for (const [k, ids] of this.#selByLabel) if (hasOwn.call(labels, k)) consider(ids);
+      for (const [k, byValue] of this.#selByValue) {
+        if (!hasOwn.call(labels, k)) continue;
+        const ids = byValue.get(labels[k] as string);
+        if (ids !== undefined) consider(ids);
+      }
+    } else {
+      for (const k in labels) {
+        if (!hasOwn.call(labels, k)) continue;
+        const byLabel = this.#selByLabel.get(k);
+        if (byLabel !== undefined) consider(byLabel);
+        const byValue = this.#selByValue.get(k)?.get(labels[k] as string);
+        if (byValue !== undefined) consider(byValue);
+      }
     }
     if (old === undefined) {
       if (matched !== undefined) item.matches = new Set(matched);
