@@ -19,13 +19,20 @@ export interface EndpointIdentity {
 
 export class EndpointLookup {
   readonly #byIp = new Map<string, EndpointIdentity>();
-  readonly #ipsOf = new Map<string, readonly string[]>();
+  /**
+   * namespace → endpoint name → its address, or addresses when it has several. Nested maps,
+   * and one address held as itself: at 100k endpoints a `<namespace>/<name>` key and an array
+   * per endpoint were ~260 bytes of ~380.
+   */
+  readonly #ipsOf = new Map<string, Map<string, string | readonly string[]>>();
+  /** Namespace and node names, one copy each. */
+  readonly #names = new Map<string, string>();
 
   onUpdates(updates: readonly ResourceUpdate[]): void {
     for (const u of updates) {
       if (u.op === 'upsert') {
         if (u.resource.kind === 'WorkloadEndpoint') this.#upsert(u.resource);
-      } else if (u.kind === 'WorkloadEndpoint') this.#remove(`${u.namespace ?? ''}/${u.name}`);
+      } else if (u.kind === 'WorkloadEndpoint') this.#remove(u.namespace ?? '', u.name);
     }
   }
 
@@ -39,30 +46,52 @@ export class EndpointLookup {
   }
 
   #upsert(ep: WorkloadEndpoint): void {
-    const namespace = ep.metadata.namespace ?? '';
-    const key = `${namespace}/${ep.metadata.name}`;
-    this.#remove(key);
-    const identity: EndpointIdentity = { namespace, pod: ep.spec.pod ?? ep.metadata.name, workloadEndpoint: ep.metadata.name, ...(ep.spec.node === undefined ? {} : { node: ep.spec.node }) };
+    const namespace = this.#name(ep.metadata.namespace ?? '');
+    const name = ep.metadata.name;
+    this.#remove(namespace, name);
+    const node = ep.spec.node === undefined ? undefined : this.#name(ep.spec.node);
+    const identity: EndpointIdentity = { namespace, pod: ep.spec.pod ?? name, workloadEndpoint: name, ...(node === undefined ? {} : { node }) };
     const ips: string[] = [];
     for (const net of ep.spec.ipNetworks ?? []) {
-      const slash = net.indexOf('/');
-      const parsed = parseIP(slash < 0 ? net : net.slice(0, slash));
-      if (!parsed.ok) continue;
-      // Keyed as packet-header.ts writes a packet's addresses (`fd00:65::2`, not `fd00:0065:0:0::2`).
-      const ip = formatIP(parsed.value.bytes);
+      const ip = packetAddress(net);
+      if (ip === undefined) continue;
       ips.push(ip);
       this.#byIp.set(ip, identity);
     }
-    this.#ipsOf.set(key, ips);
+    if (ips.length === 0) return;
+    let names = this.#ipsOf.get(namespace);
+    if (names === undefined) this.#ipsOf.set(namespace, (names = new Map()));
+    names.set(name, ips.length === 1 ? (ips[0] as string) : ips);
   }
 
-  #remove(key: string): void {
-    const ips = this.#ipsOf.get(key);
-    if (ips === undefined) return;
-    this.#ipsOf.delete(key);
-    for (const ip of ips) {
+  #remove(namespace: string, name: string): void {
+    const names = this.#ipsOf.get(namespace);
+    const held = names?.get(name);
+    if (names === undefined || held === undefined) return;
+    names.delete(name);
+    if (names.size === 0) this.#ipsOf.delete(namespace);
+    for (const ip of typeof held === 'string' ? [held] : held) {
       const cur = this.#byIp.get(ip);
-      if (cur !== undefined && `${cur.namespace}/${cur.workloadEndpoint}` === key) this.#byIp.delete(ip);
+      if (cur !== undefined && cur.namespace === namespace && cur.workloadEndpoint === name) this.#byIp.delete(ip);
     }
   }
+
+  #name(s: string): string {
+    const held = this.#names.get(s);
+    if (held !== undefined) return held;
+    this.#names.set(s, s);
+    return s;
+  }
+}
+
+/** Canonical dotted-quad IPv4 is already as packet-header.ts writes it. */
+const CANONICAL_V4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/** An endpoint network's address keyed as packets are written (`fd00:65::2`, not `fd00:0065:0:0::2`). */
+function packetAddress(net: string): string | undefined {
+  const slash = net.indexOf('/');
+  const text = slash < 0 ? net : net.slice(0, slash);
+  if (CANONICAL_V4.test(text)) return text;
+  const parsed = parseIP(text);
+  return parsed.ok ? formatIP(parsed.value.bytes) : undefined;
 }
