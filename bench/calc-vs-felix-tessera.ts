@@ -3,7 +3,7 @@
  * directory bench/scenarios/calc-vs-felix.ts writes and prints the same JSON figures as the Felix
  * side (bench/felix/main.go) — read that file's header for what is timed. Run as its own process
  * (`node --expose-gc --import tsx bench/calc-vs-felix-tessera.ts <dir> [--churn-repeat n]
- * [--flush-every n] [--dump prefix] [--heap-snapshot file]`) so its heap and RSS are its own;
+ * [--mixed-repeat n] [--flush-every n] [--dump prefix] [--heap-snapshot file]`) so its heap and RSS are its own;
  * `--heap-snapshot` writes a V8 heap snapshot after the sync (graph alive, input dropped).
  *
  * Tessera's graph takes v3 objects (conversion and validation included), so its figure is the
@@ -143,12 +143,12 @@ function report(fields: Record<string, unknown>): void {
 
 async function main(): Promise<void> {
   const [dir, ...rest] = process.argv.slice(2);
-  if (dir === undefined) throw new Error('usage: calc-vs-felix-tessera.ts <workload dir> [--churn-repeat n] [--flush-every n] [--dump prefix]');
+  if (dir === undefined) throw new Error('usage: calc-vs-felix-tessera.ts <workload dir> [--churn-repeat n] [--mixed-repeat n] [--flush-every n] [--dump prefix] [--heap-snapshot file]');
   const opt = (name: string, dflt: string): string => {
     const i = rest.indexOf(name);
     return i >= 0 ? (rest[i + 1] ?? dflt) : dflt;
   };
-  const repeat = Number(opt('--churn-repeat', '10'));
+  const repeats: Record<string, number> = { remote: Number(opt('--churn-repeat', '100')), mixed: Number(opt('--mixed-repeat', '10')) };
   const flushEvery = Number(opt('--flush-every', '100'));
   const dump = opt('--dump', '');
   const node = opt('--node', 'node-0');
@@ -207,7 +207,7 @@ async function main(): Promise<void> {
     const msgs: DataplaneMessage[] = [];
     let updates = 0;
     const t0 = performance.now();
-    for (let rep = 0; rep < repeat; rep++) {
+    for (let rep = 0; rep < (repeats[churn] ?? 0); rep++) {
       for (const updatesOfRound of rounds) {
         for (const u of updatesOfRound) {
           graph.onUpdates([u]);

@@ -53,7 +53,10 @@ func main() {
 	dir := flag.String("workload", "", "workload directory (sync.ndjson, churn-<name>-{0,1}.ndjson)")
 	node := flag.String("node", "node-0", "this node's name")
 	convert := flag.Bool("convert", false, "time the v3→v1 update processors too")
-	repeat := flag.Int("churn-repeat", 10, "times each churn's two rounds are applied")
+	repeats := map[string]*int{
+		"remote": flag.Int("churn-repeat", 100, "times the remote churn's two rounds are applied"),
+		"mixed":  flag.Int("mixed-repeat", 10, "times the mixed churn's two rounds are applied"),
+	}
 	flushEvery := flag.Int("flush-every", 100, "churn updates per flush")
 	dump := flag.String("dump", "", "write the canonical states to <dump>.<phase>.txt")
 	flag.Parse()
@@ -151,7 +154,7 @@ func main() {
 		}
 		updates := 0
 		start := time.Now()
-		for rep := 0; rep < *repeat; rep++ {
+		for rep := 0; rep < *repeats[churn]; rep++ {
 			for r := 0; r < 2; r++ {
 				n := len(rounds[r])
 				for i := 0; i < n; i++ {

@@ -1,6 +1,6 @@
 /**
  * Tessera's calc graph beside Felix's (`npm run bench -- calc-vs-felix [case…] [--runs n]
- * [--churn-repeat n] [--dump dir]`; not in the default run).
+ * [--churn-repeat n] [--mixed-repeat n] [--dump dir]`; not in the default run).
  *
  * The Felix side is Calico's own Go code (bench/felix: `NewCalculationGraph` behind the
  * `ValidationFilter`, built by bench/felix/build.sh at the Calico version its go.mod pins); the
@@ -139,7 +139,10 @@ const scenario: BenchScenario = {
       return i >= 0 ? (args[i + 1] ?? dflt) : dflt;
     };
     const runs = Number(opt('--runs', '3'));
-    const churnRepeat = opt('--churn-repeat', '25');
+    // Long enough that one GC pause is noise, not the figure: 160k remote updates (~2-3 s);
+    // the mixed churn is slow on Felix (every local relabel rescans its selectors): 20k.
+    const churnRepeat = opt('--churn-repeat', '100');
+    const mixedRepeat = opt('--mixed-repeat', '10');
     const dumpDir = opt('--dump', '');
     const names = args.filter((a, i) => !a.startsWith('--') && !(args[i - 1] ?? '').startsWith('--'));
     for (const name of names) {
@@ -159,9 +162,9 @@ const scenario: BenchScenario = {
       const dump = (side: string): string[] => (dumpDir === '' ? [] : ['--dump', path.join(dumpDir, `${name}-${side}`)]);
       const sides: Record<string, () => Promise<Figures[]>> = {
         tessera: () =>
-          runSide(process.execPath, ['--expose-gc', tesseraSide, dir, '--churn-repeat', churnRepeat, ...dump('tessera')]),
-        felix: () => runSide(felix, ['-workload', dir, '-churn-repeat', churnRepeat, ...dump('felix')]),
-        'felix+conversion': () => runSide(felix, ['-workload', dir, '-convert', '-churn-repeat', churnRepeat, ...dump('felix-conversion')]),
+          runSide(process.execPath, ['--expose-gc', tesseraSide, dir, '--churn-repeat', churnRepeat, '--mixed-repeat', mixedRepeat, ...dump('tessera')]),
+        felix: () => runSide(felix, ['-workload', dir, '-churn-repeat', churnRepeat, '-mixed-repeat', mixedRepeat, ...dump('felix')]),
+        'felix+conversion': () => runSide(felix, ['-workload', dir, '-convert', '-churn-repeat', churnRepeat, '-mixed-repeat', mixedRepeat, ...dump('felix-conversion')]),
       };
       const order = Object.keys(sides);
       const results: Figures[] = [];

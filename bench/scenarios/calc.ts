@@ -16,6 +16,8 @@
  *
  * Figures: seconds, messages (first flush), IP sets (active), policies (active), heap MB
  * (heapUsed after GC, graph alive — needs `--expose-gc`, which `npm run bench` passes).
+ * The workload builders are bench/calc-workload.ts's, shared with `calc-vs-felix`, which runs
+ * the same shapes beside Felix's own calculation graph.
  */
 import { report, type BenchScenario } from '../scenario.ts';
 import type { V3Resource } from '../../src/api/index.ts';

@@ -27,7 +27,7 @@
  * key still counts as mentioned, so no deletion is synthesised for it and the consumer keeps
  * the last value it understood.
  */
-import { hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 import type { SyncerCallbacks } from '../agent/informer-syncer.ts';
 import type { ResourceUpdate } from '../calc/update-processor.ts';
@@ -147,6 +147,7 @@ export class ResyncBuffer {
   }
 }
 
+/** createHash, not crypto.hash: that one needs Node ≥ 20.12, and package.json allows any 20. */
 function valueDigest(value: string): string {
-  return hash('sha1', value, 'base64');
+  return createHash('sha1').update(value).digest('base64');
 }
