@@ -117,7 +117,11 @@ export class LabelInheritIndex {
     // An update that keeps the parents (nearly all) leaves their member sets alone.
     if (old === undefined || !sameStrings(old.parents, parents)) {
       if (old !== undefined) {
-        for (const p of old.parents) this.#itemsByParent.get(p)?.delete(itemId);
+        for (const p of old.parents) {
+          const s = this.#itemsByParent.get(p);
+          s?.delete(itemId);
+          if (s?.size === 0) this.#itemsByParent.delete(p);
+        }
       }
       for (const p of parents) {
         let s = this.#itemsByParent.get(p);
