@@ -12,6 +12,8 @@
  * - bounded: each table is dropped when it reaches `maxEntries`, so distinct values cost one
  *   lookup each and memory stays O(maxEntries) — interning is only ever an optimisation.
  */
+import { flat } from '../runtime/flat-string.ts';
+
 export interface InternerOptions {
   /**
    * Entries per table before it is cleared.
@@ -53,7 +55,8 @@ export class Interner {
     let table = this.#keyed.get(tag);
     if (table === undefined) this.#keyed.set(tag, (table = new Map()));
     if (table.size >= this.#max) table.clear();
-    table.set(key, Object.freeze(value));
+    // The key was built piece by piece: held as a rope it would cost more than the value.
+    table.set(flat(key), Object.freeze(value));
     return value;
   }
 

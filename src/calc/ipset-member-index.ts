@@ -15,6 +15,7 @@
  * - a set that becomes inactive is forgotten without member events (the sequencer removes
  *   the whole set); a set that becomes active reports its current members as additions.
  */
+import { flat } from '../runtime/flat-string.ts';
 import type { IPSetData } from './ipset-data.ts';
 import { LabelInheritIndex, type Labels } from './label-inherit-index.ts';
 import type { EndpointPort, ModelEndpoint, ModelNetworkSet } from './model.ts';
@@ -228,8 +229,8 @@ function forEachMember(data: IPSetData, ep: EndpointData, fn: (member: string) =
   for (const port of ep.ports) {
     if (port.name !== np.name) continue;
     if (np.protocol !== 'any' && np.protocol !== port.protocol) continue;
-    for (const net of ep.ipv4Nets) fn(`${hostAddress(net)},${port.protocol}:${port.port}`);
-    for (const net of ep.ipv6Nets) fn(`${hostAddress(net)},${port.protocol}:${port.port}`);
+    for (const net of ep.ipv4Nets) fn(flat(`${hostAddress(net)},${port.protocol}:${port.port}`));
+    for (const net of ep.ipv6Nets) fn(flat(`${hostAddress(net)},${port.protocol}:${port.port}`));
   }
 }
 

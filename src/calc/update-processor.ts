@@ -37,6 +37,7 @@ import {
 import { convertNetworkPolicy, type K8sNetworkPolicy } from '../controllers/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
 import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
+import { flat } from '../runtime/flat-string.ts';
 import { Interner } from './interner.ts';
 import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
 
@@ -204,7 +205,8 @@ export class UpdateProcessor {
           const n = normaliseNet(net);
           (n.includes(':') ? ipv6Nets : ipv4Nets).push(n);
         }
-        const key = `${ns}/${r.metadata.name}`;
+        // Held by the graph's indexes for as long as the endpoint lives: flat, not a rope.
+        const key = flat(`${ns}/${r.metadata.name}`);
         return [
           {
             kind: 'endpoint',
