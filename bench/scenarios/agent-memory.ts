@@ -47,23 +47,23 @@
  * selector matches the whole cluster, as in Calico), 6,818 iptables rules in 1,211 chains:
  *
  *   run  syncSeconds  rssMB  peakRssMB  heapUsedMB
- *   1    15.3         634.7  642.5      541.3
- *   2    15.6         611.1  618.8      520.6
- *   3    17.2         613.4  621.5      522.5
+ *   1    11.5         417.5  424.5      327.5
+ *   2    12.1         402.8  458.8      299.8
+ *   3    11.0         404.1  461.3      288.5
  *
- * — about 2.5× the 250 MB goal (at 2,000 endpoints / 200 policies: 130 MB RSS, 43 MB heap).
- * Nearly all of it is the V8 heap, ~4 KB per remote endpoint. A heap snapshot of one run
- * (415 MB of live objects) by retainer:
- *   - calc graph 200 MB: IPSetMemberIndex 138 (its LabelInheritIndex 65 — per endpoint its own
- *     labels, a merged copy with the profile's, its parents and matched-selector set — and
- *     #endpoints 55: the nets and ports of every endpoint), ActiveRulesCalculator 17 (the
- *     10,000 parsed policy selectors), the rest strings shared between them;
- *   - SyncClient's ResyncBuffer 67 MB: the JSON text of every object (~550 B), kept to drop
- *     no-op updates;
- *   - api/cidr.ts's parse cache 45 MB: up to 131,072 parsed CIDRs (a Uint8Array each), full;
- *   - the denied-flow log's EndpointLookup 38 MB: every endpoint's IPs, both ways;
+ * — 1.6× the 250 MB goal (the first version of this bench measured 611–635 MB; what went: a
+ * parse cache of every address, the JSON text of every object kept by the Typha client, per-
+ * endpoint copies of shared labels and ports, keys and members held as ropes). A heap snapshot
+ * of what remains (~280 MB live), by retainer:
+ *   - calc graph ~150 MB: IPSetMemberIndex ~80 (its LabelInheritIndex's items, the endpoints'
+ *     addresses and ports, the active sets' members) and ActiveRulesCalculator 17 (the 10,000
+ *     parsed policy selectors), the rest strings shared between them;
  *   - the dataplane's IP sets 28 MB: desired and actual members;
- *   - ~1.3 M cons-string (rope) nodes: ids and members built by concatenation, never flattened.
+ *   - the flow log's EndpointLookup 16 MB, SyncClient's ResyncBuffer 14 MB (key → digest);
+ *   - the bundle's source text 10 MB.
+ * Reaching 250 MB needs one compact endpoint store shared by the calc graph, the flow log and
+ * the IP sets (addresses as 32-bit integers in typed arrays, endpoints as integer ids) rather
+ * than a string-keyed Map per index.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
