@@ -451,13 +451,15 @@ describe('IptablesTable', () => {
     });
 
     it('an outage (every restore fails, an empty one too) rejects apply() with IptablesApplyError after the quick retries, blaming no chain', async () => {
-      const { kernel, table, clock, restores } = setup({ maxAttempts: 3 });
+      const { kernel, table, clock, restores, registry } = setup({ maxAttempts: 3 });
       kernel.restoreOutage = true;
       table.updateChain(chain('cali-pi-x', '-j DROP'));
       const p = table.apply();
       const assertion = expect(p).rejects.toThrow(/failed 3 times, an empty transaction too/);
       await clock.advance(10);
       await assertion;
+      // The gauges follow the desired state even though nothing could be written.
+      expect(await registry.metrics()).toMatch(/felix_iptables_chains\{[^}]*\} [1-9]/);
       expect(restores()).toHaveLength(4);
       expect(table.rejectedChains()).toEqual([]);
       kernel.restoreOutage = false;

@@ -350,12 +350,16 @@ export class IptablesTable {
   async apply(phases: PhaseTotals = emptyPhases()): Promise<TableApplyResult> {
     this.phases = phases;
     const result = { wrote: false, bytes: 0, chainsWritten: 0 };
-    await this.writeDirty(result);
-    await this.retryRejected(result);
-    // `felix_iptables_chains` / `_rules`: what the kernel should hold now (renders lazy chains left).
-    const { chains, rules } = this.desired.programmed;
-    this.metrics.chains.set(this.labels, chains);
-    this.metrics.rules.set(this.labels, rules);
+    try {
+      await this.writeDirty(result);
+      await this.retryRejected(result);
+    } finally {
+      // `felix_iptables_chains` / `_rules`: what the kernel should hold now (renders lazy chains
+      // left) — also when the apply failed, so the gauges follow the desired state in an outage.
+      const { chains, rules } = this.desired.programmed;
+      this.metrics.chains.set(this.labels, chains);
+      this.metrics.rules.set(this.labels, rules);
+    }
     return result;
   }
 
