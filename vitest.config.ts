@@ -12,7 +12,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'e2e/**/*.unit.test.ts'],
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts', 'e2e/**/*.unit.test.ts'],
           environment: 'node',
         },
       },

@@ -18,8 +18,9 @@ import { createInterface } from 'node:readline';
 import { existsSync } from 'node:fs';
 
 import type { V3Resource } from '../src/api/index.ts';
-import { CalcGraph, type ResourceUpdate } from '../src/calc/index.ts';
+import { CalcGraph } from '../src/calc/index.ts';
 import type { DataplaneMessage, PolicyId } from '../src/proto/index.ts';
+import type { Update } from '../src/syncer/index.ts';
 
 const BATCH = 1000;
 
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
   const start = performance.now();
   graph.onStatusUpdated('resync-in-progress');
   for (let i = 0; i < sync.length; i += BATCH) {
-    const batch: ResourceUpdate[] = [];
+    const batch: Update[] = [];
     for (const resource of sync.slice(i, i + BATCH)) batch.push({ op: 'upsert', resource });
     graph.onUpdates(batch);
   }
@@ -203,7 +204,7 @@ async function main(): Promise<void> {
   for (const churn of ['remote', 'mixed']) {
     const files = [0, 1].map((r) => path.join(dir, `churn-${churn}-${r}.ndjson`));
     if (!files.every((f) => existsSync(f))) continue;
-    const rounds = await Promise.all(files.map(async (f) => (await readResources(f)).map((resource): ResourceUpdate => ({ op: 'upsert', resource }))));
+    const rounds = await Promise.all(files.map(async (f) => (await readResources(f)).map((resource): Update => ({ op: 'upsert', resource }))));
     const msgs: DataplaneMessage[] = [];
     let updates = 0;
     const t0 = performance.now();

@@ -30,16 +30,15 @@ import net from 'node:net';
 
 import { KubeConfig } from '@kubernetes/client-node';
 
-import type { ResourceUpdate } from '../src/calc/update-processor.ts';
 import { KubeListerWatcher, resourcePath } from '../src/informers/kube-lister-watcher.ts';
 import type { KubeObject } from '../src/informers/object.ts';
 import { SharedIndexInformer } from '../src/informers/shared-index-informer.ts';
 import { encodeFrame, FrameDecoder } from '../src/typha/frame-codec.ts';
 import { encodeMessage } from '../src/typha/messages.ts';
-import type { SyncStatus } from '../src/typha/serialized-update.ts';
 import { SyncClient } from '../src/typha/sync-client.ts';
 import { HISTOGRAM_MS, STAMP_LABEL, type WorkerReport } from './typha-agent-protocol.ts';
 import { SyncInflater } from './typha-sync-inflate.ts';
+import type { SyncStatus, Update } from '../src/syncer/index.ts';
 
 const [role, targetArg, countArg, firstArg, objectsArg, updatesArg] = process.argv.slice(2);
 /** A Typha port (light, full) or a kubeconfig path (direct-light, direct-full). */
@@ -167,7 +166,7 @@ function lightAgent(index: number): Promise<void> {
 class CountingConsumer {
   readonly keys = new Set<string>();
   #inSync = false;
-  onUpdates(updates: readonly ResourceUpdate[]): void {
+  onUpdates(updates: readonly Update[]): void {
     const at = nowMs();
     for (const u of updates) {
       if (u.op === 'delete') continue;

@@ -32,7 +32,7 @@ import { locateBinaries } from '../e2e/controlplane/binaries.ts';
 import { ControlPlane, type ControlPlaneConnection } from '../e2e/controlplane/control-plane.ts';
 import type { WorkloadEndpoint } from '../src/api/index.ts';
 import { REPO_ROOT } from '../e2e/runner/processes.ts';
-import { workloadEndpointSnapshot } from '../src/typha/testing/workload-endpoint-fixture.ts';
+import { workloadEndpointSnapshot } from '../test/typha/workload-endpoint-fixture.ts';
 import { report } from './scenario.ts';
 import { AgentPool, until } from './typha-agent-pool.ts';
 import { sendStamped, stampNow, STAMP_LABEL } from './typha-agent-protocol.ts';

@@ -75,11 +75,11 @@ import { fileURLToPath } from 'node:url';
 import { report, type BenchScenario } from '../scenario.ts';
 import { AGENT_NODE, agentMemoryWorkload, workloadSize } from '../agent-memory-workload.ts';
 import { until } from '../typha-agent-pool.ts';
-import type { ResourceUpdate } from '../../src/calc/update-processor.ts';
 import { SnapshotCache } from '../../src/typha/snapshot-cache.ts';
 import { SyncServer } from '../../src/typha/sync-server.ts';
 import { createNetns } from '../../e2e/dataplane/netns.ts';
 import { registerExitCleanup } from '../../e2e/controlplane/exit-cleanup.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TESSERA_BIN = path.join(REPO_ROOT, 'bin', 'tessera.js');
@@ -241,7 +241,7 @@ interface RunFigures {
   [figure: string]: unknown;
 }
 
-async function runOnce(updates: readonly ResourceUpdate[], logDir: string, run: number): Promise<RunFigures> {
+async function runOnce(updates: readonly Update[], logDir: string, run: number): Promise<RunFigures> {
   const stop = new AbortController();
   const cache = new SnapshotCache();
   void cache.start(stop.signal);
@@ -320,7 +320,7 @@ const scenario: BenchScenario = {
     if (!Number.isInteger(runs) || runs < 1) throw new RangeError(`runs must be a positive integer, not ${args[2]}`);
     if (!existsSync(COMPILED_MAIN)) throw new Error(`agent-memory bench: ${COMPILED_MAIN} does not exist: run npm run build first (the bench measures the compiled agent)`);
     const size = workloadSize({ endpoints, policies });
-    const updates: ResourceUpdate[] = [...agentMemoryWorkload({ endpoints, policies })].map((resource) => ({ op: 'upsert', resource }));
+    const updates: Update[] = [...agentMemoryWorkload({ endpoints, policies })].map((resource) => ({ op: 'upsert', resource }));
     const logDir = mkdtempSync(path.join(tmpdir(), 'tessera-agent-memory-'));
     const caseName = `${endpoints}-endpoints-${size.policies}-policies`;
     for (let run = 1; run <= runs; run++) {

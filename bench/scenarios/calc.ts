@@ -21,8 +21,9 @@
  */
 import { report, type BenchScenario } from '../scenario.ts';
 import type { V3Resource } from '../../src/api/index.ts';
-import { CalcGraph, type ResourceUpdate } from '../../src/calc/index.ts';
+import { CalcGraph } from '../../src/calc/index.ts';
 import { clusterChurn, isolatedCustomers, largeCluster, LOCAL_NODE as LOCAL } from '../calc-workload.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
@@ -45,7 +46,7 @@ interface SyncFigures {
 /** Feeds `resources` in syncer-sized batches, goes in-sync, flushes once. */
 function initialSync(graph: CalcGraph, resources: Iterable<V3Resource>): SyncFigures {
   const start = performance.now();
-  let batch: ResourceUpdate[] = [];
+  let batch: Update[] = [];
   graph.onStatusUpdated('resync-in-progress');
   for (const resource of resources) {
     batch.push({ op: 'upsert', resource });
@@ -78,7 +79,7 @@ function runChurn(): void {
   const graph = new CalcGraph({ nodeName: LOCAL });
   const sync = initialSync(graph, largeCluster(shape));
   const [round0, round1] = clusterChurn(shape);
-  const flips = round0.map((r, i): [ResourceUpdate, ResourceUpdate] => [
+  const flips = round0.map((r, i): [Update, Update] => [
     { op: 'upsert', resource: r },
     { op: 'upsert', resource: round1[i] as V3Resource },
   ]);
@@ -91,7 +92,7 @@ function runChurn(): void {
   while (performance.now() - start < minMs) {
     const phase = round++ % 2;
     for (let i = 0; i < flips.length; i++) {
-      graph.onUpdates([(flips[i] as [ResourceUpdate, ResourceUpdate])[phase] as ResourceUpdate]);
+      graph.onUpdates([(flips[i] as [Update, Update])[phase] as Update]);
       updates++;
       if (updates % 100 === 0) {
         const out = graph.flush();

@@ -27,7 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { report, type BenchScenario } from '../scenario.ts';
 import type { DataplaneMessage, PolicyId } from '../../src/proto/index.ts';
 import { DataplaneDriver, NetnsCommandRunner, RealCommandRunner, type ApplyPhases, type CommandResult, type CommandRunner, type RunOptions } from '../../src/dataplane/index.ts';
-import { allowAllProfile, endpoint, policy, port, rule, tier } from '../../src/dataplane/test-fixtures.ts';
+import { allowAllProfile, endpoint, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';
 import { createNetns } from '../../e2e/dataplane/netns.ts';
 
 /** Records what each command was fed, so the raw baseline replays exactly our input. */

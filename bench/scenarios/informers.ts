@@ -11,7 +11,7 @@
  * Args: `events [count]`, `memory [count]`, or nothing for both.
  */
 import { report, type BenchScenario } from '../scenario.ts';
-import { ScriptedListerWatcher } from '../../src/informers/scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { SharedIndexInformer } from '../../src/informers/shared-index-informer.ts';
 import { NAMESPACE_INDEX, namespaceIndexFunc } from '../../src/informers/indexer.ts';
 import type { KubeObject } from '../../src/informers/object.ts';

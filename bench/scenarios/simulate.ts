@@ -13,10 +13,9 @@
  * `security` tier (Pass/Deny on labels). Prints one JSON line per run and a summary.
  */
 import type { V3Resource } from '../../src/api/index.ts';
-import type { K8sNetworkPolicy } from '../../src/controllers/index.ts';
-import type { K8sPod } from '../../src/controllers/workload-endpoint-builder.ts';
 import { Simulation, translateCluster, type ClusterObjects, type K8sNamespace } from '../../src/simulate/index.ts';
 import { report, type BenchScenario } from '../scenario.ts';
+import type { K8sNetworkPolicy, K8sPod } from '../../src/api/index.ts';
 
 const APPS = ['web', 'api', 'db', 'cache', 'worker'];
 const TEAMS = ['red', 'green', 'blue', 'gold'];

@@ -38,17 +38,17 @@
 import { loadavg } from 'node:os';
 
 import { report, type BenchScenario } from '../scenario.ts';
-import type { ResourceUpdate } from '../../src/calc/update-processor.ts';
 import type { WorkloadEndpoint } from '../../src/api/index.ts';
 import { newRegistry, type Registry } from '../../src/runtime/metrics.ts';
 import { PersistentMap } from '../../src/typha/persistent-map.ts';
 import { decodeUpdate } from '../../src/typha/serialized-update.ts';
 import { SnapshotCache } from '../../src/typha/snapshot-cache.ts';
 import { SyncServer } from '../../src/typha/sync-server.ts';
-import { workloadEndpointSnapshot } from '../../src/typha/testing/workload-endpoint-fixture.ts';
+import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
 import { AgentPool, until } from '../typha-agent-pool.ts';
 import { runDirect } from '../typha-direct.ts';
 import { sendStamped, stampNow, STAMP_LABEL } from '../typha-agent-protocol.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 function heapMB(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -179,9 +179,9 @@ async function runFanout(agents: number, objects: number, seconds: number, rate:
   pool.mark();
   const t1 = performance.now();
   await sendStamped(totalUpdates, rate, (first, end) => {
-    const batch: ResourceUpdate[] = [];
+    const batch: Update[] = [];
     for (let id = first; id < end; id++) {
-      const base = fixture[id % fixture.length] as Extract<ResourceUpdate, { op: 'upsert' }>;
+      const base = fixture[id % fixture.length] as Extract<Update, { op: 'upsert' }>;
       const wep = base.resource as WorkloadEndpoint;
       batch.push({ op: 'upsert', resource: { ...wep, metadata: { ...wep.metadata, labels: { ...wep.metadata.labels, [STAMP_LABEL]: stampNow(id) } } } });
     }

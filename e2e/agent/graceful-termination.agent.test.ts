@@ -18,7 +18,7 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { workloadEndpointName } from '../../src/controllers/workload-endpoint-builder.ts';
+import { workloadEndpointName } from '../../src/convert/workload-endpoint-builder.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
 import { E2eCluster } from '../runner/cluster.ts';
 import { EchoServer, PersistentConnection } from '../runner/persistent-connection.ts';

@@ -21,7 +21,7 @@ import readline from 'node:readline';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { podToWorkloadEndpoint } from '../../src/controllers/workload-endpoint-builder.ts';
+import { podToWorkloadEndpoint } from '../../src/convert/workload-endpoint-builder.ts';
 import { ControlPlane, locateBinaries, pollUntil } from '../controlplane/index.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { REPO_ROOT } from '../runner/processes.ts';

@@ -13,7 +13,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
-import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { RuleCounters } from '../../src/dataplane/index.ts';
 import { DeniedFlowLog, EndpointLookup, resolveFromTables, type DeniedFlow } from '../../src/flowlog/index.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
@@ -25,8 +24,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runExplain } from '../../src/cli/explain.ts';
 import { HealthServer } from '../../src/runtime/health-server.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
-const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
 
 /** As the converter names a Kubernetes NetworkPolicy `web`: its rule 1 denies UDP. */
 const knpWeb = networkPolicy('knp.default.web', {
@@ -56,7 +56,7 @@ describe('dataplane: attributed drops on real traffic (NFLOG drop log, rule coun
   const registry = newRegistry();
   const endpoints = new EndpointLookup();
 
-  const update = async (updates: ResourceUpdate[]): Promise<void> => {
+  const update = async (updates: Update[]): Promise<void> => {
     endpoints.onUpdates(updates);
     await h.update(updates);
   };

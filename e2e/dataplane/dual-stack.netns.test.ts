@@ -10,10 +10,10 @@
 import { isIP } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Rule, V3Resource } from '../../src/api/index.ts';
-import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { parseSave, ruleHashes } from '../../src/dataplane/index.ts';
 import { BACKEND, DUAL_STACK_PODS, Harness, NAMESPACE, globalNetworkPolicy, matrix, networkPolicy } from './harness.ts';
 import type { Expectation, IpFamily } from './probes.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 const web6 = DUAL_STACK_PODS.find((p) => p.name === 'web')!.ip6!;
 const web4 = DUAL_STACK_PODS.find((p) => p.name === 'web')!.ip;
@@ -45,7 +45,7 @@ const clientEgressNoV4Tcp = globalNetworkPolicy('client-egress', {
 const WEB_INGRESS_CHAIN = `cali-pi-np/${NAMESPACE}/web-ingress`;
 const CLIENT_EGRESS_CHAIN = 'cali-po-gnp/client-egress';
 
-const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
 const both = (blocked4: readonly string[], blocked6: readonly string[]): Expectation[] => [...matrix(blocked4, 4), ...matrix(blocked6, 6)];
 
 /** Foreign state planted before the driver writes anything; it must survive every apply. */

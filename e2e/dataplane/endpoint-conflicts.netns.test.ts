@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V3Resource, WorkloadEndpoint } from '../../src/api/index.ts';
-import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { Harness, NAMESPACE, matrix, networkPolicy, workload } from './harness.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 const denyWebIngress = networkPolicy('deny-web-ingress', { selector: "app == 'web'", types: ['Ingress'], ingress: [{ action: 'Deny' }] });
-const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
-const remove = (name: string): ResourceUpdate[] => [{ op: 'delete', kind: 'WorkloadEndpoint', name, namespace: NAMESPACE }];
+const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
+const remove = (name: string): Update[] => [{ op: 'delete', kind: 'WorkloadEndpoint', name, namespace: NAMESPACE }];
 
 /** web's own policy: nothing reaches web; web reaches everyone. */
 const WEB_DENIED = ['client->web/tcp', 'client->web/udp', 'other->web/tcp', 'other->web/udp'];

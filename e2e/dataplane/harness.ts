@@ -5,10 +5,11 @@
  * never import each other).
  */
 import type { NetworkPolicy, GlobalNetworkPolicy, Profile, Tier, WorkloadEndpoint, V3Resource } from '../../src/api/index.ts';
-import { CalcGraph, type ResourceUpdate } from '../../src/calc/index.ts';
+import { CalcGraph } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner, type DataplaneDriverOptions } from '../../src/dataplane/index.ts';
 import { Topology, type PodSpec } from './netns.ts';
 import { ProbeAgent, checkConnectivity, type Expectation, type IpFamily } from './probes.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 export const NODE = 'node-1';
 /** `TESSERA_E2E_IPTABLES_BACKEND=legacy` runs the suite against iptables-legacy. @default 'nft' */
@@ -115,7 +116,7 @@ export class Harness {
   }
 
   /** Feeds resource updates through the calc graph and applies its output. */
-  async update(updates: readonly ResourceUpdate[]): Promise<void> {
+  async update(updates: readonly Update[]): Promise<void> {
     this.graph.onUpdates(updates);
     this.graph.onStatusUpdated('in-sync');
     this.driver.send(this.graph.flush());

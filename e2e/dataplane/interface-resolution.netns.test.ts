@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
-import { allowAllProfile, endpoint, npId, policy, rule, tier } from '../../src/dataplane/test-fixtures.ts';
+import { allowAllProfile, endpoint, npId, policy, rule, tier } from '../../test/dataplane/fixtures.ts';
 import { BACKEND } from './harness.ts';
 import { Topology } from './netns.ts';
 import { ProbeAgent, checkConnectivity } from './probes.ts';

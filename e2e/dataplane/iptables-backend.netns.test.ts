@@ -8,12 +8,12 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
-import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
 import { detectIptablesBackend } from '../../src/dataplane/iptables-backend.ts';
 import { Harness, matrix, networkPolicy } from './harness.ts';
 import { createNetns } from './netns.ts';
 import { inNs } from './node-state.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 type Backend = 'nft' | 'legacy';
 
@@ -124,7 +124,7 @@ describe('real traffic through the detected legacy backend', () => {
       types: ['Ingress'],
       ingress: [{ action: 'Allow', source: { selector: "app == 'client'" } }],
     });
-    const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+    const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
     await h.update(upsert(...h.baseResources(), webIngress));
     expect(await h.check(matrix(['other->web/tcp', 'other->web/udp']))).toEqual([]);
     expect(owned(h.topo.nodeNs, 'legacy')).toContain(':cali-pi-np/shop/web-ingress - [0:0]');

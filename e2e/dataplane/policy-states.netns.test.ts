@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
-import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { Harness, NAMESPACE, globalNetworkPolicy, matrix, networkPolicy } from './harness.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 const webIngress = networkPolicy('web-ingress', {
   selector: "app == 'web'",
@@ -25,7 +25,7 @@ const otherUdpOnly = globalNetworkPolicy('other-udp-only', {
   types: ['Egress'],
   egress: [{ action: 'Allow', protocol: 'UDP' }],
 });
-const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
 
 describe('dataplane: policy states enforced on real traffic', () => {
   let h: Harness;

@@ -21,12 +21,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { NetworkPolicy, Tier, V3Resource } from '../../src/api/index.ts';
-import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { newRegistry } from '../../src/runtime/metrics.ts';
 import { BACKEND, Harness, NAMESPACE, networkPolicy } from './harness.ts';
 import type { Expectation } from './probes.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
-const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
 
 /** `p0` … `p49`: named ports no pod declares (empty sets), so the real rule would allow any TCP port. */
 const NAMED_NOT_PORTS = Array.from({ length: 50 }, (_, i) => `p${i}`);

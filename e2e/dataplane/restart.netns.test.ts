@@ -5,11 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
-import { CalcGraph, type ResourceUpdate } from '../../src/calc/index.ts';
+import { CalcGraph } from '../../src/calc/index.ts';
 import { Harness, NODE, matrix, networkPolicy } from './harness.ts';
 import { checkConnectivity } from './probes.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
-const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
 const webIngress = networkPolicy('web-ingress', {
   selector: "app == 'web'",
   types: ['Ingress'],

@@ -16,14 +16,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_RESOURCES, startAgent, type RunningAgent } from '../../src/agent/agent.ts';
+import { startAgent, type RunningAgent } from '../../src/agent/agent.ts';
 import type { NetworkPolicy, V3Resource } from '../../src/api/index.ts';
 import { NetnsCommandRunner, type CommandResult, type CommandRunner, type RunOptions } from '../../src/dataplane/index.ts';
 import type { KubeObject } from '../../src/informers/index.ts';
-import { ScriptedListerWatcher } from '../../src/informers/scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { newRegistry } from '../../src/runtime/metrics.ts';
 import { Harness, NODE, networkPolicy } from './harness.ts';
 import type { Expectation } from './probes.ts';
+import { AGENT_RESOURCES } from '../../src/syncer/index.ts';
 
 const RESTORE = 'iptables-nft-restore';
 

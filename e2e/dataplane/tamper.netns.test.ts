@@ -11,11 +11,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import type { V3Resource } from '../../src/api/index.ts';
-import type { ResourceUpdate } from '../../src/calc/index.ts';
 import { BACKEND, Harness, matrix, networkPolicy } from './harness.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 const REFRESH_MS = 1_000;
-const upsert = (...resources: V3Resource[]): ResourceUpdate[] => resources.map((resource) => ({ op: 'upsert', resource }));
+const upsert = (...resources: V3Resource[]): Update[] => resources.map((resource) => ({ op: 'upsert', resource }));
 
 const webIngress = networkPolicy('web-ingress', {
   selector: "app == 'web'",

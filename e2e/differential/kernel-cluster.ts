@@ -13,12 +13,13 @@
  */
 import { execFile } from 'node:child_process';
 import type { V3Resource } from '../../src/api/index.ts';
-import { CalcGraph, type ResourceUpdate } from '../../src/calc/index.ts';
+import { CalcGraph } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
 import { BACKEND } from '../dataplane/harness.ts';
 import { ClusterNetwork } from '../runner/network.ts';
 import { PodServer } from '../runner/pod-server.ts';
 import { NODES, PODS, SERVED_PORTS } from './fixture.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 export type ProbeKind = 'TCP' | 'UDP' | 'ICMP';
 
@@ -44,7 +45,7 @@ interface Node {
   readonly running: Promise<void>;
 }
 
-function deleteUpdate(r: V3Resource): ResourceUpdate {
+function deleteUpdate(r: V3Resource): Update {
   return { op: 'delete', kind: r.kind, name: r.metadata.name, ...(r.metadata.namespace !== undefined ? { namespace: r.metadata.namespace } : {}) };
 }
 
@@ -87,7 +88,7 @@ export class KernelCluster implements AsyncDisposable {
    */
   async apply(resources: ReadonlyMap<string, V3Resource>): Promise<void> {
     const next = new Map<string, { json: string; resource: V3Resource }>();
-    const updates: ResourceUpdate[] = [];
+    const updates: Update[] = [];
     for (const [key, resource] of resources) {
       const json = JSON.stringify(resource);
       next.set(key, { json, resource });

@@ -20,7 +20,7 @@
  *   other types that never match, so both outcomes occur.
  */
 import { applyDefaults, isError, validateResource, type Rule, type EntityRule, type V3Resource } from '../../src/api/index.ts';
-import type { K8sNetworkPolicy } from '../../src/controllers/index.ts';
+import type { K8sNetworkPolicy } from '../../src/api/index.ts';
 
 /** The random source with the few draws a generator needs. */
 export class Draw {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { ruleBody } from '../../src/dataplane/chain.ts';
 import { RuleRenderer } from '../../src/dataplane/rule-renderer.ts';
-import { rule } from '../../src/dataplane/test-fixtures.ts';
+import { rule } from '../../test/dataplane/fixtures.ts';
 import { evaluateDirection, makePacket } from '../../src/simulate/verdict-engine.ts';
 import { NodeState } from '../../src/simulate/node-state.ts';
 import { makeRule } from '../../src/proto/index.ts';

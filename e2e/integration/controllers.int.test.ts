@@ -27,8 +27,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { canonicalJson } from '../../src/controllers/canonical-json.ts';
 import { startControllers, type RunningControllers } from '../../src/controllers/controllers-process.ts';
-import { convertNetworkPolicy, type K8sNetworkPolicy } from '../../src/controllers/policy-converter.ts';
-import { podToWorkloadEndpoint, type K8sPod } from '../../src/controllers/workload-endpoint-builder.ts';
+import { convertNetworkPolicy } from '../../src/convert/policy-converter.ts';
+import { podToWorkloadEndpoint } from '../../src/convert/workload-endpoint-builder.ts';
 import { createRootLogger } from '../../src/runtime/logger.ts';
 import { newRegistry } from '../../src/runtime/metrics.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
@@ -37,6 +37,7 @@ import { issueServiceAccountToken, type ServiceAccountIdentity } from '../contro
 import { installCalicoCrds } from './calico-crds.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
 import { adminKubeConfig, REPO_ROOT, sharedControlPlane } from './shared-control-plane.ts';
+import type { K8sNetworkPolicy, K8sPod } from '../../src/api/index.ts';
 
 const GROUP = 'projectcalico.org';
 const VERSION = 'v3';

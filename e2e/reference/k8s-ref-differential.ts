@@ -12,10 +12,9 @@
  */
 import { stringify } from 'yaml';
 import { translateCluster, Simulation, makePacket, evaluateDirection, type SimEndpoint, type ClusterObjects } from '../../src/simulate/index.ts';
-import type { K8sPod } from '../../src/controllers/workload-endpoint-builder.ts';
-import type { K8sNetworkPolicy } from '../../src/controllers/index.ts';
 import { RefEvaluator, type RefVerdict } from './k8s-ref-netpol-evaluator.ts';
 import { probesOf, type GenCase, type Probe } from './k8s-ref-cases.ts';
+import type { K8sNetworkPolicy, K8sPod } from '../../src/api/index.ts';
 
 export interface Disagreement {
   readonly probe: Probe;

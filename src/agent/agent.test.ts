@@ -4,8 +4,9 @@ import { FakeKernel } from '../dataplane/fake-kernel.ts';
 import { RecordingCommandRunner } from '../dataplane/index.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 import { StatusError, type KubeObject } from '../informers/index.ts';
-import { ScriptedListerWatcher } from '../informers/scripted-lister-watcher.ts';
-import { AGENT_RESOURCES, startAgent } from './agent.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
+import { startAgent } from './agent.ts';
+import { AGENT_RESOURCES } from '../syncer/index.ts';
 
 /** Items as a list response returns them: no kind/apiVersion per item. */
 const LISTS: Record<string, KubeObject[]> = {

@@ -39,13 +39,12 @@ import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
 import { Gauge } from 'prom-client';
 import type { IpVersion } from './ip-versions.ts';
 import { SyncClient, type TyphaClientTls } from '../typha/sync-client.ts';
-import { InformerSyncer } from './informer-syncer.ts';
+import { InformerSyncer } from '../syncer/informer-syncer.ts';
 import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
 import { RuleCounters, type DropLogOptions, type RuleCount } from '../dataplane/index.ts';
 import { DeniedFlowLog, EndpointLookup, resolveFromTables, type DeniedFlowLogOptions } from '../flowlog/index.ts';
-import type { ResourceUpdate } from '../calc/index.ts';
 
-export { AGENT_RESOURCES } from './informer-syncer.ts';
+import type { Update } from '../syncer/index.ts';
 
 /** Where a Typha-fed agent connects (`tessera agent --typha …`). */
 export interface AgentTyphaOptions {
@@ -218,7 +217,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     endpoints === undefined
       ? calc
       : {
-          onUpdates: (updates: readonly ResourceUpdate[]): void => {
+          onUpdates: (updates: readonly Update[]): void => {
             endpoints.onUpdates(updates);
             calc.onUpdates(updates);
           },

@@ -97,3 +97,4 @@ export {
 } from './keys.ts';
 export type { UnsupportedReason } from './keys.ts';
 export { STAGED_KINDS, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from './staged.ts';
+export type { K8sContainerPort, K8sMetaObject, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sPeer, K8sPort, K8sPod } from './kubernetes.ts';

@@ -9,7 +9,7 @@
  * A staged object with a bad `stagedAction` is an `InputError` naming the object and field,
  * never guessed at.
  */
-import type { K8sNetworkPolicy } from '../controllers/index.ts';
+import type { K8sNetworkPolicy } from './kubernetes.ts';
 import type { V3Resource } from './types.ts';
 import { InputError } from '../runtime/input-error.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyDefaults } from './defaults.ts';
 import type { FieldError } from './field-error.ts';
-import { frontendEndpoint, namespaceProfile, securityTier, shopFrontend, VALID_FIXTURES } from './test-fixtures.ts';
+import { frontendEndpoint, namespaceProfile, securityTier, shopFrontend, VALID_FIXTURES } from '../../test/api/fixtures.ts';
 import type { V3Resource } from './types.ts';
 import { assertValid, checkReservedName, formatFinding, validateResource, ValidationError } from './validation.ts';
 

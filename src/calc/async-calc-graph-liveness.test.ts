@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock, flushMicrotasks, type Clock } from '../runtime/clock.ts';
 import { Liveness } from '../runtime/liveness.ts';
 import { AsyncCalcGraph } from './async-calc-graph.ts';
-import { LOCAL_NODE } from './testing/harness.ts';
-import { policy1Order20, wep } from './testing/fixtures.ts';
+import { LOCAL_NODE } from '../../test/calc/harness.ts';
+import { policy1Order20, wep } from '../../test/calc/fixtures.ts';
 
 const ep = (i: number) => wep('ep1', { labels: { n: String(i) }, ips: [`10.0.0.${(i % 250) + 1}/32`] });
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { DataplaneMessage } from '../proto/index.ts';
 import { FakeClock, flushMicrotasks } from '../runtime/clock.ts';
 import { AsyncCalcGraph } from './async-calc-graph.ts';
-import { LOCAL_NODE } from './testing/harness.ts';
-import { localWlEp1, policy1Order20, wep } from './testing/fixtures.ts';
-import { MockDataplane } from './testing/mock-dataplane.ts';
+import { LOCAL_NODE } from '../../test/calc/harness.ts';
+import { localWlEp1, policy1Order20, wep } from '../../test/calc/fixtures.ts';
+import { MockDataplane } from '../../test/calc/mock-dataplane.ts';
 
 function setup(): { clock: FakeClock; g: AsyncCalcGraph; batches: DataplaneMessage[][]; dp: MockDataplane } {
   const clock = new FakeClock();

@@ -25,8 +25,8 @@ import type { Registry } from 'prom-client';
 import type { DataplaneMessage } from '../proto/index.ts';
 import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { CalcGraph, type SyncStatus } from './calc-graph.ts';
-import type { ResourceUpdate } from './update-processor.ts';
+import { CalcGraph } from './calc-graph.ts';
+import type { SyncStatus, Update } from '../syncer/index.ts';
 
 export interface AsyncCalcGraphOptions {
   readonly nodeName: string;
@@ -42,7 +42,7 @@ export interface AsyncCalcGraphOptions {
   readonly logger?: Logger;
 }
 
-type Input = { readonly updates: readonly ResourceUpdate[] } | { readonly status: SyncStatus };
+type Input = { readonly updates: readonly Update[] } | { readonly status: SyncStatus };
 
 export class AsyncCalcGraph implements Disposable {
   readonly #graph: CalcGraph;
@@ -76,7 +76,7 @@ export class AsyncCalcGraph implements Disposable {
     this.#tokens = bucketSize;
   }
 
-  onUpdates(updates: readonly ResourceUpdate[]): void {
+  onUpdates(updates: readonly Update[]): void {
     this.#enqueue({ updates });
   }
 

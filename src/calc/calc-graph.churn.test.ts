@@ -8,12 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Rule, V3Resource } from '../api/index.ts';
 import { CalcGraph } from './calc-graph.ts';
-import { LOCAL_NODE } from './testing/harness.ts';
-import { MockDataplane } from './testing/mock-dataplane.ts';
-import { gnp, knp, netset, profile, REMOTE_NODE, tier, wep } from './testing/fixtures.ts';
-import { resourceKey } from './testing/state.ts';
-import type { ResourceUpdate } from './update-processor.ts';
+import { LOCAL_NODE } from '../../test/calc/harness.ts';
+import { MockDataplane } from '../../test/calc/mock-dataplane.ts';
+import { gnp, knp, netset, profile, REMOTE_NODE, tier, wep } from '../../test/calc/fixtures.ts';
+import { resourceKey } from '../../test/calc/state.ts';
 import { seededRandom } from '../runtime/seeded-random.ts';
+import type { Update } from '../syncer/index.ts';
 
 function generator(rand: () => number) {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
@@ -91,7 +91,7 @@ function generator(rand: () => number) {
   return { resource, pick };
 }
 
-function deleteOf(r: V3Resource): ResourceUpdate {
+function deleteOf(r: V3Resource): Update {
   return { op: 'delete', kind: r.kind, name: r.metadata.name, ...(r.metadata.namespace === undefined ? {} : { namespace: r.metadata.namespace }) };
 }
 

@@ -4,9 +4,9 @@
  * contract violation; the harness compares the whole dataplane state after every state.
  */
 import { describe, expect, it } from 'vitest';
-import { runPlan } from './testing/harness.ts';
-import { stateLists } from './testing/fixtures.ts';
-import { expanders, flushStrategies } from './testing/state.ts';
+import { runPlan } from '../../test/calc/harness.ts';
+import { stateLists } from '../../test/calc/fixtures.ts';
+import { expanders, flushStrategies } from '../../test/calc/state.ts';
 
 const check = (got: unknown, want: unknown, name: string): void => {
   expect(got, `state "${name}"`).toEqual(want);

@@ -8,9 +8,9 @@ import { Registry } from 'prom-client';
 import type { V3Resource } from '../api/index.ts';
 import type { DataplaneMessage, Policy, Profile } from '../proto/index.ts';
 import { CalcGraph } from './index.ts';
-import { LOCAL_NODE } from './testing/harness.ts';
-import { MockDataplane } from './testing/mock-dataplane.ts';
-import { gnp, knp, localWlEp1, localWlEp2, np, pk, policy1Order20, profile, REMOTE_NODE, sel, wep } from './testing/fixtures.ts';
+import { LOCAL_NODE } from '../../test/calc/harness.ts';
+import { MockDataplane } from '../../test/calc/mock-dataplane.ts';
+import { gnp, knp, localWlEp1, localWlEp2, np, pk, policy1Order20, profile, REMOTE_NODE, sel, wep } from '../../test/calc/fixtures.ts';
 import { DROP_ALL_PROFILE } from './rule-scanner.ts';
 
 function graphWith(resources: V3Resource[], opts: { registry?: Registry } = {}): { graph: CalcGraph; dp: MockDataplane; first: DataplaneMessage[] } {

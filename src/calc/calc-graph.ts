@@ -4,7 +4,7 @@
  *
  * Wiring (each arrow a direct, synchronous call):
  * ```
- * ResourceUpdate → UpdateProcessor (validation filter; invalid = deleted)
+ * Update → UpdateProcessor (validation filter; invalid = deleted)
  *   → Dispatcher ─ tier     → PolicyResolver, MissingTierIndex
  *                ├ policy   → PolicyResolver, ActiveRulesCalculator, MissingTierIndex
  *                ├ profile  → IPSetMemberIndex (labels), ActiveRulesCalculator
@@ -41,9 +41,10 @@ import { calcGraphMetrics, type CalcGraphMetrics } from './metrics.ts';
 import { MissingTierIndex, missingTierMessage } from './missing-tier-index.ts';
 import { PolicyResolver } from './policy-resolver.ts';
 import { RuleScanner } from './rule-scanner.ts';
-import { UpdateProcessor, type ResourceUpdate } from './update-processor.ts';
+import { UpdateProcessor } from './update-processor.ts';
+import type { Update } from '../syncer/index.ts';
+import type { SyncStatus } from '../syncer/update.ts';
 
-export type SyncStatus = 'wait-for-datastore' | 'resync-in-progress' | 'in-sync';
 
 export interface CalcGraphOptions {
   /** This node's name; endpoints whose `spec.node` equals it are local. */
@@ -152,7 +153,7 @@ export class CalcGraph {
     d.register('networkset', (u) => this.#memberIndex.onNetworkSetUpdate(u.key, u.value));
   }
 
-  onUpdates(updates: readonly ResourceUpdate[]): void {
+  onUpdates(updates: readonly Update[]): void {
     // Metrics without prom-client's per-call label objects and timer closures: a remote
     // endpoint's relabel arrives as a batch of one, and those were ~5 % of its cost.
     const start = performance.now();

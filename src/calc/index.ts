@@ -2,8 +2,8 @@
  * The calculation graph: v3 resources and sync status in, this node's dataplane messages
  * (src/proto) out. Re-exports only.
  */
-export { CalcGraph, type CalcGraphOptions, type SyncStatus } from './calc-graph.ts';
+export { CalcGraph, type CalcGraphOptions } from './calc-graph.ts';
 export { AsyncCalcGraph, type AsyncCalcGraphOptions } from './async-calc-graph.ts';
-export type { ResourceUpdate, InvalidResource } from './update-processor.ts';
+export type { InvalidResource } from './update-processor.ts';
 export type { DataplaneMessage } from '../proto/index.ts';
 export { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers, type MissingTierPolicy } from './missing-tier-index.ts';

@@ -10,9 +10,9 @@ import type { Tier, V3Resource } from '../api/index.ts';
 import { createRootLogger } from '../runtime/logger.ts';
 import { CalcGraph } from './calc-graph.ts';
 import { MissingTierIndex, policiesInMissingTiers } from './missing-tier-index.ts';
-import { LOCAL_NODE } from './testing/harness.ts';
-import { MockDataplane } from './testing/mock-dataplane.ts';
-import { gnp, localWlEp1, tier } from './testing/fixtures.ts';
+import { LOCAL_NODE } from '../../test/calc/harness.ts';
+import { MockDataplane } from '../../test/calc/mock-dataplane.ts';
+import { gnp, localWlEp1, tier } from '../../test/calc/fixtures.ts';
 
 interface LogLine {
   level: string;

@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 
 import type { V3Resource } from '../api/index.ts';
 import type { DataplaneMessage } from '../proto/index.ts';
-import { graphWith } from './testing/harness.ts';
-import { MockDataplane } from './testing/mock-dataplane.ts';
-import { gnp, knp, netset, pk, profile, sel, wep } from './testing/fixtures.ts';
+import { graphWith } from '../../test/calc/harness.ts';
+import { MockDataplane } from '../../test/calc/mock-dataplane.ts';
+import { gnp, knp, netset, pk, profile, sel, wep } from '../../test/calc/fixtures.ts';
 
 function members(dp: MockDataplane, id: string): string[] {
   const set = dp.ipSets.get(id);

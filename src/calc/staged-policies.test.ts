@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest';
 
 import type { V3Resource } from '../api/index.ts';
 import type { InvalidResource } from './index.ts';
-import { graphWith } from './testing/harness.ts';
-import { MockDataplane } from './testing/mock-dataplane.ts';
+import { graphWith } from '../../test/calc/harness.ts';
+import { MockDataplane } from '../../test/calc/mock-dataplane.ts';
 import { UpdateProcessor } from './update-processor.ts';
-import { wep } from './testing/fixtures.ts';
+import { wep } from '../../test/calc/fixtures.ts';
 
 const web = wep('web', { namespace: 'shop', labels: { app: 'web' }, ips: ['10.65.0.2/32'], profiles: ['kns.shop'] });
 const tier = { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name: 'default' }, spec: { order: 1_000_000 } } as V3Resource;

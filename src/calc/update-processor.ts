@@ -34,21 +34,18 @@ import {
   readStaged,
   type StagedKind,
 } from '../api/index.ts';
-import { convertNetworkPolicy, type K8sNetworkPolicy } from '../controllers/policy-converter.ts';
+import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
 import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
 import { flat } from '../runtime/flat-string.ts';
 import { Interner } from './interner.ts';
 import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
+import type { K8sNetworkPolicy } from '../api/index.ts';
+import type { Update } from '../syncer/update.ts';
 
 export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
 export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
 const SA_NAME_LABEL = 'pcsa.projectcalico.org/name';
-
-/** A resource as the datastore delivers it. */
-export type ResourceUpdate =
-  | { readonly op: 'upsert'; readonly resource: V3Resource }
-  | { readonly op: 'delete'; readonly kind: V3Kind | StagedKind; readonly name: string; readonly namespace?: string };
 
 /** Why an object was dropped; passed to `onInvalid`. */
 export interface InvalidResource {
@@ -77,7 +74,7 @@ export class UpdateProcessor {
     this.#onInvalid = opts.onInvalid;
   }
 
-  process(update: ResourceUpdate): ModelUpdate[] {
+  process(update: Update): ModelUpdate[] {
     if (update.op === 'delete') return isStagedKind(update.kind) ? this.#deleteStaged(update.kind, update.name, update.namespace ?? '') : this.#delete(update.kind, update.name, update.namespace ?? '');
     const raw = update.resource as unknown as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } | null } | null;
     const kind = raw?.kind;

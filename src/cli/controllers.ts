@@ -12,7 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics } from 'prom-client';
 
 import { startControllers } from '../controllers/controllers-process.ts';
-import { WORKLOAD_INTERFACE_NAMINGS, type WorkloadInterfaceNaming } from '../controllers/workload-endpoint-builder.ts';
+import { WORKLOAD_INTERFACE_NAMINGS, type WorkloadInterfaceNaming } from '../convert/workload-endpoint-builder.ts';
 import { HealthServer } from '../runtime/health-server.ts';
 import { createRootLogger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';

@@ -17,10 +17,11 @@ import { parseInputArgs, UsageError } from './args.ts';
 import { stringify } from 'yaml';
 
 import { applyDefaults, isError, validateResource } from '../api/index.ts';
-import { convertNetworkPolicy, type K8sNetworkPolicy } from '../controllers/policy-converter.ts';
+import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { fileProblem, InputError, type InputProblem } from '../runtime/input-error.ts';
 import { describeManifestSource, isManifestProblem, readManifests } from '../runtime/manifest-files.ts';
 import { EXIT_FAILED, EXIT_USAGE, reportInputError } from './exit-status.ts';
+import type { K8sNetworkPolicy } from '../api/index.ts';
 
 export interface ConvertOutput {
   stdout(text: string): void;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { createRootLogger } from '../runtime/logger.ts';
 import { SyncClient } from '../typha/sync-client.ts';
-import { waitFor } from '../typha/testing/wire-harness.ts';
+import { waitFor } from '../../test/typha/wire-harness.ts';
 import { parseTyphaArgs, runTypha } from './typha.ts';
 
 const TLS = ['--server-cert', 'tls.crt', '--server-key', 'tls.key', '--ca', 'ca.crt'];

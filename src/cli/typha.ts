@@ -22,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collectDefaultMetrics } from 'prom-client';
 
-import { InformerSyncer } from '../agent/informer-syncer.ts';
+import { InformerSyncer } from '../syncer/informer-syncer.ts';
 import { HealthServer } from '../runtime/health-server.ts';
 import { Liveness } from '../runtime/liveness.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { InformerFactory } from '../informers/informer-factory.ts';
-import { ScriptedListerWatcher } from '../informers/scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { buildControllers } from './controllers-process.ts';
 import type { Writer } from './object-writer.ts';
 

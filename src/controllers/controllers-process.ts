@@ -18,7 +18,7 @@ import type { Registry } from 'prom-client';
 import { InformerFactory } from '../informers/informer-factory.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
 import type { ListerWatcher } from '../informers/lister-watcher.ts';
-import { projectPod, ProjectingListerWatcher } from './pod-projection.ts';
+import { projectPod, ProjectingListerWatcher } from '../convert/pod-projection.ts';
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
 import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
@@ -32,7 +32,7 @@ import { KubeTierApi } from './tier-api.ts';
 import { TierController } from './tier-controller.ts';
 import { ensureDefaultTiers } from './tier-reconciler.ts';
 import { newWorkloadEndpointController } from './workload-endpoint-controller.ts';
-import type { WorkloadInterfaceNaming } from './workload-endpoint-builder.ts';
+import type { WorkloadInterfaceNaming } from '../convert/workload-endpoint-builder.ts';
 import type { KubeObject } from '../informers/object.ts';
 
 export interface ControllersOptions {

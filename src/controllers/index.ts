@@ -1,7 +1,7 @@
 /**
  * The cluster-side controllers: a client-go work queue, a controller runner, the
- * Kubernetes NetworkPolicy → knp.default.* converter, Namespace/ServiceAccount → Profile,
- * Pod → WorkloadEndpoint, default tiers, leader election, and `startControllers` which
+ * controllers that keep knp.default.* policies, Profiles and WorkloadEndpoints in step with
+ * their Kubernetes sources (the conversion itself is src/convert), default tiers, leader election, and `startControllers` which
  * wires them for `tessera controllers`. Re-exports only.
  */
 export { WorkQueue } from './work-queue.ts';
@@ -15,10 +15,6 @@ export {
 export type { RateLimiter } from './rate-limiter.ts';
 export { Controller, TerminalError } from './controller.ts';
 export type { ControllerOptions, ReconcileResult, Reconciler } from './controller.ts';
-export { convertNetworkPolicy, convertedPolicyName, KNP_ORDER, simplifyPorts } from './policy-converter.ts';
-export type { ConversionResult, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sPeer, K8sPort, RuleConversionError } from './policy-converter.ts';
-export { namespaceToProfile, profileSource, serviceAccountToProfile } from './profile-builder.ts';
-export { podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName } from './workload-endpoint-builder.ts';
 export { defaultTiers, ensureDefaultTiers } from './tier-reconciler.ts';
 export { MirrorController, DEFAULT_SWEEP_INTERVAL_MS } from './mirror-controller.ts';
 export { ObjectWriter } from './object-writer.ts';

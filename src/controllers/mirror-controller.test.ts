@@ -3,11 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeResource } from '../informers/kube-lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
-import { ScriptedListerWatcher } from '../informers/scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './ownership.ts';
-import { convertNetworkPolicy, type K8sNetworkPolicy } from './policy-converter.ts';
+import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { newPolicyConverterController } from './policy-converter-controller.ts';
+import type { K8sNetworkPolicy } from '../api/index.ts';
 
 function np(name: string, app: string, rv = '1'): K8sNetworkPolicy & KubeObject {
   return {

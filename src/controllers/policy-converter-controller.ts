@@ -15,7 +15,8 @@ import type { KubeObject } from '../informers/object.ts';
 import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
-import { convertNetworkPolicy, type K8sNetworkPolicy } from './policy-converter.ts';
+import { convertNetworkPolicy } from '../convert/policy-converter.ts';
+import type { K8sNetworkPolicy } from '../api/index.ts';
 
 export const POLICY_CONVERTER = 'policy-converter';
 export const CONVERSION_FAILED_REASON = 'RuleNotConverted';

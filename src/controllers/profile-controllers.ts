@@ -9,7 +9,8 @@ import type { KubeObject } from '../informers/object.ts';
 import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
-import { namespaceToProfile, profileSource, serviceAccountToProfile, type K8sMetaObject } from './profile-builder.ts';
+import { namespaceToProfile, profileSource, serviceAccountToProfile } from '../convert/profile-builder.ts';
+import type { K8sMetaObject } from '../api/index.ts';
 
 type Common = Omit<MirrorControllerOptions<KubeObject, KubeObject>, 'name' | 'source' | 'target' | 'targetType' | 'sourceKeyOf' | 'desired' | 'writer'>;
 

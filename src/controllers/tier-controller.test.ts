@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeResource } from '../informers/kube-lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
-import { ScriptedListerWatcher, type ScriptedWatch } from '../informers/scripted-lister-watcher.ts';
+import { ScriptedListerWatcher, type ScriptedWatch } from '../../test/informers/scripted-lister-watcher.ts';
 import { createRootLogger } from '../runtime/logger.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import type { PolicyRef, TierApi } from './tier-api.ts';

@@ -11,7 +11,8 @@ import type { KubeObject } from '../informers/object.ts';
 import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { isManaged, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
-import { podToWorkloadEndpoint, type K8sPod, type WorkloadEndpointBuildOptions } from './workload-endpoint-builder.ts';
+import { podToWorkloadEndpoint, type WorkloadEndpointBuildOptions } from '../convert/workload-endpoint-builder.ts';
+import type { K8sPod } from '../api/index.ts';
 
 type Common = Omit<MirrorControllerOptions<KubeObject, KubeObject>, 'name' | 'source' | 'target' | 'targetType' | 'sourceKeyOf' | 'desired' | 'writer'>;
 

@@ -9,7 +9,7 @@ import { EndpointManager } from './endpoint-manager.ts';
 import { IptablesTable } from './iptables-table.ts';
 import { PolicyManager } from './policy-manager.ts';
 import { RuleRenderer } from './rule-renderer.ts';
-import { endpoint, npId, policy, port, rule, tier } from './test-fixtures.ts';
+import { endpoint, npId, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';
 
 function setup() {
   const runner = new RecordingCommandRunner();

@@ -4,7 +4,7 @@ import { ipSetName } from '../selector/index.ts';
 import { ruleBody, type Chain, type IptablesRule } from './chain.ts';
 import { RuleRenderError, splitPortList } from './match-builder.ts';
 import { RuleRenderer } from './rule-renderer.ts';
-import { endpoint, npId, policy, port, rule, tier } from './test-fixtures.ts';
+import { endpoint, npId, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';
 
 const v4 = new RuleRenderer({ ipVersion: 4 });
 const v6 = new RuleRenderer({ ipVersion: 6 });

@@ -6,8 +6,8 @@
  * Invariant: an address belongs to the endpoint that last claimed it; deleting or re-addressing
  * an endpoint releases only the addresses still pointing at it.
  */
-import type { ResourceUpdate } from '../calc/index.ts';
 import { formatIP, parseIP, type WorkloadEndpoint } from '../api/index.ts';
+import type { Update } from '../syncer/index.ts';
 
 export interface EndpointIdentity {
   readonly namespace: string;
@@ -28,7 +28,7 @@ export class EndpointLookup {
   /** Namespace and node names, one copy each. */
   readonly #names = new Map<string, string>();
 
-  onUpdates(updates: readonly ResourceUpdate[]): void {
+  onUpdates(updates: readonly Update[]): void {
     for (const u of updates) {
       if (u.op === 'upsert') {
         if (u.resource.kind === 'WorkloadEndpoint') this.#upsert(u.resource);

@@ -12,7 +12,6 @@ export type { KeyFunc, KubeObject, ObjectMeta } from './object.ts';
 export type { Notification, ResourceEventHandler } from './processor-listener.ts';
 export { Reflector, stripManagedFields, VeryShortWatchError } from './reflector.ts';
 export type { ReflectorOptions, ReflectorStore, TransformFunc } from './reflector.ts';
-export { ScriptedListerWatcher, ScriptedWatch } from './scripted-lister-watcher.ts';
 export { SharedIndexInformer } from './shared-index-informer.ts';
 export type { HandlerRegistration, SharedIndexInformerOptions } from './shared-index-informer.ts';
 export type { KeyListerGetter, Store } from './store.ts';

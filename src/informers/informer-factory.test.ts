@@ -4,7 +4,7 @@ import { InformerFactory } from './informer-factory.ts';
 import type { KubeResource } from './kube-lister-watcher.ts';
 import { resourcePath } from './kube-lister-watcher.ts';
 import type { KubeObject } from './object.ts';
-import { ScriptedListerWatcher } from './scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 
 const tiers: KubeResource = { group: 'projectcalico.org', version: 'v3', plural: 'tiers' };
 const pods: KubeResource = { group: '', version: 'v1', plural: 'pods' };

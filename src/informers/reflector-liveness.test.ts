@@ -9,7 +9,7 @@ import { FakeClock, flushMicrotasks } from '../runtime/clock.ts';
 import { Liveness } from '../runtime/liveness.ts';
 import type { ListOptions, ListResult, ListerWatcher, WatchEvent, WatchOptions } from './lister-watcher.ts';
 import type { KubeObject } from './object.ts';
-import { ScriptedListerWatcher } from './scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { SharedIndexInformer } from './shared-index-informer.ts';
 
 const controllers: AbortController[] = [];

@@ -6,7 +6,7 @@ import { InformerMetrics } from './informer-metrics.ts';
 import { StatusError } from './lister-watcher.ts';
 import type { KubeObject } from './object.ts';
 import { Reflector, type ReflectorStore } from './reflector.ts';
-import { ScriptedListerWatcher } from './scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { SharedIndexInformer } from './shared-index-informer.ts';
 
 interface Obj extends KubeObject {

@@ -21,15 +21,9 @@
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { isStagedKind, readStaged, type StagedPolicy } from './staged.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
-import {
-  convertNetworkPolicy,
-  defaultTiers,
-  namespaceToProfile,
-  podToWorkloadEndpoint,
-  serviceAccountToProfile,
-  type K8sNetworkPolicy,
-} from '../controllers/index.ts';
-import type { K8sPod } from '../controllers/workload-endpoint-builder.ts';
+import { defaultTiers } from '../controllers/index.ts';
+import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
+import { convertNetworkPolicy, namespaceToProfile, podToWorkloadEndpoint, serviceAccountToProfile } from '../convert/index.ts';
 
 export interface K8sNamespace {
   metadata?: { name?: string; labels?: Record<string, string> };

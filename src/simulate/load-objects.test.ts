@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
-import { ScriptedListerWatcher } from '../informers/scripted-lister-watcher.ts';
+import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { InputError, type InputProblem } from '../runtime/input-error.ts';
 import { translateCluster } from './cluster-objects.ts';
 import { loadFromFiles, loadFromListers, SIMULATED_KINDS, type KindSource } from './load-objects.ts';

@@ -18,10 +18,9 @@
  */
 import { isIPv6 } from 'node:net';
 import type { V3Resource } from '../api/index.ts';
-import type { K8sNetworkPolicy } from '../controllers/index.ts';
-import type { K8sPod } from '../controllers/workload-endpoint-builder.ts';
 import { classifyObjects, type ClusterObjects, type K8sNamespace, type K8sServiceAccount } from './cluster-objects.ts';
 import type { ProbeProtocol } from './verdict-engine.ts';
+import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
 
 export interface ScenarioProbe {
   readonly from: string;

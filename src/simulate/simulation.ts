@@ -9,11 +9,12 @@
  *   exercise the same incremental path the agent does;
  * - endpoints are listed in a stable order: namespace, then pod name.
  */
-import { CalcGraph, type ResourceUpdate } from '../calc/index.ts';
+import { CalcGraph } from '../calc/index.ts';
 import { cidrContains, parseCidr, type V3Resource, type WorkloadEndpoint as V3WorkloadEndpoint } from '../api/index.ts';
 import { workloadEndpointIdKey, type WorkloadEndpoint } from '../proto/index.ts';
 import { NodeState } from './node-state.ts';
 import { evaluateDirection, makePacket, type DirectionVerdict, type ProbeProtocol } from './verdict-engine.ts';
+import type { Update } from '../syncer/index.ts';
 
 /** A pod as the simulation knows it: where it runs and the endpoint its node programmed. */
 export interface SimEndpoint {
@@ -92,7 +93,7 @@ export class Simulation {
   /** Replaces the resource set: the graphs get upserts for new/changed keys, deletes for gone ones. */
   update(resources: ReadonlyMap<string, V3Resource>): void {
     const next = new Map<string, { json: string; resource: V3Resource }>();
-    const updates: ResourceUpdate[] = [];
+    const updates: Update[] = [];
     for (const [key, resource] of resources) {
       const json = JSON.stringify(resource);
       next.set(key, { json, resource });

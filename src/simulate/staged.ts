@@ -13,12 +13,12 @@
  * - reading them (src/api/staged.ts): a bad `stagedAction` is an `InputError` naming the
  *   object and field, never guessed at.
  */
-import type { K8sNetworkPolicy } from '../controllers/index.ts';
 import type { ClusterObjects } from './cluster-objects.ts';
 import type { V3Resource } from '../api/index.ts';
 
 export { STAGED_KINDS, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from '../api/staged.ts';
 import { COUNTERPART, type StagedPolicy } from '../api/staged.ts';
+import type { K8sNetworkPolicy } from '../api/index.ts';
 
 /** `<namespace>/<name>`, the identity a staged object shares with its counterpart. */
 function identity(namespace: string | undefined, name: string): string {

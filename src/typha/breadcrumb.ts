@@ -12,7 +12,8 @@
  * - there are no per-client queues: every client holds a pointer to its current crumb and walks
  *   the list at its own pace; a crumb no client points at is garbage.
  */
-import type { SerializedUpdate, SyncStatus } from './serialized-update.ts';
+import type { SerializedUpdate } from './serialized-update.ts';
+import type { SyncStatus } from '../syncer/index.ts';
 
 /** The read side of an immutable map (the snapshot). Iteration is in key order. */
 export interface SnapshotMap {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { CompressionError, negotiateCompression, StreamCompressor, StreamDecompressor, SUPPORTED_COMPRESSION, DEFAULT_SERVER_COMPRESSION } from './compression.ts';
 import { encodeMessage } from './messages.ts';
-import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
+import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
 
 describe('compression', () => {
   it('negotiation: the server preference wins among what the client offered; nothing in common means none', () => {

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../runtime/clock.ts';
 import { CrumbMessageCache } from './crumb-message-cache.ts';
 import { decodeMessage } from './messages.ts';
-import { TestBreadcrumbs } from './testing/test-breadcrumbs.ts';
-import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
+import { TestBreadcrumbs } from '../../test/typha/test-breadcrumbs.ts';
+import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
 
 describe('CrumbMessageCache', () => {
   it("encodes a crumb's deltas once, in messages of at most the limit, and hands every caller the same bytes", () => {

@@ -14,7 +14,7 @@ import type { Breadcrumb } from './breadcrumb.ts';
 import { StreamCompressor, type CompressionAlgorithm } from './compression.ts';
 import { encodeFrame } from './frame-codec.ts';
 import { encodeMessage } from './messages.ts';
-import type { SyncStatus } from './serialized-update.ts';
+import type { SyncStatus } from '../syncer/index.ts';
 
 export interface EncodedKVs {
   readonly bytes: Buffer;

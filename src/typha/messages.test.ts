@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { clientMaySend, decodeMessage, encodeMessage, MessageDecodeError, serverMaySend, type Message } from './messages.ts';
-import { hello } from './testing/wire-harness.ts';
+import { hello } from '../../test/typha/wire-harness.ts';
 
 const decode = (obj: unknown): Message => decodeMessage(Buffer.from(JSON.stringify(obj)));
 

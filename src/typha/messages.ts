@@ -13,7 +13,8 @@
  * - everything present is validated strictly: a wrong type or value is a `MessageDecodeError`
  *   naming the message type and the field (`kvs: kvs[3].updateType: …`).
  */
-import type { SerializedUpdate, SyncStatus, UpdateType } from './serialized-update.ts';
+import type { SerializedUpdate, UpdateType } from './serialized-update.ts';
+import type { SyncStatus } from '../syncer/index.ts';
 
 /** typha.md §2.3 `ServerMaxMessageSize`: at most 100 KVs per `kvs` message. */
 export const MAX_KVS_PER_MESSAGE = 100;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import type { ResourceUpdate } from '../calc/update-processor.ts';
 import { silentLogger } from '../runtime/logger.ts';
 import { ResyncBuffer } from './resync-buffer.ts';
-import { serializeUpdate, type SerializedUpdate, type SyncStatus } from './serialized-update.ts';
+import { serializeUpdate, type SerializedUpdate } from './serialized-update.ts';
+import type { SyncStatus, Update } from '../syncer/index.ts';
 
 const tier = (name: string, order: number, rv = '1'): SerializedUpdate =>
   serializeUpdate({ op: 'upsert', resource: { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name, resourceVersion: rv }, spec: { order } } });
@@ -12,7 +12,7 @@ const gone = (name: string): SerializedUpdate => ({ key: `Tier//${name}`, value:
 /** Runs `steps` (a KV batch, a status, or 'reconnect') and returns what the consumer saw, compactly. */
 function run(steps: ReadonlyArray<readonly SerializedUpdate[] | SyncStatus | 'reconnect'>): string[] {
   const seen: string[] = [];
-  const show = (u: ResourceUpdate): string => (u.op === 'delete' ? `-${u.name}` : `+${u.resource.metadata.name}:${(u.resource.spec as { order: number }).order}`);
+  const show = (u: Update): string => (u.op === 'delete' ? `-${u.name}` : `+${u.resource.metadata.name}:${(u.resource.spec as { order: number }).order}`);
   const buffer = new ResyncBuffer({ onUpdates: (us) => void seen.push(us.map(show).join(' ')), onStatusUpdated: (s) => void seen.push(s) }, silentLogger);
   buffer.startSession();
   for (const step of steps) {

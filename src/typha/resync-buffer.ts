@@ -10,7 +10,7 @@
  *   (the resourceVersion is ignored, as in `wouldBeNoOp`); a deletion of a key never passed on
  *   is dropped likewise — so a re-sent snapshot reaches the consumer only as its differences;
  * - new/updated is recomputed from the buffer, not taken from the server: a key the consumer
- *   has is `updated`, otherwise `new` (the calc graph's `ResourceUpdate` spells both `upsert`;
+ *   has is `updated`, otherwise `new` (the calc graph's `Update` spells both `upsert`;
  *   the distinction is kept in `SerializedUpdate` terms for callers that need it);
  * - after a reconnect (`startSession`), every key the new server mentions is recorded; when the
  *   new server first reports `in-sync` — the end of its complete view, which a snapshot taken
@@ -29,10 +29,9 @@
  */
 import { createHash } from 'node:crypto';
 
-import type { SyncerCallbacks } from '../agent/informer-syncer.ts';
-import type { ResourceUpdate } from '../calc/update-processor.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { decodeUpdate, parseUpdateKey, type SerializedUpdate, type SyncStatus, type UpdateType } from './serialized-update.ts';
+import { decodeUpdate, parseUpdateKey, type SerializedUpdate, type UpdateType } from './serialized-update.ts';
+import type { SyncStatus, SyncerCallbacks, Update } from '../syncer/index.ts';
 
 export interface ResyncBufferCounters {
   onSkipped(n: number): void;
@@ -80,7 +79,7 @@ export class ResyncBuffer {
   }
 
   onKVs(kvs: readonly SerializedUpdate[]): void {
-    const out: ResourceUpdate[] = [];
+    const out: Update[] = [];
     let skipped = 0;
     for (const kv of kvs) {
       this.#mentioned?.add(kv.key);
@@ -90,7 +89,7 @@ export class ResyncBuffer {
         skipped++;
         continue;
       }
-      let update: ResourceUpdate;
+      let update: Update;
       try {
         update = decodeUpdate(kv);
       } catch (err) {
@@ -119,7 +118,7 @@ export class ResyncBuffer {
 
   #finishResync(mentioned: Set<string>): void {
     this.#mentioned = undefined;
-    const deletes: ResourceUpdate[] = [];
+    const deletes: Update[] = [];
     for (const key of [...this.#passedOn.keys()]) {
       if (mentioned.has(key)) continue;
       this.#passedOn.delete(key);

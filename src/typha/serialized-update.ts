@@ -11,10 +11,9 @@
  * - `decodeUpdate(serializeUpdate(u))` equals `u` with the resourceVersion restored.
  */
 import type { V3Kind, V3Resource } from '../api/types.ts';
-import type { ResourceUpdate } from '../calc/update-processor.ts';
+import type { Update } from '../syncer/index.ts';
 
 /** The sync status as the calc graph knows it (Calico's WaitForDatastore / ResyncInProgress / InSync). */
-export type { SyncStatus } from '../calc/calc-graph.ts';
 
 export type UpdateType = 'new' | 'updated' | 'deleted';
 
@@ -45,7 +44,7 @@ export function parseUpdateKey(key: string): { kind: V3Kind; namespace?: string;
  * Serialises `update`. `previous` is the key's current entry in the snapshot (if any): an
  * upsert of a key that exists is `updated`, otherwise `new`.
  */
-export function serializeUpdate(update: ResourceUpdate, previous?: SerializedUpdate): SerializedUpdate {
+export function serializeUpdate(update: Update, previous?: SerializedUpdate): SerializedUpdate {
   if (update.op === 'delete') {
     return { key: updateKey(update.kind, update.namespace, update.name), value: null, resourceVersion: '', updateType: 'deleted' };
   }
@@ -57,7 +56,7 @@ export function serializeUpdate(update: ResourceUpdate, previous?: SerializedUpd
 }
 
 /** The inverse of {@link serializeUpdate}; throws a `SyntaxError`/`TypeError` for a value it cannot parse. */
-export function decodeUpdate(s: SerializedUpdate): ResourceUpdate {
+export function decodeUpdate(s: SerializedUpdate): Update {
   if (s.value === null) {
     const k = parseUpdateKey(s.key);
     if (k === undefined) throw new TypeError(`malformed Typha key ${JSON.stringify(s.key)}`);

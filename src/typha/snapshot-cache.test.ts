@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { V3Resource } from '../api/types.ts';
-import type { ResourceUpdate } from '../calc/update-processor.ts';
 import { FakeClock, flushMicrotasks } from '../runtime/clock.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { Breadcrumb } from './breadcrumb.ts';
 import { seededRandom } from '../runtime/seeded-random.ts';
 import { decodeUpdate, type SerializedUpdate } from './serialized-update.ts';
 import { SnapshotCache } from './snapshot-cache.ts';
+import type { Update } from '../syncer/index.ts';
 
-function wep(name: string, resourceVersion = '1', app = 'web'): ResourceUpdate {
+function wep(name: string, resourceVersion = '1', app = 'web'): Update {
   const resource = {
     apiVersion: 'projectcalico.org/v3',
     kind: 'WorkloadEndpoint',
@@ -19,7 +19,7 @@ function wep(name: string, resourceVersion = '1', app = 'web'): ResourceUpdate {
   return { op: 'upsert', resource };
 }
 
-const del = (name: string): ResourceUpdate => ({ op: 'delete', kind: 'WorkloadEndpoint', namespace: 'shop', name });
+const del = (name: string): Update => ({ op: 'delete', kind: 'WorkloadEndpoint', namespace: 'shop', name });
 const key = (name: string): string => `WorkloadEndpoint/shop/${name}`;
 
 async function metric(registry: Registry, name: string): Promise<number> {
@@ -207,7 +207,7 @@ describe('SnapshotCache', () => {
     const first = cache.latest();
     let sent = 0;
     for (let round = 0; round < 30; round++) {
-      const batch: ResourceUpdate[] = [];
+      const batch: Update[] = [];
       for (let i = 0; i < 100; i++) {
         const name = `w${Math.floor(random() * 200)}`;
         const r = random();

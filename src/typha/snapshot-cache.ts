@@ -28,15 +28,14 @@
  * to the event loop, so an initial list of 100,000 objects does not stall the server's
  * sockets. Nothing is published before `start`.
  */
-import type { ResourceUpdate } from '../calc/update-processor.ts';
-import type { SyncerCallbacks } from '../agent/informer-syncer.ts';
 import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { Breadcrumb, BreadcrumbSource } from './breadcrumb.ts';
 import { PersistentMap } from './persistent-map.ts';
-import { serializeUpdate, updateKey, wouldBeNoOp, type SerializedUpdate, type SyncStatus } from './serialized-update.ts';
+import { serializeUpdate, updateKey, wouldBeNoOp, type SerializedUpdate } from './serialized-update.ts';
 import { SnapshotCacheMetrics } from './snapshot-cache-metrics.ts';
+import type { SyncStatus, SyncerCallbacks, Update } from '../syncer/index.ts';
 
 export interface SnapshotCacheOptions {
   /** Queued entries applied per crumb at most (Typha `SnapshotCacheMaxBatchSize`). @default 100 */
@@ -55,7 +54,7 @@ export interface SnapshotCacheOptions {
 const MAX_CRUMBS_PER_TURN = 10;
 
 /** A queued entry: an update, or a status change (a string). */
-type Pending = ResourceUpdate | SyncStatus;
+type Pending = Update | SyncStatus;
 
 /**
  * The one wake-up every waiter shares: a promise resolved once per published crumb and then
@@ -133,7 +132,7 @@ class Crumb implements Breadcrumb {
 }
 
 /** The snapshot key an update is about (the kind, namespace and name `serializeUpdate` keys it by). */
-function keyOf(u: ResourceUpdate): string {
+function keyOf(u: Update): string {
   if (u.op === 'delete') return updateKey(u.kind, u.namespace, u.name);
   return updateKey(u.resource.kind, u.resource.metadata.namespace, u.resource.metadata.name);
 }
@@ -172,7 +171,7 @@ export class SnapshotCache implements BreadcrumbSource, SyncerCallbacks {
     return this.#latest;
   }
 
-  onUpdates(updates: readonly ResourceUpdate[]): void {
+  onUpdates(updates: readonly Update[]): void {
     for (const u of updates) this.#queue.push(u);
     this.#scheduleDrain();
   }

@@ -2,28 +2,27 @@ import net from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { SyncerCallbacks } from '../agent/informer-syncer.ts';
-import type { ResourceUpdate } from '../calc/update-processor.ts';
 import { FakeClock } from '../runtime/clock.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 import { seededRandom } from '../runtime/seeded-random.ts';
 import { encodeFrame } from './frame-codec.ts';
 import { encodeMessage } from './messages.ts';
-import type { SerializedUpdate, SyncStatus } from './serialized-update.ts';
+import type { SerializedUpdate } from './serialized-update.ts';
 import { serializeUpdate } from './serialized-update.ts';
 import { parseTyphaAddress, SyncClient, type SyncClientOptions } from './sync-client.ts';
 import { SyncServer, type SyncServerOptions } from './sync-server.ts';
-import { TestBreadcrumbs } from './testing/test-breadcrumbs.ts';
-import { captureLogger, metricValue, waitFor } from './testing/wire-harness.ts';
+import { TestBreadcrumbs } from '../../test/typha/test-breadcrumbs.ts';
+import { captureLogger, metricValue, waitFor } from '../../test/typha/wire-harness.ts';
 import type { Registry } from '../runtime/metrics.ts';
+import type { SyncStatus, SyncerCallbacks, Update } from '../syncer/index.ts';
 
 type Event = { updates: string[] } | { status: SyncStatus };
 
 /** Records what the consumer sees, compactly: `+key@rv` for upserts, `-key` for deletes. */
 class Recorder implements SyncerCallbacks {
   readonly events: Event[] = [];
-  readonly resources = new Map<string, ResourceUpdate>();
-  onUpdates(updates: readonly ResourceUpdate[]): void {
+  readonly resources = new Map<string, Update>();
+  onUpdates(updates: readonly Update[]): void {
     this.events.push({ updates: updates.map(show) });
     for (const u of updates) {
       if (u.op === 'delete') this.resources.delete(keyOf(u));
@@ -42,19 +41,19 @@ class Recorder implements SyncerCallbacks {
   }
 }
 
-function keyOf(u: ResourceUpdate): string {
+function keyOf(u: Update): string {
   return u.op === 'delete' ? `${u.kind}/${u.namespace ?? ''}/${u.name}` : `${u.resource.kind}/${u.resource.metadata.namespace ?? ''}/${u.resource.metadata.name}`;
 }
 
-function show(u: ResourceUpdate): string {
+function show(u: Update): string {
   return u.op === 'delete' ? `-${keyOf(u)}` : `+${keyOf(u)}@${u.resource.metadata.resourceVersion ?? ''}`;
 }
 
-const tier = (name: string, order: number, rv = String(order)): ResourceUpdate => ({
+const tier = (name: string, order: number, rv = String(order)): Update => ({
   op: 'upsert',
   resource: { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name, resourceVersion: rv }, spec: { order } },
 });
-const snapshotOf = (...updates: ResourceUpdate[]): SerializedUpdate[] => updates.map((u) => serializeUpdate(u));
+const snapshotOf = (...updates: Update[]): SerializedUpdate[] => updates.map((u) => serializeUpdate(u));
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -24,7 +24,6 @@ import tls from 'node:tls';
 
 import { Counter, type Registry } from 'prom-client';
 
-import type { SyncerCallbacks } from '../agent/informer-syncer.ts';
 import { Backoff, type BackoffOptions } from '../runtime/backoff.ts';
 import { realClock, sleep, type Clock, type Timer } from '../runtime/clock.ts';
 import type { LivenessProbe } from '../runtime/liveness.ts';
@@ -37,6 +36,7 @@ import { MessageReader, MessageWriter } from './message-stream.ts';
 import { clientMaySend, MAX_KVS_PER_MESSAGE, SYNCER_TYPE_FELIX, type Message } from './messages.ts';
 import { ResyncBuffer } from './resync-buffer.ts';
 import { shuffle } from './shuffle.ts';
+import type { SyncerCallbacks } from '../syncer/index.ts';
 
 export interface TyphaClientTls {
   /** PEM key and certificate the client presents. */

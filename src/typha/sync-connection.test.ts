@@ -17,9 +17,9 @@ import { MAX_KVS_PER_MESSAGE } from './messages.ts';
 import { SnapshotEncoder, type EncodedSnapshot } from './snapshot-encoder.ts';
 import { SyncConnection, type SyncServerConfig } from './sync-connection.ts';
 import { SyncServerMetrics } from './sync-server-metrics.ts';
-import { TestBreadcrumbs } from './testing/test-breadcrumbs.ts';
-import { hello, RawClient, waitFor } from './testing/wire-harness.ts';
-import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
+import { TestBreadcrumbs } from '../../test/typha/test-breadcrumbs.ts';
+import { hello, RawClient, waitFor } from '../../test/typha/wire-harness.ts';
+import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

@@ -40,10 +40,11 @@ import type { BreadcrumbSource } from './breadcrumb.ts';
 import { negotiateCompression, type CompressionAlgorithm } from './compression.ts';
 import { ConnectionClosedError, MessageReader, MessageWriter, WriteTimeoutError } from './message-stream.ts';
 import { serverMaySend, SYNCER_TYPE_FELIX, type ClientHello, type Message } from './messages.ts';
-import type { SerializedUpdate, SyncStatus } from './serialized-update.ts';
+import type { SerializedUpdate } from './serialized-update.ts';
 import type { SnapshotEncoder } from './snapshot-encoder.ts';
 import { COALESCE_MIN_MEMBERS, type CrumbMessageCache, type SharedCrumbFrames, type SharedDeltaStream } from './crumb-message-cache.ts';
 import type { SyncServerMetrics } from './sync-server-metrics.ts';
+import type { SyncStatus } from '../syncer/index.ts';
 
 /** The server's resolved limits (defaults in sync-server.ts). */
 export interface SyncServerConfig {

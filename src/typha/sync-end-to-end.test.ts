@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { ResourceUpdate } from '../calc/update-processor.ts';
 import { FakeClock } from '../runtime/clock.ts';
 import { newRegistry } from '../runtime/metrics.ts';
-import { decodeUpdate, type SyncStatus } from './serialized-update.ts';
+import { decodeUpdate } from './serialized-update.ts';
 import { SnapshotCache } from './snapshot-cache.ts';
 import { SyncClient } from './sync-client.ts';
 import { SyncServer } from './sync-server.ts';
-import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
-import { metricValue, waitFor } from './testing/wire-harness.ts';
+import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
+import { metricValue, waitFor } from '../../test/typha/wire-harness.ts';
+import type { SyncStatus, Update } from '../syncer/index.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -17,10 +17,10 @@ afterEach(async () => {
 
 /** A consumer that keeps the state it was told, like the calc graph would. */
 class Consumer {
-  readonly state = new Map<string, ResourceUpdate>();
+  readonly state = new Map<string, Update>();
   readonly statuses: SyncStatus[] = [];
   updates = 0;
-  onUpdates(updates: readonly ResourceUpdate[]): void {
+  onUpdates(updates: readonly Update[]): void {
     for (const u of updates) {
       this.updates++;
       const key = u.op === 'delete' ? `${u.kind}/${u.namespace ?? ''}/${u.name}` : `${u.resource.kind}/${u.resource.metadata.namespace ?? ''}/${u.resource.metadata.name}`;
@@ -77,9 +77,9 @@ describe('Typha end to end (SnapshotCache → SyncServer → SyncClient)', () =>
     expect(await metricValue(registry, 'tessera_typha_snapshots_generated')).toBe(1);
     expect(await metricValue(registry, 'tessera_typha_snapshots_reused')).toBe(1);
 
-    const victim = endpoints[0] as Extract<ResourceUpdate, { op: 'upsert' }>;
-    const changed = endpoints[1] as Extract<ResourceUpdate, { op: 'upsert' }>;
-    const relabelled: ResourceUpdate = {
+    const victim = endpoints[0] as Extract<Update, { op: 'upsert' }>;
+    const changed = endpoints[1] as Extract<Update, { op: 'upsert' }>;
+    const relabelled: Update = {
       op: 'upsert',
       resource: { ...changed.resource, metadata: { ...changed.resource.metadata, labels: { app: 'moved' }, resourceVersion: '999999' } },
     };

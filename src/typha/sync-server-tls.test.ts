@@ -1,14 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import type { SyncerCallbacks } from '../agent/informer-syncer.ts';
 import { FakeClock } from '../runtime/clock.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
-import type { SyncStatus } from './serialized-update.ts';
 import { SyncClient, type TyphaClientTls } from './sync-client.ts';
 import { SyncServer, type TyphaServerTls } from './sync-server.ts';
-import { TestBreadcrumbs } from './testing/test-breadcrumbs.ts';
-import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
-import { captureLogger, makeTestCerts, metricValue, RawClient, waitFor, type TestCerts } from './testing/wire-harness.ts';
+import { TestBreadcrumbs } from '../../test/typha/test-breadcrumbs.ts';
+import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
+import { captureLogger, makeTestCerts, metricValue, RawClient, waitFor, type TestCerts } from '../../test/typha/wire-harness.ts';
+import type { SyncStatus, SyncerCallbacks } from '../syncer/index.ts';
 
 let certs: TestCerts;
 beforeAll(() => {

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { ResourceUpdate } from '../calc/update-processor.ts';
 import { FakeClock, type Clock } from '../runtime/clock.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import { seededRandom } from '../runtime/seeded-random.ts';
@@ -13,11 +12,12 @@ import { MessageReader, MessageWriter } from './message-stream.ts';
 import { decodeMessage, encodeMessage, type Message } from './messages.ts';
 import { COALESCE_MIN_MEMBERS, COALESCE_MS } from './crumb-message-cache.ts';
 import { SyncServer, type SyncServerOptions } from './sync-server.ts';
-import { TestBreadcrumbs } from './testing/test-breadcrumbs.ts';
-import { workloadEndpointSnapshot } from './testing/workload-endpoint-fixture.ts';
-import { captureLogger, hello, metricValue, RawClient, waitFor } from './testing/wire-harness.ts';
+import { TestBreadcrumbs } from '../../test/typha/test-breadcrumbs.ts';
+import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
+import { captureLogger, hello, metricValue, RawClient, waitFor } from '../../test/typha/wire-harness.ts';
+import type { Update } from '../syncer/index.ts';
 
-const tier = (name: string, order = 1): ResourceUpdate => ({
+const tier = (name: string, order = 1): Update => ({
   op: 'upsert',
   resource: { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name, resourceVersion: String(order) }, spec: { order } },
 });

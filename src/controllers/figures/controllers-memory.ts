@@ -23,13 +23,14 @@ import type { KubeObject } from '../../informers/object.ts';
 import { MANAGED_BY_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from '../ownership.ts';
 import type { MirrorController } from '../mirror-controller.ts';
 import type { Writer } from '../object-writer.ts';
-import { projectPod, ProjectingListerWatcher } from '../pod-projection.ts';
-import { convertNetworkPolicy, type K8sNetworkPolicy } from '../policy-converter.ts';
+import { projectPod, ProjectingListerWatcher } from '../../convert/pod-projection.ts';
+import { convertNetworkPolicy } from '../../convert/policy-converter.ts';
 import { newPolicyConverterController } from '../policy-converter-controller.ts';
-import { namespaceToProfile, serviceAccountToProfile } from '../profile-builder.ts';
+import { namespaceToProfile, serviceAccountToProfile } from '../../convert/profile-builder.ts';
 import { newNamespaceProfileController, newServiceAccountProfileController } from '../profile-controllers.ts';
-import { podToWorkloadEndpoint, type K8sPod } from '../workload-endpoint-builder.ts';
+import { podToWorkloadEndpoint } from '../../convert/workload-endpoint-builder.ts';
 import { newWorkloadEndpointController } from '../workload-endpoint-controller.ts';
+import type { K8sNetworkPolicy, K8sPod } from '../../api/index.ts';
 
 const POLICIES = Number(process.argv[2] ?? 10_000);
 const PODS = Number(process.argv[3] ?? 20_000);

@@ -7,8 +7,8 @@
  * queued yet. `watch()` opens a `ScriptedWatch` that the test obtains with `nextWatch()` and
  * feeds with `send`, `close` and `fail`.
  */
-import type { ListOptions, ListResult, ListerWatcher, WatchEvent, WatchOptions } from './lister-watcher.ts';
-import type { KubeObject } from './object.ts';
+import type { ListOptions, ListResult, ListerWatcher, WatchEvent, WatchOptions } from '../../src/informers/lister-watcher.ts';
+import type { KubeObject } from '../../src/informers/object.ts';
 
 type ListResponse<T> = ListResult<T> | Error;
 

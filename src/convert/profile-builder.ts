@@ -10,16 +10,13 @@
  */
 import type { Profile } from '../api/types.ts';
 import { API_VERSION, NAMESPACE_PROFILE_PREFIX } from '../api/types.ts';
+import type { K8sMetaObject } from '../api/kubernetes.ts';
 
 export { NAMESPACE_PROFILE_PREFIX };
 export const SERVICE_ACCOUNT_PROFILE_PREFIX = 'ksa.';
 const NAMESPACE_LABEL_PREFIX = 'pcns.';
 const SERVICE_ACCOUNT_LABEL_PREFIX = 'pcsa.';
 const NAME_LABEL = 'projectcalico.org/name';
-
-export interface K8sMetaObject {
-  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
-}
 
 export function namespaceProfileName(ns: string): string {
   return `${NAMESPACE_PROFILE_PREFIX}${ns}`;

@@ -25,27 +25,7 @@ import type { WorkloadEndpoint, WorkloadEndpointPort } from '../api/types.ts';
 import { API_VERSION } from '../api/types.ts';
 import { formatIP, parseIP } from '../api/cidr.ts';
 import { namespaceProfileName, serviceAccountProfileName } from './profile-builder.ts';
-
-export interface K8sContainerPort {
-  name?: string;
-  containerPort: number;
-  protocol?: string;
-  hostPort?: number;
-  hostIP?: string;
-}
-
-/** The structural subset of a core/v1 Pod this module reads. */
-export interface K8sPod {
-  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
-  spec?: {
-    nodeName?: string;
-    hostNetwork?: boolean;
-    serviceAccountName?: string;
-    containers?: Array<{ ports?: K8sContainerPort[] }>;
-    initContainers?: Array<{ ports?: K8sContainerPort[] }>;
-  };
-  status?: { phase?: string; podIP?: string; podIPs?: Array<{ ip: string }> };
-}
+import type { K8sPod } from '../api/kubernetes.ts';
 
 /** Felix: the first entry of FELIX_INTERFACEPREFIX, default `cali`. */
 export const DEFAULT_INTERFACE_PREFIX = 'cali';

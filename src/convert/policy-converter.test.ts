@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { parsePort } from '../api/port.ts';
-import { convertNetworkPolicy, simplifyPorts, type K8sNetworkPolicy, type K8sNetworkPolicySpec } from './policy-converter.ts';
+import { convertNetworkPolicy, simplifyPorts } from './policy-converter.ts';
+import type { K8sNetworkPolicy, K8sNetworkPolicySpec } from '../api/index.ts';
 
 const ORCH = "projectcalico.org/orchestrator == 'k8s'";
 

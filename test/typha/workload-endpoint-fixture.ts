@@ -7,9 +7,10 @@
  *
  * The same `seed` yields the same bytes on every machine, so a measured figure reproduces.
  */
-import { podToWorkloadEndpoint, type K8sPod } from '../../controllers/workload-endpoint-builder.ts';
-import { seededRandom } from '../../runtime/seeded-random.ts';
-import { serializeUpdate, type SerializedUpdate } from '../serialized-update.ts';
+import { podToWorkloadEndpoint } from '../../src/convert/workload-endpoint-builder.ts';
+import { seededRandom } from '../../src/runtime/seeded-random.ts';
+import { serializeUpdate, type SerializedUpdate } from '../../src/typha/serialized-update.ts';
+import type { K8sPod } from '../../src/api/index.ts';
 
 const APPS = ['frontend', 'checkout', 'cart', 'payments', 'catalog', 'search', 'recommendations', 'auth', 'gateway', 'inventory', 'shipping', 'email', 'metrics-collector', 'redis', 'postgres'];
 const TIERS = ['web', 'api', 'backend', 'data', 'infra'];

@@ -10,7 +10,7 @@
  */
 import type { ListerWatcher, ListOptions, ListResult, WatchEvent, WatchOptions } from '../informers/lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
-import type { K8sContainerPort, K8sPod } from './workload-endpoint-builder.ts';
+import type { K8sContainerPort, K8sPod } from '../api/index.ts';
 
 type PodLike = K8sPod & KubeObject;
 

@@ -3,7 +3,7 @@
  * Calico's controllers generate). Each must validate with no findings at all. Tests derive
  * broken variants with `withSpec` / structuredClone rather than editing these.
  */
-import type { GlobalNetworkPolicy, NetworkPolicy, Profile, Tier, V3Resource, WorkloadEndpoint } from './types.ts';
+import type { GlobalNetworkPolicy, NetworkPolicy, Profile, Tier, V3Resource, WorkloadEndpoint } from '../../src/api/types.ts';
 
 export const securityTier: Tier = {
   apiVersion: 'projectcalico.org/v3',

@@ -17,7 +17,7 @@ import {
   type Profile,
   type Rule,
   type WorkloadEndpoint,
-} from '../../proto/index.ts';
+} from '../../src/proto/index.ts';
 
 export class ContractViolation extends Error {
   override readonly name = 'ContractViolation';

@@ -7,10 +7,10 @@
  * is a copy; an unchanged one is the previous object, as with the real cache's persistent map),
  * no-op updates dropped from `deltas`, `next()` resolving at publication.
  */
-import type { Clock } from '../../runtime/clock.ts';
-import type { ResourceUpdate } from '../../calc/update-processor.ts';
-import type { Breadcrumb, BreadcrumbSource, SnapshotMap } from '../breadcrumb.ts';
-import { serializeUpdate, updateKey, wouldBeNoOp, type SerializedUpdate, type SyncStatus } from '../serialized-update.ts';
+import type { Clock } from '../../src/runtime/clock.ts';
+import type { Breadcrumb, BreadcrumbSource, SnapshotMap } from '../../src/typha/breadcrumb.ts';
+import { serializeUpdate, updateKey, wouldBeNoOp, type SerializedUpdate } from '../../src/typha/serialized-update.ts';
+import type { SyncStatus, Update } from '../../src/syncer/index.ts';
 
 class MapSnapshot implements SnapshotMap {
   readonly #entries: Map<string, SerializedUpdate>;
@@ -78,7 +78,7 @@ export class TestBreadcrumbs implements BreadcrumbSource {
   }
 
   /** Applies `updates` (skipping no-ops) and publishes the next crumb. */
-  publish(updates: ReadonlyArray<ResourceUpdate | SerializedUpdate>, status: SyncStatus = this.#latest.syncStatus): Breadcrumb {
+  publish(updates: ReadonlyArray<Update | SerializedUpdate>, status: SyncStatus = this.#latest.syncStatus): Breadcrumb {
     const deltas: SerializedUpdate[] = [];
     for (const u of updates) {
       const s = 'key' in u ? u : serializeUpdate(u, this.#state.get(keyOf(u)));
@@ -96,6 +96,6 @@ export class TestBreadcrumbs implements BreadcrumbSource {
   }
 }
 
-function keyOf(u: ResourceUpdate): string {
+function keyOf(u: Update): string {
   return u.op === 'delete' ? updateKey(u.kind, u.namespace, u.name) : updateKey(u.resource.kind, u.resource.metadata.namespace, u.resource.metadata.name);
 }

@@ -15,11 +15,11 @@ import type { KubeConfig } from '@kubernetes/client-node';
 
 import type { V3Kind } from '../api/types.ts';
 import type { StagedKind } from '../api/staged.ts';
-import type { ResourceUpdate, SyncStatus } from '../calc/index.ts';
 import { DeletedFinalStateUnknown, InformerFactory, KubeListerWatcher, OptionalListerWatcher, resourceName, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
 import type { LivenessProbe } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
+import type { SyncerCallbacks, Update } from './update.ts';
 
 /** The v3 kinds the agent watches, with their resources (all `projectcalico.org/v3`). */
 /** `optional`: the resource may not be served (its CRD not installed); then it is an empty list (optional-lister-watcher.ts). */
@@ -38,12 +38,6 @@ export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind | StagedKind
   { kind: 'StagedKubernetesNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedkubernetesnetworkpolicies' }, optional: true },
 ];
 
-/** Where a syncer delivers: the calc graph, or Typha's snapshot cache. */
-export interface SyncerCallbacks {
-  onUpdates(updates: readonly ResourceUpdate[]): void;
-  onStatusUpdated(status: SyncStatus): void;
-}
-
 export interface InformerSyncerOptions {
   /** Required unless `listerWatcherFor` is given. */
   readonly kubeConfig?: KubeConfig;
@@ -57,11 +51,11 @@ export interface InformerSyncerOptions {
   readonly logger?: Logger;
 }
 
-function upsert(kind: V3Kind | StagedKind, obj: KubeObject): ResourceUpdate {
+function upsert(kind: V3Kind | StagedKind, obj: KubeObject): Update {
   return { op: 'upsert', resource: { ...(obj as object), apiVersion: 'projectcalico.org/v3', kind } as never };
 }
 
-function deletion(kind: V3Kind | StagedKind, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): ResourceUpdate {
+function deletion(kind: V3Kind | StagedKind, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): Update {
   if (obj instanceof DeletedFinalStateUnknown) {
     const [a, b] = obj.key.split('/');
     return b === undefined ? { op: 'delete', kind, name: a ?? '' } : { op: 'delete', kind, namespace: a ?? '', name: b };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DataplaneMessage, Rule } from '../../proto/index.ts';
+import type { DataplaneMessage, Rule } from '../../src/proto/index.ts';
 import { ContractViolation, MockDataplane } from './mock-dataplane.ts';
 
 const rule = (ids: Partial<Rule>): Rule => ({

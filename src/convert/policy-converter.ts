@@ -38,40 +38,10 @@ import { formatPort, parsePort, type Port } from '../api/port.ts';
 import { parseCidr } from '../api/cidr.ts';
 import { show } from '../api/parse-result.ts';
 import { k8sLabelSelectorToCalico, type K8sLabelSelector } from '../selector/k8s-label-selector.ts';
+import type { K8sNetworkPolicy } from '../api/kubernetes.ts';
 
 /** Calico: the order of every converted Kubernetes policy. */
 export const KNP_ORDER = 1000;
-
-/**
- * The structural shape of a Kubernetes NetworkPolicy (compatible with client-node's
- * `V1NetworkPolicy`, which this pure module does not import). `null` is allowed wherever
- * hand-written YAML can put it; the converter decodes it as Go would.
- */
-export interface K8sNetworkPolicy {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; labels?: Record<string, string> };
-  spec?: K8sNetworkPolicySpec;
-}
-
-export interface K8sNetworkPolicySpec {
-  podSelector?: K8sLabelSelector | null;
-  policyTypes?: Array<string | null> | null;
-  ingress?: Array<{ from?: Array<K8sPeer | null> | null; ports?: Array<K8sPort | null> | null } | null> | null;
-  egress?: Array<{ to?: Array<K8sPeer | null> | null; ports?: Array<K8sPort | null> | null } | null> | null;
-}
-
-export interface K8sPeer {
-  podSelector?: K8sLabelSelector | null;
-  namespaceSelector?: K8sLabelSelector | null;
-  ipBlock?: { cidr: string; except?: Array<string | null> | null } | null;
-}
-
-export interface K8sPort {
-  protocol?: string | null;
-  port?: number | string | null;
-  endPort?: number | null;
-}
 
 /** A dropped rule: which one and why (Calico `ErrorPolicyConversionRule`). */
 export interface RuleConversionError {

@@ -5,9 +5,9 @@
  * when the harness flushes. The harness feeds the KV deltas between consecutive states and
  * compares the mock dataplane's full state with the expectation.
  */
-import { objectKey, type V3Resource } from '../../api/index.ts';
-import type { ResourceUpdate } from '../update-processor.ts';
+import { objectKey, type V3Resource } from '../../src/api/index.ts';
 import type { DataplaneSnapshot, EndpointTierSummary } from './mock-dataplane.ts';
+import type { Update } from '../../src/syncer/index.ts';
 
 export interface State {
   readonly name: string;
@@ -86,10 +86,10 @@ export class StateBuilder {
 }
 
 /** The updates that move the datastore from `from` to `to`. */
-export function kvDeltas(from: State, to: State): ResourceUpdate[] {
+export function kvDeltas(from: State, to: State): Update[] {
   const before = new Map(from.kvs.map((r) => [resourceKey(r), r]));
   const after = new Set(to.kvs.map(resourceKey));
-  const out: ResourceUpdate[] = [];
+  const out: Update[] = [];
   for (const r of to.kvs) {
     const old = before.get(resourceKey(r));
     if (old === undefined || JSON.stringify(old) !== JSON.stringify(r)) out.push({ op: 'upsert', resource: r });
@@ -119,7 +119,7 @@ export function expectedSnapshot(s: State): DataplaneSnapshot {
 
 /** A step of a test plan: updates to feed, then (optionally) the expected state. */
 export interface Step {
-  readonly updates: readonly ResourceUpdate[];
+  readonly updates: readonly Update[];
   readonly expect: State;
 }
 

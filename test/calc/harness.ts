@@ -4,8 +4,8 @@
  * `onlyAtEnd`, after the last). The graph is told `in-sync` only after the first state's
  * updates, so every strategy also checks that nothing is emitted before in-sync.
  */
-import type { V3Resource } from '../../api/index.ts';
-import { CalcGraph } from '../calc-graph.ts';
+import type { V3Resource } from '../../src/api/index.ts';
+import { CalcGraph } from '../../src/calc/calc-graph.ts';
 import { MockDataplane, type DataplaneSnapshot } from './mock-dataplane.ts';
 import { expectedSnapshot, type FlushStrategy, type Step } from './state.ts';
 

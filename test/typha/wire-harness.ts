@@ -12,13 +12,13 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 
-import type { Clock } from '../../runtime/clock.ts';
-import { realClock } from '../../runtime/clock.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import type { CompressionAlgorithm } from '../compression.ts';
-import { MessageReader, MessageWriter } from '../message-stream.ts';
-import type { ClientHello, Message } from '../messages.ts';
-import type { SerializedUpdate } from '../serialized-update.ts';
+import type { Clock } from '../../src/runtime/clock.ts';
+import { realClock } from '../../src/runtime/clock.ts';
+import type { Logger } from '../../src/runtime/logger.ts';
+import type { CompressionAlgorithm } from '../../src/typha/compression.ts';
+import { MessageReader, MessageWriter } from '../../src/typha/message-stream.ts';
+import type { ClientHello, Message } from '../../src/typha/messages.ts';
+import type { SerializedUpdate } from '../../src/typha/serialized-update.ts';
 
 /** Resolves once `cond()` holds; rejects after `timeoutMs` of real time naming `what`. */
 export async function waitFor(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {

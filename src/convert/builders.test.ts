@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 
 import { namespaceToProfile, profileSource, serviceAccountProfileName, serviceAccountToProfile } from './profile-builder.ts';
-import { podIsFinished, podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName, type K8sPod } from './workload-endpoint-builder.ts';
-import { defaultTiers } from './tier-reconciler.ts';
+import { podIsFinished, podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName } from './workload-endpoint-builder.ts';
+import { defaultTiers } from '../controllers/tier-reconciler.ts';
 import { projectPod } from './pod-projection.ts';
+import type { K8sPod } from '../api/index.ts';
 
 describe('profiles (calico-semantics §2.2)', () => {
   it('Namespace → kns.<ns>: allow-all rules, pcns.* labels plus pcns.projectcalico.org/name', () => {

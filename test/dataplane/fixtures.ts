@@ -1,6 +1,6 @@
 /** Hand-built proto fixtures for dataplane tests (unit and netns e2e). */
-import { makeRule } from '../proto/index.ts';
-import type { PolicyId, Policy, Rule, WorkloadEndpoint, TierInfo, DataplaneMessage } from '../proto/index.ts';
+import { makeRule } from '../../src/proto/index.ts';
+import type { PolicyId, Policy, Rule, WorkloadEndpoint, TierInfo, DataplaneMessage } from '../../src/proto/index.ts';
 
 /** A rule with every list empty, overridden by `over`. */
 export function rule(over: Partial<Rule> = {}): Rule {

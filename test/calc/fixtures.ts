@@ -13,9 +13,9 @@ import type {
   Tier,
   WorkloadEndpoint,
   WorkloadEndpointPort,
-} from '../../api/index.ts';
-import { policyIdKey, type PolicyKind } from '../../proto/index.ts';
-import { namedPortIpSetId, parseSelector, type NamedPortProtocol } from '../../selector/index.ts';
+} from '../../src/api/index.ts';
+import { policyIdKey, type PolicyKind } from '../../src/proto/index.ts';
+import { namedPortIpSetId, parseSelector, type NamedPortProtocol } from '../../src/selector/index.ts';
 import { LOCAL_NODE } from './harness.ts';
 import { StateBuilder, emptyState, type State } from './state.ts';
 

@@ -1,0 +1,64 @@
+/**
+ * The Kubernetes objects Tessera reads, as structural types: the subset of client-node's
+ * `V1NetworkPolicy`, `V1Pod`, `V1Namespace`/`V1ServiceAccount` the conversion library
+ * (src/convert) reads, declared here so that `api/`, `convert/`, `calc/` and the simulator
+ * share them without importing @kubernetes/client-node or each other.
+ */
+import type { K8sLabelSelector } from '../selector/k8s-label-selector.ts';
+
+/**
+ * The structural shape of a Kubernetes NetworkPolicy (compatible with client-node's
+ * `V1NetworkPolicy`, which this pure module does not import). `null` is allowed wherever
+ * hand-written YAML can put it; the converter decodes it as Go would.
+ */
+export interface K8sNetworkPolicy {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; labels?: Record<string, string> };
+  spec?: K8sNetworkPolicySpec;
+}
+
+export interface K8sNetworkPolicySpec {
+  podSelector?: K8sLabelSelector | null;
+  policyTypes?: Array<string | null> | null;
+  ingress?: Array<{ from?: Array<K8sPeer | null> | null; ports?: Array<K8sPort | null> | null } | null> | null;
+  egress?: Array<{ to?: Array<K8sPeer | null> | null; ports?: Array<K8sPort | null> | null } | null> | null;
+}
+
+export interface K8sPeer {
+  podSelector?: K8sLabelSelector | null;
+  namespaceSelector?: K8sLabelSelector | null;
+  ipBlock?: { cidr: string; except?: Array<string | null> | null } | null;
+}
+
+export interface K8sPort {
+  protocol?: string | null;
+  port?: number | string | null;
+  endPort?: number | null;
+}
+
+export interface K8sContainerPort {
+  name?: string;
+  containerPort: number;
+  protocol?: string;
+  hostPort?: number;
+  hostIP?: string;
+}
+
+/** The structural subset of a core/v1 Pod this module reads. */
+export interface K8sPod {
+  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
+  spec?: {
+    nodeName?: string;
+    hostNetwork?: boolean;
+    serviceAccountName?: string;
+    containers?: Array<{ ports?: K8sContainerPort[] }>;
+    initContainers?: Array<{ ports?: K8sContainerPort[] }>;
+  };
+  status?: { phase?: string; podIP?: string; podIPs?: Array<{ ip: string }> };
+}
+
+/** The metadata every Kubernetes object carries (Namespace, ServiceAccount, …). */
+export interface K8sMetaObject {
+  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
+}

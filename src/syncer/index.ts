@@ -1,0 +1,8 @@
+/**
+ * The syncer contract (`Update`, `SyncStatus`, `SyncerCallbacks`) and the informer syncer that
+ * feeds it from the API server. The agent, Typha and the simulator share this folder; none of
+ * them imports another. Re-exports only.
+ */
+export type { SyncerCallbacks, SyncStatus, Update } from './update.ts';
+export { AGENT_RESOURCES, InformerSyncer } from './informer-syncer.ts';
+export type { InformerSyncerOptions } from './informer-syncer.ts';
