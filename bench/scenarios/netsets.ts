@@ -12,7 +12,7 @@
 import type { GlobalNetworkPolicy, GlobalNetworkSet, V3Resource, WorkloadEndpoint } from '../../src/api/index.ts';
 import { CalcGraph } from '../../src/calc/index.ts';
 import { DataplaneDriver, RecordingCommandRunner } from '../../src/dataplane/index.ts';
-import { FakeKernel } from '../../src/dataplane/fake-kernel.ts';
+import { FakeKernel } from '../../src/dataplane/iptables/fake-kernel.ts';
 import { report, type BenchScenario } from '../scenario.ts';
 
 const NODE = 'node-1';

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
-import { claimOwnership } from '../../src/dataplane/ownership.ts';
+import { claimOwnership } from '../../src/dataplane/iptables/ownership.ts';
 import { createNetns } from '../dataplane/netns.ts';
 import { inNs, nodeStateSnapshot } from '../dataplane/node-state.ts';
 

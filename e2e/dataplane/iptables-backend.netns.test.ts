@@ -9,7 +9,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { V3Resource } from '../../src/api/index.ts';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
-import { detectIptablesBackend } from '../../src/dataplane/iptables-backend.ts';
+import { detectIptablesBackend } from '../../src/dataplane/iptables/iptables-backend.ts';
 import { Harness, matrix, networkPolicy } from './harness.ts';
 import { createNetns } from './netns.ts';
 import { inNs } from './node-state.ts';

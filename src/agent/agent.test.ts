@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { FakeKernel } from '../dataplane/fake-kernel.ts';
+import { FakeKernel } from '../dataplane/iptables/fake-kernel.ts';
 import { RecordingCommandRunner } from '../dataplane/index.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 import { StatusError, type KubeObject } from '../informers/index.ts';

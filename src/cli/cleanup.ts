@@ -9,11 +9,11 @@
  * Tessera's (Felix's chains or sets, or foreign rules jumping into `cali-` chains) and
  * `--force` was not given.
  */
-import { CaliStateReadError, readCaliState } from '../dataplane/cali-state.ts';
-import { CleanupError, formatPlan, planCleanup, runCleanup } from '../dataplane/cleanup.ts';
+import { CaliStateReadError, readCaliState } from '../dataplane/iptables/cali-state.ts';
+import { CleanupError, formatPlan, planCleanup, runCleanup } from '../dataplane/iptables/cleanup.ts';
 import { NetnsCommandRunner, RealCommandRunner, type CommandRunner } from '../dataplane/command-runner.ts';
-import { IPTABLES_BACKENDS, IPTABLES_BACKEND_MODES, type IptablesBackendMode } from '../dataplane/iptables-backend.ts';
-import { judgeOwnership } from '../dataplane/ownership.ts';
+import { IPTABLES_BACKENDS, IPTABLES_BACKEND_MODES, type IptablesBackendMode } from '../dataplane/iptables/iptables-backend.ts';
+import { judgeOwnership } from '../dataplane/iptables/ownership.ts';
 import { UsageError, walkArgs } from './args.ts';
 import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
 import type { CliOutput } from './simulate.ts';

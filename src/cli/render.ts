@@ -13,7 +13,7 @@
  */
 import { CalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, RecordingCommandRunner } from '../dataplane/index.ts';
-import { FakeKernel } from '../dataplane/fake-kernel.ts';
+import { FakeKernel } from '../dataplane/iptables/fake-kernel.ts';
 import type { StagedPolicy, V3Resource } from '../api/index.ts';
 import { translateCluster } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';

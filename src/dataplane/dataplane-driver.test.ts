@@ -6,7 +6,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
 import { DataplaneDriver, type DataplaneDriverOptions } from './dataplane-driver.ts';
-import { FakeKernel } from './fake-kernel.ts';
+import { FakeKernel } from './iptables/fake-kernel.ts';
 import { allowAllProfile, endpoint, npId, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';
 
 const web = npId('shop', 'web');

@@ -37,10 +37,10 @@ import { emptyPhases, timed, timedAsync, type ApplyPhases, type PhaseTotals } fr
 import type { CommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';
-import { IpSets, IpSetsApplyError } from './ipsets.ts';
+import { IpSets, IpSetsApplyError } from './iptables/ipsets.ts';
 import { IpSetsManager } from './ipsets-manager.ts';
-import { IptablesApplyError, IptablesTable, type IptablesBackend } from './iptables-table.ts';
-import { ownerMarkerChain } from './ownership.ts';
+import { IptablesApplyError, IptablesTable, type IptablesBackend } from './iptables/iptables-table.ts';
+import { ownerMarkerChain } from './iptables/ownership.ts';
 import { PolicyManager, type FamilyTables } from './policy-manager.ts';
 import { RuleRenderer, type RuleRendererOptions } from './rule-renderer.ts';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { dropLogTarget, parseDropLogPrefix, dropLogPrefix } from './drop-log.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 import { parseCounterLine } from './rule-counters.ts';
-import { probeDropLog } from './drop-log-probe.ts';
+import { probeDropLog } from './iptables/drop-log-probe.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
 import { actionClearMark, actionSetMark, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
 import { makeRule } from '../proto/dataplane-messages.ts';

@@ -39,13 +39,13 @@ export {
   CHAIN_PREFIX,
   type Direction,
 } from './chain-names.ts';
-export { ruleHashes, RULE_HASH_LENGTH } from './rule-hash.ts';
+export { ruleHashes, RULE_HASH_LENGTH } from './iptables/rule-hash.ts';
 export { sanitizeComment, type Chain, type IptablesRule } from './chain.ts';
 export { RuleRenderer, isValidInterfaceName, type RuleRendererOptions, type KernelHooks } from './rule-renderer.ts';
 export { RuleRenderError, splitPortList, MULTIPORT_MAX_SLOTS } from './match-builder.ts';
-export { parseSave } from './iptables-save.ts';
-export { IptablesTable, IptablesApplyError, type IptablesBackend, type IptablesTableOptions, type TableApplyResult } from './iptables-table.ts';
-export { IpSets, IpSetsApplyError, parseIpsetSave, type IpSetsOptions } from './ipsets.ts';
+export { parseSave } from './iptables/iptables-save.ts';
+export { IptablesTable, IptablesApplyError, type IptablesBackend, type IptablesTableOptions, type TableApplyResult } from './iptables/iptables-table.ts';
+export { IpSets, IpSetsApplyError, parseIpsetSave, type IpSetsOptions } from './iptables/ipsets.ts';
 export { IpSetsManager } from './ipsets-manager.ts';
 export { PolicyManager, type FamilyTables } from './policy-manager.ts';
 export { EndpointManager } from './endpoint-manager.ts';

@@ -4,7 +4,7 @@
  * `cali60…` (Felix runs one ipsets manager per family the same way).
  */
 import type { DataplaneMessage } from '../proto/index.ts';
-import type { IpSets } from './ipsets.ts';
+import type { IpSets } from './iptables/ipsets.ts';
 
 export class IpSetsManager {
   constructor(private readonly families: readonly IpSets[]) {}

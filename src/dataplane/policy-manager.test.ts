@@ -6,7 +6,7 @@ import { ruleBody } from './chain.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';
-import { IptablesTable } from './iptables-table.ts';
+import { IptablesTable } from './iptables/iptables-table.ts';
 import { PolicyManager } from './policy-manager.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 import { endpoint, npId, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';

@@ -23,9 +23,9 @@ import type { Logger } from '../runtime/logger.ts';
 import { emptyPhases, timed, type PhaseTotals } from './apply-phases.ts';
 import type { Chain, IptablesRule } from './chain.ts';
 import { policyChainName, profileChainName } from './chain-names.ts';
-import type { IptablesTable } from './iptables-table.ts';
+import type { IptablesTable } from './iptables/iptables-table.ts';
 import { RuleRenderError } from './match-builder.ts';
-import type { ChainOwner } from './rejected-chains.ts';
+import type { ChainOwner } from './iptables/rejected-chains.ts';
 import type { RuleRenderer } from './rule-renderer.ts';
 
 export interface FamilyTables {

@@ -22,7 +22,7 @@ import { realClock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { getOrCreate, type Registry } from '../runtime/metrics.ts';
 import { chainDirection } from './chain-names.ts';
-import type { IptablesTable } from './iptables-table.ts';
+import type { IptablesTable } from './iptables/iptables-table.ts';
 
 /** One counted decision on this node, summed over IP families (and endpoints, for endpoint drops). */
 export interface RuleCount {

@@ -26,7 +26,7 @@ import { getOrCreate, type Registry } from '../runtime/metrics.ts';
 import { DEFAULT_DROP_LOG_GROUP, parseDropLogPrefix } from '../dataplane/drop-log.ts';
 import { chainDirection } from '../dataplane/chain-names.ts';
 import { KNP_NAME_PREFIX } from '../api/names.ts';
-import type { IptablesTable } from '../dataplane/iptables-table.ts';
+import type { IptablesTable } from '../dataplane/iptables/iptables-table.ts';
 import type { EndpointIdentity } from './endpoint-lookup.ts';
 import { NflogPcapParser, type NflogRecord } from './nflog-pcap.ts';
 import { parsePacket } from './packet-header.ts';

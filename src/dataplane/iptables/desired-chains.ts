@@ -18,7 +18,7 @@
  *   is rendered at once (the same rules again must change nothing). Until rendered, its rules
  *   are not in the rule count; `programmed` renders what is programmed before counting.
  */
-import { ruleTail, type Chain, type IptablesRule } from './chain.ts';
+import { ruleTail, type Chain, type IptablesRule } from '../chain.ts';
 import type { ChainOwner } from './rejected-chains.ts';
 import { hashRuleTails } from './rule-hash.ts';
 

@@ -3,7 +3,7 @@
  * needs — the hash comments of our chains' rules, and our hashed rules in kernel chains with
  * their positions. Rules are never parsed beyond the hash.
  */
-import { CHAIN_PREFIX } from './chain-names.ts';
+import { CHAIN_PREFIX } from '../chain-names.ts';
 
 /** What a kernel chain (`FORWARD`, …) holds of ours. */
 export interface KernelChainState {

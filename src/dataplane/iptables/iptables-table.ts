@@ -35,20 +35,20 @@
  *
  * Not re-entrant: one `apply()` at a time (the driver's loop guarantees it).
  */
-import type { Logger } from '../runtime/logger.ts';
-import { sleep, type Clock } from '../runtime/clock.ts';
-import { emptyPhases, timed, type PhaseTotals } from './apply-phases.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { sleep, type Clock } from '../../runtime/clock.ts';
+import { emptyPhases, timed, type PhaseTotals } from '../apply-phases.ts';
 import { findRejectedChain, type TrialOutcome } from './chain-bisect.ts';
-import { CHAIN_PREFIX } from './chain-names.ts';
-import type { Chain, IptablesRule } from './chain.ts';
-import type { CommandResult, CommandRunner } from './command-runner.ts';
-import type { DataplaneMetrics } from './dataplane-metrics.ts';
+import { CHAIN_PREFIX } from '../chain-names.ts';
+import type { Chain, IptablesRule } from '../chain.ts';
+import type { CommandResult, CommandRunner } from '../command-runner.ts';
+import type { DataplaneMetrics } from '../dataplane-metrics.ts';
 import { DesiredChains, detachedChain, hashesOf, sameList, type DesiredChain, type LazyChain, type UpdateChainOptions } from './desired-chains.ts';
 import { parseSave } from './iptables-save.ts';
 import { KernelHookRules } from './kernel-hook-rules.ts';
 import { RejectedChains, failClosedRules, ownerFields, type ChainOwner, type ChainRejection } from './rejected-chains.ts';
 import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, streamRestore, type ChainWrite } from './restore-transaction.ts';
-import type { KernelHooks } from './rule-renderer.ts';
+import type { KernelHooks } from '../rule-renderer.ts';
 import type { IptablesBackend } from './iptables-backend.ts';
 
 export type { IptablesBackend } from './iptables-backend.ts';

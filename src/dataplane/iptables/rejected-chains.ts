@@ -30,11 +30,11 @@
  * Each rejection is retried with capped exponential backoff (1 s doubling to 30 s by
  * default); a new desired version of the chain is tried at once.
  */
-import { isStagedPolicy, type PolicyKind } from '../proto/index.ts';
-import type { Clock } from '../runtime/clock.ts';
-import { Backoff } from '../runtime/backoff.ts';
-import type { IptablesRule } from './chain.ts';
-import { CHAIN_FROM_WL_DISPATCH, CHAIN_TO_WL_DISPATCH, CHAIN_WL_TO_HOST } from './chain-names.ts';
+import { isStagedPolicy, type PolicyKind } from '../../proto/index.ts';
+import type { Clock } from '../../runtime/clock.ts';
+import { Backoff } from '../../runtime/backoff.ts';
+import type { IptablesRule } from '../chain.ts';
+import { CHAIN_FROM_WL_DISPATCH, CHAIN_TO_WL_DISPATCH, CHAIN_WL_TO_HOST } from '../chain-names.ts';
 
 /**
  * Who a chain belongs to, for the log line that reports its rejection: the policy

@@ -23,12 +23,12 @@
  *   with a resync, so whatever the failed attempts wrote or not, it writes exactly the
  *   difference.
  */
-import type { IpSetType } from '../proto/index.ts';
-import { ipSetName } from '../selector/index.ts';
-import type { Logger } from '../runtime/logger.ts';
-import { sleep, type Clock } from '../runtime/clock.ts';
-import type { CommandResult, CommandRunner } from './command-runner.ts';
-import type { DataplaneMetrics } from './dataplane-metrics.ts';
+import type { IpSetType } from '../../proto/index.ts';
+import { ipSetName } from '../../selector/index.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { sleep, type Clock } from '../../runtime/clock.ts';
+import type { CommandResult, CommandRunner } from '../command-runner.ts';
+import type { DataplaneMetrics } from '../dataplane-metrics.ts';
 import { canonicalMember, memberFamily } from './ip-members.ts';
 
 export interface IpSetsOptions {

@@ -11,11 +11,11 @@
  *   checks; and our inserts must be the chain's first rules, so a foreign rule inserted above
  *   them cannot pre-empt policy (Felix re-inserts them in that case too).
  */
-import { hashCommentFragment, ruleBody, type IptablesRule } from './chain.ts';
+import { hashCommentFragment, ruleBody, type IptablesRule } from '../chain.ts';
 import { sameList } from './desired-chains.ts';
 import type { KernelChainState } from './iptables-save.ts';
 import { ruleHashes } from './rule-hash.ts';
-import type { KernelHooks } from './rule-renderer.ts';
+import type { KernelHooks } from '../rule-renderer.ts';
 
 const KERNEL_CHAIN = /^[A-Z][A-Z0-9_-]{0,27}$/;
 

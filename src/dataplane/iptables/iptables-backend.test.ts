@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecordingCommandRunner, type CommandResult } from './command-runner.ts';
+import { RecordingCommandRunner, type CommandResult } from '../command-runner.ts';
 import { countRules, detectIptablesBackend, findCanaryChain, iptablesCommand, resolveIptablesBackend } from './iptables-backend.ts';
 
 /** iptables-save output with `chains` declared in `table` and `rules` rule lines. */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { DataplaneMessage } from '../proto/index.ts';
-import { FakeClock } from '../runtime/clock.ts';
+import type { DataplaneMessage } from '../../proto/index.ts';
+import { FakeClock } from '../../runtime/clock.ts';
 import { readCaliState, type CaliState, type CaliTableState } from './cali-state.ts';
 import { CleanupError, formatPlan, planCleanup, runCleanup } from './cleanup.ts';
-import { RecordingCommandRunner, type CommandHandler } from './command-runner.ts';
-import { DataplaneDriver } from './dataplane-driver.ts';
+import { RecordingCommandRunner, type CommandHandler } from '../command-runner.ts';
+import { DataplaneDriver } from '../dataplane-driver.ts';
 import { FakeKernel } from './fake-kernel.ts';
 import { OWNER_MARKER_CHAIN } from './ownership.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../runtime/clock.ts';
+import { FakeClock } from '../../runtime/clock.ts';
 import { RejectedChains, failClosedRules } from './rejected-chains.ts';
 
 describe('failClosedRules', () => {

@@ -25,8 +25,8 @@
  * - otherwise the state is ours (some mark present) or there is none.
  * A Felix started after Tessera on the same node is caught by its non-filter chains.
  */
-import type { Chain } from './chain.ts';
-import type { CommandRunner } from './command-runner.ts';
+import type { Chain } from '../chain.ts';
+import type { CommandRunner } from '../command-runner.ts';
 import { describeTable, readCaliState, type CaliState } from './cali-state.ts';
 import { iptablesCommand } from './iptables-backend.ts';
 import type { IptablesBackend } from './iptables-table.ts';

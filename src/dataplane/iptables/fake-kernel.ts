@@ -6,7 +6,7 @@
  * Failures are injectable: transient lock failures, outages (every restore fails), and rules
  * rejected in each of the ways iptables-restore reports it.
  */
-import type { CommandHandler, CommandResult, RecordedCommand } from './command-runner.ts';
+import type { CommandHandler, CommandResult, RecordedCommand } from '../command-runner.ts';
 
 const ok = (stdout = ''): CommandResult => ({ code: 0, stdout, stderr: '' });
 const fail = (stderr: string): CommandResult => ({ code: 1, stdout: '', stderr });

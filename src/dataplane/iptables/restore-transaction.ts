@@ -17,9 +17,9 @@
  * and recomputes the rule index only when asked.
  */
 import { performance } from 'node:perf_hooks';
-import { timedChunks, type PhaseTotals } from './apply-phases.ts';
-import { RULE_HASH_PREFIX, hashCommentFragment } from './chain.ts';
-import type { CommandResult, CommandRunner } from './command-runner.ts';
+import { timedChunks, type PhaseTotals } from '../apply-phases.ts';
+import { RULE_HASH_PREFIX, hashCommentFragment } from '../chain.ts';
+import type { CommandResult, CommandRunner } from '../command-runner.ts';
 
 /** What one chain should become: `want` (its rule tails and their hashes) or deleted. */
 export interface ChainWrite {

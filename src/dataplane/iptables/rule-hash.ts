@@ -10,7 +10,7 @@
  *   packet counters.
  */
 import * as crypto from 'node:crypto';
-import { ruleTail, type IptablesRule } from './chain.ts';
+import { ruleTail, type IptablesRule } from '../chain.ts';
 
 /** Felix `HashLength = 16` (96 bits): base64 of the first 12 digest bytes. */
 export const RULE_HASH_LENGTH = 16;

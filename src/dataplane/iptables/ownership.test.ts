@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CaliState, CaliTableState } from './cali-state.ts';
-import { RecordingCommandRunner } from './command-runner.ts';
+import { RecordingCommandRunner } from '../command-runner.ts';
 import { OWNER_MARKER_CHAIN, claimNode, claimOwnership, judgeOwnership, ownerMarkerChain } from './ownership.ts';
 
 const HOOK = '-A FORWARD -m comment --comment "cali:7pTy6zL-g-qtvVY1" -j cali-FORWARD';

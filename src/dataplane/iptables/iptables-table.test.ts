@@ -1,14 +1,14 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../runtime/clock.ts';
-import { silentLogger, type Logger } from '../runtime/logger.ts';
-import { newRegistry } from '../runtime/metrics.ts';
-import type { Chain } from './chain.ts';
-import { RecordingCommandRunner } from './command-runner.ts';
-import { DataplaneMetrics } from './dataplane-metrics.ts';
+import { FakeClock } from '../../runtime/clock.ts';
+import { silentLogger, type Logger } from '../../runtime/logger.ts';
+import { newRegistry } from '../../runtime/metrics.ts';
+import type { Chain } from '../chain.ts';
+import { RecordingCommandRunner } from '../command-runner.ts';
+import { DataplaneMetrics } from '../dataplane-metrics.ts';
 import { FakeKernel } from './fake-kernel.ts';
 import { IptablesApplyError, IptablesTable } from './iptables-table.ts';
-import { RuleRenderer } from './rule-renderer.ts';
+import { RuleRenderer } from '../rule-renderer.ts';
 
 function setup(opts: { refreshIntervalMs?: number; maxAttempts?: number; beforeRetry?: () => Promise<void>; logger?: Logger } = {}) {
   const kernel = new FakeKernel();

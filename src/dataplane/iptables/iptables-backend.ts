@@ -28,7 +28,7 @@
  * as in Felix. An explicit `nft`/`legacy` is used as given; the detection still runs so a
  * disagreement can be logged (Felix warns the same way).
  */
-import type { CommandRunner } from './command-runner.ts';
+import type { CommandRunner } from '../command-runner.ts';
 
 /** `--iptables-backend`: Felix `IptablesBackend` (`Auto`, `NFT`, `Legacy`). */
 /**

@@ -8,8 +8,8 @@
  * node cut off, for a log. Probed first, the agent instead runs without the drop log and says
  * so.
  */
-import type { CommandRunner } from './command-runner.ts';
-import { dropLogTarget, type DropLogOptions } from './drop-log.ts';
+import type { CommandRunner } from '../command-runner.ts';
+import { dropLogTarget, type DropLogOptions } from '../drop-log.ts';
 import type { IptablesBackend } from './iptables-table.ts';
 
 const PROBE_CHAIN = 'cali-tessera-droplog-probe';

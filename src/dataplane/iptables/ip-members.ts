@@ -4,8 +4,8 @@
  * `fd00::1`, `10.0.0.7/24` as `10.0.0.0/24`). Anything that does not parse is rejected: a
  * member ends up in `ipset restore` input and must not be able to carry a second command.
  */
-import { formatIP, parseCidr, parseIP } from '../api/cidr.ts';
-import type { IpSetType } from '../proto/index.ts';
+import { formatIP, parseCidr, parseIP } from '../../api/cidr.ts';
+import type { IpSetType } from '../../proto/index.ts';
 
 /**
  * A CIDR or address → `addr` (full-length prefix) or `network/len`; undefined if invalid.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { IptablesRule } from './chain.ts';
+import type { IptablesRule } from '../chain.ts';
 import { hashRuleTails, ruleHashes, RULE_HASH_LENGTH } from './rule-hash.ts';
 
 const rules: IptablesRule[] = [

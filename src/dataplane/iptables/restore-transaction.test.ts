@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashRuleTails } from './rule-hash.ts';
-import { emptyPhases } from './apply-phases.ts';
-import type { CommandRunner } from './command-runner.ts';
+import { emptyPhases } from '../apply-phases.ts';
+import type { CommandRunner } from '../command-runner.ts';
 import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, streamRestore, type ChainWrite } from './restore-transaction.ts';
 
 const want = (name: string, tails: string[]): ChainWrite['want'] => ({ tails, hashes: () => hashRuleTails(name, tails) });

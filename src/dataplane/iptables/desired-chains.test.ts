@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { IptablesRule } from './chain.ts';
+import type { IptablesRule } from '../chain.ts';
 import { DesiredChains } from './desired-chains.ts';
 
 const drop: IptablesRule = { match: '', action: '-j DROP' };

@@ -1,10 +1,10 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../runtime/clock.ts';
-import { silentLogger } from '../runtime/logger.ts';
-import { newRegistry } from '../runtime/metrics.ts';
-import { RecordingCommandRunner } from './command-runner.ts';
-import { DataplaneMetrics } from './dataplane-metrics.ts';
+import { FakeClock } from '../../runtime/clock.ts';
+import { silentLogger } from '../../runtime/logger.ts';
+import { newRegistry } from '../../runtime/metrics.ts';
+import { RecordingCommandRunner } from '../command-runner.ts';
+import { DataplaneMetrics } from '../dataplane-metrics.ts';
 import { FakeKernel } from './fake-kernel.ts';
 import { canonicalMember } from './ip-members.ts';
 import { IpSets, IpSetsApplyError } from './ipsets.ts';

@@ -16,9 +16,9 @@
  * - Destroying a set the kernel still holds a reference to (nft may release a deleted rule's
  *   reference asynchronously) is retried with backoff; the sets are re-listed before each try.
  */
-import { sleep, realClock, type Clock } from '../runtime/clock.ts';
+import { sleep, realClock, type Clock } from '../../runtime/clock.ts';
 import { describeTable, parseOwnedIpSets, type CaliState, type CaliTableState } from './cali-state.ts';
-import type { CommandRunner } from './command-runner.ts';
+import type { CommandRunner } from '../command-runner.ts';
 import { iptablesCommand } from './iptables-backend.ts';
 import type { IptablesBackend } from './iptables-table.ts';
 import { OWNER_MARKER_CHAIN } from './ownership.ts';
