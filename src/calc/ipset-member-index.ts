@@ -16,6 +16,8 @@
  *   the whole set); a set that becomes active reports its current members as additions.
  */
 import { flat } from '../runtime/flat-string.ts';
+import { sameList } from '../runtime/same-list.ts';
+import { SetMap } from '../runtime/set-map.ts';
 import type { IPSetData } from './ipset-data.ts';
 import { LabelInheritIndex, type Labels } from './label-inherit-index.ts';
 import type { EndpointPort, ModelEndpoint, ModelNetworkSet } from './model.ts';
@@ -41,7 +43,7 @@ export class IPSetMemberIndex {
   readonly #index: LabelInheritIndex;
   readonly #endpoints = new Map<string, EndpointData>();
   readonly #sets = new Map<string, SetState>();
-  readonly #setsBySelector = new Map<string, Set<string>>();
+  readonly #setsBySelector = new SetMap<string, string>();
   #suppress = false;
 
   constructor(callbacks: IPSetMemberCallbacks) {
@@ -139,16 +141,15 @@ export class IPSetMemberIndex {
     const state: SetState = { data, members: new Map() };
     this.#sets.set(data.id, state);
     const selId = data.selector.uniqueId();
-    let ids = this.#setsBySelector.get(selId);
-    if (ids !== undefined) {
-      ids.add(data.id);
+    const shared = this.#setsBySelector.has(selId);
+    this.#setsBySelector.add(selId, data.id);
+    if (shared) {
       for (const itemId of this.#index.matchesOfSelector(selId)) {
         const ep = this.#endpoints.get(itemId);
         if (ep !== undefined) this.#contributeToSet(state, ep, +1);
       }
       return;
     }
-    this.#setsBySelector.set(selId, (ids = new Set([data.id])));
     this.#index.updateSelector(selId, data.selector);
   }
 
@@ -157,12 +158,8 @@ export class IPSetMemberIndex {
     if (state === undefined) return;
     this.#sets.delete(setId);
     const selId = state.data.selector.uniqueId();
-    const ids = this.#setsBySelector.get(selId);
-    ids?.delete(setId);
-    if (ids?.size === 0) {
-      this.#setsBySelector.delete(selId);
-      this.#index.deleteSelector(selId);
-    }
+    this.#setsBySelector.delete(selId, setId);
+    if (!this.#setsBySelector.has(selId)) this.#index.deleteSelector(selId);
   }
 
   /** Current members of an active set (for tests). */
@@ -244,17 +241,10 @@ function hostAddress(net: string): string {
   return slash < 0 ? net : net.slice(0, slash);
 }
 
-function sameList<T>(a: readonly T[], b: readonly T[], eq: (x: T, y: T) => boolean): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!eq(a[i] as T, b[i] as T)) return false;
-  return true;
-}
-
 function sameAddressesAndPorts(a: EndpointData, b: EndpointData): boolean {
-  const s = (x: string, y: string): boolean => x === y;
   return (
-    sameList(a.ipv4Nets, b.ipv4Nets, s) &&
-    sameList(a.ipv6Nets, b.ipv6Nets, s) &&
+    sameList(a.ipv4Nets, b.ipv4Nets) &&
+    sameList(a.ipv6Nets, b.ipv6Nets) &&
     sameList(a.ports, b.ports, (x, y) => x.name === y.name && x.protocol === y.protocol && x.port === y.port)
   );
 }

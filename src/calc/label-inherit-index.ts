@@ -21,6 +21,8 @@
  *
  * Single-threaded; callbacks run synchronously, inside the mutating call.
  */
+import { sameList } from '../runtime/same-list.ts';
+import { SetMap } from '../runtime/set-map.ts';
 import type { Selector } from '../selector/index.ts';
 
 export type Labels = Readonly<Record<string, string>>;
@@ -61,16 +63,16 @@ export class LabelInheritIndex {
   readonly #cb: MatchCallbacks;
   readonly #items = new Map<string, Item>();
   readonly #parents = new Map<string, Labels>();
-  readonly #itemsByParent = new Map<string, Set<string>>();
+  readonly #itemsByParent = new SetMap<string, string>();
   readonly #selectors = new Map<string, SelectorEntry>();
-  readonly #selByValue = new Map<string, Map<string, Set<string>>>();
-  readonly #selByLabel = new Map<string, Set<string>>();
+  readonly #selByValue = new Map<string, SetMap<string, string>>();
+  readonly #selByLabel = new SetMap<string, string>();
   readonly #selAlways = new Set<string>();
   /**
    * Items by their OWN labels, for the label keys some selector has been filed under
    * (`#indexedLabels`); what items inherit is found through `#parentsByValue`.
    */
-  readonly #itemsByValue = new Map<string, Map<string, Set<string>>>();
+  readonly #itemsByValue = new Map<string, SetMap<string, string>>();
   /**
    * Label keys `#itemsByValue` covers. A key joins when a selector first needs it (one scan of
    * the items) and stays: labels no selector names (`pod-template-hash`,
@@ -78,7 +80,7 @@ export class LabelInheritIndex {
    */
   readonly #indexedLabels = new Set<string>();
   /** Parents by their labels: their children are candidates for a selector on those labels. */
-  readonly #parentsByValue = new Map<string, Map<string, Set<string>>>();
+  readonly #parentsByValue = new Map<string, SetMap<string, string>>();
   /**
    * The last merge of each own-labels object: items with equal labels share one interned
    * own map (update-processor.ts), and with the same parents one merged map too. Replaced
@@ -115,19 +117,9 @@ export class LabelInheritIndex {
   updateItem(itemId: string, labels: Labels, parents: readonly string[]): void {
     const old = this.#items.get(itemId);
     // An update that keeps the parents (nearly all) leaves their member sets alone.
-    if (old === undefined || !sameStrings(old.parents, parents)) {
-      if (old !== undefined) {
-        for (const p of old.parents) {
-          const s = this.#itemsByParent.get(p);
-          s?.delete(itemId);
-          if (s?.size === 0) this.#itemsByParent.delete(p);
-        }
-      }
-      for (const p of parents) {
-        let s = this.#itemsByParent.get(p);
-        if (s === undefined) this.#itemsByParent.set(p, (s = new Set()));
-        s.add(itemId);
-      }
+    if (old === undefined || !sameList(old.parents, parents)) {
+      if (old !== undefined) for (const p of old.parents) this.#itemsByParent.delete(p, itemId);
+      for (const p of parents) this.#itemsByParent.add(p, itemId);
     }
     const merged = this.#merge(labels, parents);
     if (old === undefined) {
@@ -146,11 +138,7 @@ export class LabelInheritIndex {
   deleteItem(itemId: string): void {
     const item = this.#items.get(itemId);
     if (item === undefined) return;
-    for (const p of item.parents) {
-      const s = this.#itemsByParent.get(p);
-      s?.delete(itemId);
-      if (s?.size === 0) this.#itemsByParent.delete(p);
-    }
+    for (const p of item.parents) this.#itemsByParent.delete(p, itemId);
     this.#unindexItemLabels(itemId, item.own);
     this.#items.delete(itemId);
     if (item.matches !== undefined) {
@@ -188,7 +176,7 @@ export class LabelInheritIndex {
     for (const p of parents) if (this.#parents.has(p)) any = true;
     if (!any) return own;
     const last = this.#merges.get(own);
-    if (last !== undefined && sameStrings(last.parents, parents)) return last.merged;
+    if (last !== undefined && sameList(last.parents, parents)) return last.merged;
     const merged: Record<string, string> = {};
     for (let i = parents.length - 1; i >= 0; i--) {
       const pl = this.#parents.get(parents[i] as string);
@@ -237,49 +225,40 @@ export class LabelInheritIndex {
   #ensureIndexed(label: string): void {
     if (this.#indexedLabels.has(label)) return;
     this.#indexedLabels.add(label);
-    let byValue: Map<string, Set<string>> | undefined;
+    let byValue: SetMap<string, string> | undefined;
     for (const [itemId, item] of this.#items) {
       if (!hasOwn.call(item.own, label)) continue;
-      const v = item.own[label] as string;
-      if (byValue === undefined) this.#itemsByValue.set(label, (byValue = new Map()));
-      let ids = byValue.get(v);
-      if (ids === undefined) byValue.set(v, (ids = new Set()));
-      ids.add(itemId);
+      if (byValue === undefined) this.#itemsByValue.set(label, (byValue = new SetMap()));
+      byValue.add(item.own[label] as string, itemId);
     }
   }
 
   /** `only`: index just these keys. */
-  #indexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
+  #indexLabels(index: Map<string, SetMap<string, string>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
     for (const k in labels) {
       if (!hasOwn.call(labels, k) || (only !== undefined && !only.has(k))) continue;
       this.#file(index, id, k, labels[k] as string);
     }
   }
 
-  #unindexLabels(index: Map<string, Map<string, Set<string>>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
+  #unindexLabels(index: Map<string, SetMap<string, string>>, id: string, labels: Labels, only?: ReadonlySet<string>): void {
     for (const k in labels) {
       if (!hasOwn.call(labels, k) || (only !== undefined && !only.has(k))) continue;
       this.#unfile(index, id, k, labels[k] as string);
     }
   }
 
-  #file(index: Map<string, Map<string, Set<string>>>, id: string, k: string, v: string): void {
+  #file(index: Map<string, SetMap<string, string>>, id: string, k: string, v: string): void {
     let byValue = index.get(k);
-    if (byValue === undefined) index.set(k, (byValue = new Map()));
-    let s = byValue.get(v);
-    if (s === undefined) byValue.set(v, (s = new Set()));
-    s.add(id);
+    if (byValue === undefined) index.set(k, (byValue = new SetMap()));
+    byValue.add(v, id);
   }
 
-  #unfile(index: Map<string, Map<string, Set<string>>>, id: string, k: string, v: string): void {
+  #unfile(index: Map<string, SetMap<string, string>>, id: string, k: string, v: string): void {
     const byValue = index.get(k);
-    const s = byValue?.get(v);
-    if (s === undefined || byValue === undefined) return;
-    s.delete(id);
-    if (s.size === 0) {
-      byValue.delete(v);
-      if (byValue.size === 0) index.delete(k);
-    }
+    if (byValue === undefined) return;
+    byValue.delete(v, id);
+    if (byValue.size === 0) index.delete(k);
   }
 
   #reevaluateItem(itemId: string, item: Item): void {
@@ -288,7 +267,7 @@ export class LabelInheritIndex {
     // Each selector is filed under exactly one slot, and an item has one value per label, so
     // a selector comes up at most once here: no de-duplication needed.
     let matched: string[] | undefined;
-    const consider = (selIds: Set<string>): void => {
+    const consider = (selIds: ReadonlySet<string>): void => {
       for (const selId of selIds) {
         const entry = this.#selectors.get(selId);
         if (entry === undefined) continue;
@@ -405,7 +384,7 @@ export class LabelInheritIndex {
    */
   #forEachCandidate(label: string, values: readonly string[] | undefined, fn: (itemId: string) => void): void {
     this.#ensureIndexed(label);
-    const visit = (byValue: Map<string, Set<string>> | undefined, each: (id: string) => void): void => {
+    const visit = (byValue: SetMap<string, string> | undefined, each: (id: string) => void): void => {
       if (byValue === undefined) return;
       if (values === undefined) {
         for (const ids of byValue.values()) for (const id of ids) each(id);
@@ -426,7 +405,7 @@ export class LabelInheritIndex {
   /** How many candidates `#forEachCandidate` would give (the slot's cost). */
   #candidateCount(label: string, values: readonly string[] | undefined): number {
     this.#ensureIndexed(label);
-    const sets = (byValue: Map<string, Set<string>> | undefined): Iterable<Set<string>> =>
+    const sets = (byValue: SetMap<string, string> | undefined): Iterable<ReadonlySet<string>> =>
       byValue === undefined ? [] : values === undefined ? byValue.values() : values.flatMap((v) => byValue.get(v) ?? []);
     let n = 0;
     for (const ids of sets(this.#itemsByValue.get(label))) n += ids.size;
@@ -468,20 +447,13 @@ export class LabelInheritIndex {
     switch (slot.kind) {
       case 'values': {
         let byValue = this.#selByValue.get(slot.label);
-        if (byValue === undefined) this.#selByValue.set(slot.label, (byValue = new Map()));
-        for (const v of slot.values) {
-          let s = byValue.get(v);
-          if (s === undefined) byValue.set(v, (s = new Set()));
-          s.add(selectorId);
-        }
+        if (byValue === undefined) this.#selByValue.set(slot.label, (byValue = new SetMap()));
+        for (const v of slot.values) byValue.add(v, selectorId);
         break;
       }
-      case 'label': {
-        let s = this.#selByLabel.get(slot.label);
-        if (s === undefined) this.#selByLabel.set(slot.label, (s = new Set()));
-        s.add(selectorId);
+      case 'label':
+        this.#selByLabel.add(slot.label, selectorId);
         break;
-      }
       case 'always':
         this.#selAlways.add(selectorId);
         break;
@@ -495,20 +467,13 @@ export class LabelInheritIndex {
       case 'values': {
         const byValue = this.#selByValue.get(slot.label);
         if (byValue === undefined) return;
-        for (const v of slot.values) {
-          const s = byValue.get(v);
-          s?.delete(selectorId);
-          if (s?.size === 0) byValue.delete(v);
-        }
+        for (const v of slot.values) byValue.delete(v, selectorId);
         if (byValue.size === 0) this.#selByValue.delete(slot.label);
         break;
       }
-      case 'label': {
-        const s = this.#selByLabel.get(slot.label);
-        s?.delete(selectorId);
-        if (s?.size === 0) this.#selByLabel.delete(slot.label);
+      case 'label':
+        this.#selByLabel.delete(slot.label, selectorId);
         break;
-      }
       case 'always':
         this.#selAlways.delete(selectorId);
         break;
@@ -516,13 +481,6 @@ export class LabelInheritIndex {
         break;
     }
   }
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function shallowEqual(a: Labels, b: Labels): boolean {

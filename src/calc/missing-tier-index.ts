@@ -19,6 +19,7 @@
  *   tier during the initial sync is never reported.
  */
 import { isStagedPolicy } from '../proto/index.ts';
+import { SetMap } from '../runtime/set-map.ts';
 import type { ModelPolicy, ModelTier } from './model.ts';
 
 /** A policy whose tier has no Tier object. */
@@ -86,7 +87,7 @@ export class MissingTierIndex {
   readonly #tiers = new Set<string>();
   readonly #policies = new Map<string, MissingTierPolicy>();
   /** tier name → keys of the policies that name it. */
-  readonly #byTier = new Map<string, Set<string>>();
+  readonly #byTier = new SetMap<string, string>();
   /** policy key → the missing tier it was last reported in. */
   readonly #reported = new Map<string, MissingTierPolicy>();
   readonly #dirty = new Set<string>();
@@ -101,20 +102,14 @@ export class MissingTierIndex {
 
   onPolicyUpdate(key: string, policy: ModelPolicy | null): void {
     const old = this.#policies.get(key);
-    if (old !== undefined) {
-      const keys = this.#byTier.get(old.tier);
-      keys?.delete(key);
-      if (keys?.size === 0) this.#byTier.delete(old.tier);
-    }
+    if (old !== undefined) this.#byTier.delete(old.tier, key);
     // A staged policy enforces nothing, so a missing tier of one changes no verdict.
     if (policy === null || isStagedPolicy(policy.id)) {
       this.#policies.delete(key);
     } else {
       const { id } = policy;
       this.#policies.set(key, { kind: id.kind as 'NetworkPolicy' | 'GlobalNetworkPolicy', name: id.name, ...(id.namespace === undefined ? {} : { namespace: id.namespace }), tier: id.tier });
-      let keys = this.#byTier.get(id.tier);
-      if (keys === undefined) this.#byTier.set(id.tier, (keys = new Set()));
-      keys.add(key);
+      this.#byTier.add(id.tier, key);
     }
     this.#dirty.add(key);
   }

@@ -11,6 +11,7 @@
  *   the endpoints it matches.
  */
 import type { TierInfo } from '../proto/index.ts';
+import { SetMap } from '../runtime/set-map.ts';
 import type { PolicyMatchListener } from './active-rules-calculator.ts';
 import type { ModelEndpoint, ModelPolicy, ModelTier } from './model.ts';
 import { sortEndpointTiers } from './policy-sorter.ts';
@@ -23,11 +24,11 @@ export interface EndpointTiersListener {
 export class PolicyResolver implements PolicyMatchListener {
   readonly #out: EndpointTiersListener;
   readonly #endpoints = new Map<string, ModelEndpoint>();
-  readonly #endpointPolicies = new Map<string, Set<string>>();
-  readonly #policyEndpoints = new Map<string, Set<string>>();
+  readonly #endpointPolicies = new SetMap<string, string>();
+  readonly #policyEndpoints = new SetMap<string, string>();
   readonly #policies = new Map<string, ModelPolicy>();
   readonly #tiers = new Map<string, ModelTier>();
-  readonly #tierPolicies = new Map<string, Set<string>>();
+  readonly #tierPolicies = new SetMap<string, string>();
   readonly #dirty = new Set<string>();
 
   constructor(out: EndpointTiersListener) {
@@ -35,38 +36,24 @@ export class PolicyResolver implements PolicyMatchListener {
   }
 
   onPolicyMatch(policyKey: string, endpointKey: string): void {
-    let s = this.#endpointPolicies.get(endpointKey);
-    if (s === undefined) this.#endpointPolicies.set(endpointKey, (s = new Set()));
-    s.add(policyKey);
-    let e = this.#policyEndpoints.get(policyKey);
-    if (e === undefined) this.#policyEndpoints.set(policyKey, (e = new Set()));
-    e.add(endpointKey);
+    this.#endpointPolicies.add(endpointKey, policyKey);
+    this.#policyEndpoints.add(policyKey, endpointKey);
     this.#dirty.add(endpointKey);
   }
 
   onPolicyMatchStopped(policyKey: string, endpointKey: string): void {
-    const s = this.#endpointPolicies.get(endpointKey);
-    s?.delete(policyKey);
-    if (s?.size === 0) this.#endpointPolicies.delete(endpointKey);
-    const e = this.#policyEndpoints.get(policyKey);
-    e?.delete(endpointKey);
-    if (e?.size === 0) this.#policyEndpoints.delete(policyKey);
+    this.#endpointPolicies.delete(endpointKey, policyKey);
+    this.#policyEndpoints.delete(policyKey, endpointKey);
     this.#dirty.add(endpointKey);
   }
 
   onPolicyUpdate(key: string, policy: ModelPolicy | null): void {
     const old = this.#policies.get(key);
-    if (old !== undefined) {
-      const s = this.#tierPolicies.get(old.id.tier);
-      s?.delete(key);
-      if (s?.size === 0) this.#tierPolicies.delete(old.id.tier);
-    }
+    if (old !== undefined) this.#tierPolicies.delete(old.id.tier, key);
     if (policy === null) this.#policies.delete(key);
     else {
       this.#policies.set(key, policy);
-      let s = this.#tierPolicies.get(policy.id.tier);
-      if (s === undefined) this.#tierPolicies.set(policy.id.tier, (s = new Set()));
-      s.add(key);
+      this.#tierPolicies.add(policy.id.tier, key);
     }
     if (
       old === undefined ||

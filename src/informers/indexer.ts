@@ -12,6 +12,8 @@
  *
  * Objects are stored as given, not copied: callers must treat them as immutable.
  */
+import { sameList } from '../runtime/same-list.ts';
+import { SetMap } from '../runtime/set-map.ts';
 import { DeletedFinalStateUnknown } from './deleted-final-state-unknown.ts';
 import { metaNamespaceKey, type KeyFunc, type KubeObject } from './object.ts';
 import type { Store } from './store.ts';
@@ -46,8 +48,8 @@ const NO_VALUES: readonly string[] = [];
 export class Indexer<T extends KubeObject> implements Store<T> {
   private readonly keyFunc: KeyFunc<T>;
   private readonly indexers = new Map<string, IndexFunc<T>>();
-  /** index name → indexed value → keys */
-  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  /** index name → indexed value → keys (a value with no keys is dropped, so a long-running process does not accumulate dead index values) */
+  private readonly indices = new Map<string, SetMap<string, string>>();
   private items = new Map<string, T>();
   private lastResourceVersion = '';
 
@@ -65,7 +67,7 @@ export class Indexer<T extends KubeObject> implements Store<T> {
     for (const [name, fn] of Object.entries(indexers)) {
       if (this.indexers.has(name)) throw new IndexError(`indexer '${name}' already exists`);
       this.indexers.set(name, fn);
-      const index = new Map<string, Set<string>>();
+      const index = new SetMap<string, string>();
       this.indices.set(name, index);
       for (const [key, obj] of this.items) addToIndex(index, fn(obj), key);
     }
@@ -122,7 +124,7 @@ export class Indexer<T extends KubeObject> implements Store<T> {
     this.items = items;
     this.lastResourceVersion = resourceVersion;
     for (const [name, fn] of this.indexers) {
-      const index = new Map<string, Set<string>>();
+      const index = new SetMap<string, string>();
       for (const [key, obj] of items) addToIndex(index, fn(obj), key);
       this.indices.set(name, index);
     }
@@ -153,7 +155,7 @@ export class Indexer<T extends KubeObject> implements Store<T> {
     return [...this.indexers.keys()];
   }
 
-  private index(indexName: string): Map<string, Set<string>> {
+  private index(indexName: string): SetMap<string, string> {
     const index = this.indices.get(indexName);
     if (index === undefined) throw new IndexError(`index '${indexName}' does not exist`);
     return index;
@@ -167,36 +169,17 @@ export class Indexer<T extends KubeObject> implements Store<T> {
       const oldValues = old === undefined ? NO_VALUES : fn(old);
       const newValues = fn(obj);
       // The common update (labels unchanged) costs no Set writes.
-      if (sameValues(oldValues, newValues)) continue;
+      if (sameList(oldValues, newValues)) continue;
       removeFromIndex(index, oldValues, key);
       addToIndex(index, newValues, key);
     }
   }
 }
 
-function sameValues(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+function addToIndex(index: SetMap<string, string>, values: readonly string[], key: string): void {
+  for (const value of values) index.add(value, key);
 }
 
-function addToIndex(index: Map<string, Set<string>>, values: readonly string[], key: string): void {
-  for (const value of values) {
-    let keys = index.get(value);
-    if (keys === undefined) {
-      keys = new Set();
-      index.set(value, keys);
-    }
-    keys.add(key);
-  }
-}
-
-function removeFromIndex(index: Map<string, Set<string>>, values: readonly string[], key: string): void {
-  for (const value of values) {
-    const keys = index.get(value);
-    if (keys === undefined) continue;
-    keys.delete(key);
-    // Drop empty sets so a long-running process does not accumulate dead index values.
-    if (keys.size === 0) index.delete(value);
-  }
+function removeFromIndex(index: SetMap<string, string>, values: readonly string[], key: string): void {
+  for (const value of values) index.delete(value, key);
 }
