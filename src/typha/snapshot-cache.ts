@@ -29,6 +29,7 @@
  * sockets. Nothing is published before `start`.
  */
 import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
+import { Deferred } from '../runtime/deferred.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { Breadcrumb, BreadcrumbSource } from './breadcrumb.ts';
@@ -61,26 +62,17 @@ type Pending = Update | SyncStatus;
  * replaced.
  */
 class Broadcast {
-  #resolve!: () => void;
-  #published!: Promise<void>;
-
-  constructor() {
-    this.#arm();
-  }
+  #next = new Deferred<void>();
 
   /** Resolves at the next `fire`. */
   get published(): Promise<void> {
-    return this.#published;
+    return this.#next.promise;
   }
 
   fire(): void {
-    const resolve = this.#resolve;
-    this.#arm();
-    resolve();
-  }
-
-  #arm(): void {
-    this.#published = new Promise((resolve) => (this.#resolve = resolve));
+    const fired = this.#next;
+    this.#next = new Deferred<void>();
+    fired.resolve();
   }
 }
 

@@ -35,6 +35,7 @@ import type { Socket } from 'node:net';
 
 import type { Clock, Timer } from '../runtime/clock.ts';
 import { every } from '../runtime/clock.ts';
+import { Deferred } from '../runtime/deferred.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { BreadcrumbSource } from './breadcrumb.ts';
 import { negotiateCompression, type CompressionAlgorithm } from './compression.ts';
@@ -96,19 +97,6 @@ export type CloseReason =
   | 'fell-behind'
   | 'rebalance'
   | 'shutdown';
-
-class Deferred<T> {
-  readonly promise: Promise<T>;
-  resolve!: (v: T) => void;
-  reject!: (e: Error) => void;
-  constructor() {
-    this.promise = new Promise<T>((res, rej) => {
-      this.resolve = res;
-      this.reject = rej;
-    });
-    this.promise.catch(() => undefined);
-  }
-}
 
 class ConnectionClosed extends Error {
   override readonly name = 'ConnectionClosed';
