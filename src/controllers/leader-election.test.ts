@@ -1,12 +1,10 @@
-import { once } from 'node:events';
-import { createServer, type Socket } from 'node:net';
-
-import { ApiException, CoordinationV1Api, HttpMethod, KubeConfig, RequestContext, type ConfigurationOptions, type V1Lease } from '@kubernetes/client-node';
+import { ApiException, HttpMethod, RequestContext, type ConfigurationOptions, type V1Lease } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 
 import { FakeClock } from '../runtime/clock.ts';
-import { abortOn, LeaderElector, type LeaseApi } from './leader-election.ts';
+import { untilAborted } from '../runtime/until-aborted.ts';
+import { LeaderElector, type LeaseApi } from './leader-election.ts';
 
 type Op = 'read' | 'create' | 'replace';
 
@@ -134,7 +132,7 @@ function candidate(store: LeaseStore, clock: FakeClock, identity: string, opts: 
     s.addEventListener('abort', () => opts.timeline?.push({ at: clock.now(), what: `${identity} stopped leading (isLeader=${elector.isLeader()})` }), { once: true });
     // A `lead` that ignores its signal stands for work stuck on a request that never answers.
     if (opts.ignoreSignal) await new Promise<void>(() => undefined);
-    await new Promise<void>((resolve) => s.addEventListener('abort', () => resolve(), { once: true }));
+    await untilAborted(s);
   });
   return { api, elector, stop, done, leaderSignal: () => leaderSignal };
 }
@@ -341,46 +339,5 @@ describe('LeaderElector', () => {
 
   it('rejects inconsistent timing', () => {
     expect(() => new LeaderElector({ api: new LeaseStore(new FakeClock()).client('x'), namespace: 'n', identity: 'x', leaseDurationMs: 5, renewDeadlineMs: 10 })).toThrow(RangeError);
-  });
-});
-
-describe('abortOn', () => {
-  it('aborting the signal aborts a real client-node request that is waiting for an answer', async () => {
-    // A loopback server that accepts the request and never answers.
-    const sockets: Socket[] = [];
-    let received = '';
-    const server = createServer((s) => {
-      sockets.push(s);
-      s.setEncoding('utf8').on('data', (d: string) => (received += d));
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as { port: number };
-    try {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-        users: [{ name: 'u' }],
-        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-        currentContext: 'x',
-      });
-      const api = kc.makeApiClient(CoordinationV1Api);
-      const c = new AbortController();
-      const read = api.readNamespacedLease({ name: 'le-lease', namespace: 'le-ns' }, abortOn(c.signal));
-      const settled = read.then(
-        () => 'answered',
-        (err: unknown) => (err as Error).name,
-      );
-      while (!received.includes('\r\n\r\n')) await new Promise((r) => setImmediate(r));
-      expect(received).toMatch(/^GET \/apis\/coordination\.k8s\.io\/v1\/namespaces\/le-ns\/leases\/le-lease /);
-      c.abort();
-      expect(await settled).toBe('AbortError');
-      // The connection itself was closed by the client.
-      const socket = sockets[0]!;
-      if (!socket.destroyed && !socket.readableEnded) await once(socket, 'close');
-    } finally {
-      for (const s of sockets) s.destroy();
-      server.close();
-    }
   });
 });

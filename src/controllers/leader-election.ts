@@ -9,7 +9,7 @@
  * - Every write is an optimistic-concurrency update on the lease's resourceVersion; a 409
  *   means someone else won this round.
  * - Every acquire or renew attempt is bounded: its HTTP requests are aborted (the socket
- *   destroyed, see `abortOn`) when the attempt outlives its deadline, so a request that never
+ *   destroyed, see `abortOn` in informers/kube-abort-on.ts) when the attempt outlives its deadline, so a request that never
  *   answers cannot hold the elector. client-node sets no request timeout of its own.
  * - A term lasts `renewDeadlineMs` from the *start* of the last successful attempt, and ends
  *   on a timer, whether or not a renew call is still in flight: `isLeader()` turns false, the
@@ -30,16 +30,9 @@
  */
 import { setMaxListeners } from 'node:events';
 
-import {
-  ApiException,
-  CoordinationV1Api,
-  Observable,
-  type ConfigurationOptions,
-  type KubeConfig,
-  type ObservableMiddleware,
-  type V1Lease,
-} from '@kubernetes/client-node';
+import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 
+import { abortOn } from '../informers/kube-abort-on.ts';
 import { realClock, sleep, type Clock, type Timer } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 
@@ -83,24 +76,6 @@ export class LeadershipLostError extends Error {
     super(`Lease ${lease}: ${identity} stopped leading: ${why}`);
     this.name = 'LeadershipLostError';
   }
-}
-
-/**
- * Per-call options for a generated client-node API method that tie its HTTP request to
- * `signal`: aborting it destroys the request wherever it is (connecting, sending, awaiting
- * the answer, reading the body) and the call rejects. client-node 1.x's fetch takes the
- * signal of the RequestContext; this middleware sets it, appended after the API's own so
- * nothing replaces it.
- */
-export function abortOn(signal: AbortSignal): ConfigurationOptions {
-  const middleware: ObservableMiddleware = {
-    pre: (context) => {
-      context.setSignal(signal);
-      return new Observable(Promise.resolve(context));
-    },
-    post: (response) => new Observable(Promise.resolve(response)),
-  };
-  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
 }
 
 /** Lease times are MicroTime: RFC 3339 with exactly six fractional digits. */

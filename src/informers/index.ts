@@ -18,7 +18,7 @@ export type { KeyListerGetter, Store } from './store.ts';
 export { InformerFactory } from './informer-factory.ts';
 export type { InformerFactoryOptions } from './informer-factory.ts';
 export { KubeListerWatcher, resourceName, resourcePath } from './kube-lister-watcher.ts';
-export type { KubeListerWatcherOptions, KubeResource } from './kube-lister-watcher.ts';
+export type { KubeConfig, KubeListerWatcherOptions, KubeResource } from './kube-lister-watcher.ts';
 export { FileListerWatcher } from './file-lister-watcher.ts';
 export type { FileListerWatcherOptions } from './file-lister-watcher.ts';
 export { OptionalListerWatcher } from './optional-lister-watcher.ts';

@@ -8,12 +8,11 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Registry } from 'prom-client';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../runtime/clock.ts';
 import type { LivenessProbe } from '../runtime/liveness.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Indexers } from './indexer.ts';
-import { KubeListerWatcher, resourceName, type KubeResource } from './kube-lister-watcher.ts';
+import { KubeListerWatcher, resourceName, type KubeConfig, type KubeResource } from './kube-lister-watcher.ts';
 import type { ListerWatcher } from './lister-watcher.ts';
 import type { KubeObject } from './object.ts';
 import { SharedIndexInformer } from './shared-index-informer.ts';

@@ -17,6 +17,13 @@ import type { ListOptions, ListResult, ListerWatcher, Status, WatchEvent, WatchO
 import { StatusError } from './lister-watcher.ts';
 import type { KubeObject } from './object.ts';
 
+/**
+ * The client-node connection settings, re-exported so the layers that pass one through
+ * (the informer factory, the syncer) do not import the kube client themselves
+ * (.dependency-cruiser.mjs: `kube-client-only-in-its-adapters`).
+ */
+export type { KubeConfig };
+
 /** Identifies a resource collection: `/api/v1/pods`, `/apis/projectcalico.org/v3/tiers`, … */
 export interface KubeResource {
   /** "" for the core group. */

@@ -20,7 +20,7 @@
  */
 import { CoreV1Api, DiscoveryV1Api, type ConfigurationOptions, type KubeConfig, type V1EndpointSlice, type V1NodeList } from '@kubernetes/client-node';
 
-import { abortOn } from '../controllers/leader-election.ts';
+import { abortOn } from '../informers/kube-abort-on.ts';
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { readyEndpoints, TYPHA_PORT_NAME } from './service-endpoints.ts';
