@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { LeaderElector } from '../../src/controllers/leader-election.ts';
 import { createRootLogger } from '../../src/runtime/logger.ts';
+import { untilAborted } from '../../src/runtime/until-aborted.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { kubeConfigFor } from '../controlplane/kubeconfig.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
@@ -83,8 +84,6 @@ class Timeline {
     return this.events.findIndex((x) => x.what === what);
   }
 }
-
-const untilAborted = (s: AbortSignal): Promise<void> => new Promise((resolve) => s.addEventListener('abort', () => resolve(), { once: true }));
 
 describe('leadership when the API server stops answering the leader', () => {
   const admin = adminKubeConfig();
