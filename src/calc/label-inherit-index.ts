@@ -248,12 +248,14 @@ export class LabelInheritIndex {
     }
   }
 
+  /** Files `id` under label `k` = `v` in a label → value → ids index (items, parents or selectors). */
   #file(index: Map<string, SetMap<string, string>>, id: string, k: string, v: string): void {
     let byValue = index.get(k);
     if (byValue === undefined) index.set(k, (byValue = new SetMap()));
     byValue.add(v, id);
   }
 
+  /** Undoes `#file`; a label left with no values leaves the index. */
   #unfile(index: Map<string, SetMap<string, string>>, id: string, k: string, v: string): void {
     const byValue = index.get(k);
     if (byValue === undefined) return;
@@ -445,12 +447,9 @@ export class LabelInheritIndex {
 
   #indexSelector(selectorId: string, slot: Slot): void {
     switch (slot.kind) {
-      case 'values': {
-        let byValue = this.#selByValue.get(slot.label);
-        if (byValue === undefined) this.#selByValue.set(slot.label, (byValue = new SetMap()));
-        for (const v of slot.values) byValue.add(v, selectorId);
+      case 'values':
+        for (const v of slot.values) this.#file(this.#selByValue, selectorId, slot.label, v);
         break;
-      }
       case 'label':
         this.#selByLabel.add(slot.label, selectorId);
         break;
@@ -464,13 +463,9 @@ export class LabelInheritIndex {
 
   #unindexSelector(selectorId: string, slot: Slot): void {
     switch (slot.kind) {
-      case 'values': {
-        const byValue = this.#selByValue.get(slot.label);
-        if (byValue === undefined) return;
-        for (const v of slot.values) byValue.delete(v, selectorId);
-        if (byValue.size === 0) this.#selByValue.delete(slot.label);
+      case 'values':
+        for (const v of slot.values) this.#unfile(this.#selByValue, selectorId, slot.label, v);
         break;
-      }
       case 'label':
         this.#selByLabel.delete(slot.label, selectorId);
         break;
