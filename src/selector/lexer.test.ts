@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { SelectorParseError } from './errors.ts';
+import { rejects } from '../../test/selector/rejects.ts';
 import { isValidLabel, MAX_LABEL_LENGTH, Tok, tokenize } from './lexer.ts';
 import { parseSelector } from './parser.ts';
 
 /** Parses and returns the canonical form, or the error reason. */
 function parse(text: string): string {
   return parseSelector(text).toString();
-}
-
-function rejects(text: string): SelectorParseError {
-  try {
-    parseSelector(text);
-  } catch (e) {
-    expect(e).toBeInstanceOf(SelectorParseError);
-    return e as SelectorParseError;
-  }
-  throw new Error(`expected ${JSON.stringify(text)} to be rejected`);
 }
 
 describe('tokenizer: whitespace', () => {

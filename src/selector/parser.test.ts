@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { rejects } from '../../test/selector/rejects.ts';
 import { SelectorParseError } from './errors.ts';
 import { MAX_NESTING_DEPTH, parseSelector, parseSelectorNode } from './parser.ts';
 import { makeUniqueId } from './unique-id.ts';
-
-function rejects(text: string): SelectorParseError {
-  try {
-    parseSelector(text);
-  } catch (e) {
-    expect(e).toBeInstanceOf(SelectorParseError);
-    return e as SelectorParseError;
-  }
-  throw new Error(`expected ${JSON.stringify(text)} to be rejected`);
-}
 
 describe('parser: empty selectors', () => {
   it.each(['', ' ', '\t', '  \t  '])('parses %j as all()', (text) => {
