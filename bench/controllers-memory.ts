@@ -12,25 +12,27 @@
  * writer only counts calls. The generated objects in the target lists are exactly what the
  * controllers would write, so a non-zero write count would reveal a convergence bug.
  *
- *   node --expose-gc --import tsx src/controllers/figures/controllers-memory.ts [policies] [pods]
+ *   npm run figures:controllers-memory -- [policies] [pods]
+ *   (node --expose-gc --import tsx bench/controllers-memory.ts [policies] [pods])
  */
 import { setMaxListeners } from 'node:events';
 
-import type { KubeResource } from '../../informers/kube-lister-watcher.ts';
-import { InformerFactory } from '../../informers/informer-factory.ts';
-import type { ListerWatcher, ListResult, WatchEvent } from '../../informers/lister-watcher.ts';
-import type { KubeObject } from '../../informers/object.ts';
-import { MANAGED_BY_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from '../ownership.ts';
-import type { MirrorController } from '../mirror-controller.ts';
-import type { Writer } from '../object-writer.ts';
-import { projectPod, ProjectingListerWatcher } from '../../convert/pod-projection.ts';
-import { convertNetworkPolicy } from '../../convert/policy-converter.ts';
-import { newPolicyConverterController } from '../policy-converter-controller.ts';
-import { namespaceToProfile, serviceAccountToProfile } from '../../convert/profile-builder.ts';
-import { newNamespaceProfileController, newServiceAccountProfileController } from '../profile-controllers.ts';
-import { podToWorkloadEndpoint } from '../../convert/workload-endpoint-builder.ts';
-import { newWorkloadEndpointController } from '../workload-endpoint-controller.ts';
-import type { K8sNetworkPolicy, K8sPod } from '../../api/index.ts';
+import type { KubeResource } from '../src/informers/kube-lister-watcher.ts';
+import { InformerFactory } from '../src/informers/informer-factory.ts';
+import type { ListerWatcher, ListResult, WatchEvent } from '../src/informers/lister-watcher.ts';
+import type { KubeObject } from '../src/informers/object.ts';
+import { MANAGED_BY_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from '../src/controllers/ownership.ts';
+import type { MirrorController } from '../src/controllers/mirror-controller.ts';
+import type { Writer } from '../src/controllers/object-writer.ts';
+import { projectPod, ProjectingListerWatcher } from '../src/convert/pod-projection.ts';
+import { convertNetworkPolicy } from '../src/convert/policy-converter.ts';
+import { newPolicyConverterController } from '../src/controllers/policy-converter-controller.ts';
+import { namespaceToProfile, serviceAccountToProfile } from '../src/convert/profile-builder.ts';
+import { newNamespaceProfileController, newServiceAccountProfileController } from '../src/controllers/profile-controllers.ts';
+import { podToWorkloadEndpoint } from '../src/convert/workload-endpoint-builder.ts';
+import { newWorkloadEndpointController } from '../src/controllers/workload-endpoint-controller.ts';
+import type { K8sNetworkPolicy, K8sPod } from '../src/api/index.ts';
+import { untilAborted } from '../src/runtime/until-aborted.ts';
 
 const POLICIES = Number(process.argv[2] ?? 10_000);
 const PODS = Number(process.argv[3] ?? 20_000);
@@ -204,7 +206,7 @@ class StaticListerWatcher implements ListerWatcher<KubeObject> {
   // An idle watch: no events until the informer stops it.
   // eslint-disable-next-line require-yield
   async *watch(opts: { signal: AbortSignal }): AsyncIterable<WatchEvent<KubeObject>> {
-    await new Promise<void>((resolve) => opts.signal.addEventListener('abort', () => resolve(), { once: true }));
+    await untilAborted(opts.signal);
   }
 }
 
