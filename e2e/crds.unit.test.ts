@@ -3,8 +3,8 @@
  * - they are what crds/generate.ts produces, and have the names, scopes and columns we document;
  * - their schemas are structural, so the apiserver can prune and validate with them;
  * - every example and fixture that must be accepted validates against them, and the invalid
- *   fixtures fail at the expected field (a small checker for types, enums, required fields,
- *   patterns, bounds and unknown fields, which the apiserver rejects under strict field validation).
+ *   fixtures fail at the expected field (ajv over the CRD schemas, with the apiserver's reading
+ *   of unknown fields under strict field validation and of `set` lists).
  *
  * CEL rules are not evaluated here. crds/testdata/invalid-cel/ holds objects that only a CEL
  * rule rejects. The integration test e2e/integration/crd-fixtures.int.test.ts applies every
@@ -16,7 +16,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { buildCrds, renderCrd, type Schema } from '../crds/generate.ts';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { buildCrds, renderCrd } from '../crds/generate.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const crdDir = join(root, 'crds');
@@ -24,6 +25,7 @@ const examplesDir = join(root, 'examples');
 const testdataDir = join(crdDir, 'testdata');
 
 type Obj = { [key: string]: unknown };
+type Schema = Obj;
 
 interface LoadedDoc {
   file: string;
@@ -93,107 +95,71 @@ function schemaAt(kind: string, path: string): Schema {
   return s;
 }
 
-// ----- a small validator with the apiserver's semantics for what our schemas use ---------
+// ----- the apiserver's schema semantics, through ajv ------------------------------------------
 
 interface SchemaError {
   path: string;
   message: string;
 }
 
-function join2(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
+/**
+ * A CRD schema node as the JSON Schema ajv checks, with the apiserver's readings of the
+ * Kubernetes extensions our schemas use: an object with declared properties rejects unknown
+ * fields (kubectl's strict field validation) unless it preserves them, and a `set` list has
+ * no duplicates. int-or-string needs nothing: its `anyOf` is plain JSON Schema, and JSON
+ * Schema applies `minimum`/`maximum` to numbers and `pattern`/`maxLength` to strings only.
+ */
+function asJsonSchema(node: Schema): Schema {
+  const out: Schema = { ...node };
+  if (isObj(node.properties)) {
+    out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, asJsonSchema(asObj(v, k))]));
+    if (node['x-kubernetes-preserve-unknown-fields'] !== true) out.additionalProperties = false;
+  }
+  if (isObj(node.items)) out.items = asJsonSchema(node.items);
+  if (isObj(node.additionalProperties)) out.additionalProperties = asJsonSchema(node.additionalProperties);
+  if (node['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
+  return out;
 }
 
-function checkScalar(schema: Schema, value: unknown, path: string, errors: SchemaError[]): void {
-  if (Array.isArray(schema.enum) && !schema.enum.includes(value)) {
-    errors.push({ path, message: `unsupported value ${JSON.stringify(value)}` });
-  }
-  if (typeof value === 'string') {
-    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength) {
-      errors.push({ path, message: `longer than ${schema.maxLength}` });
-    }
-    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value)) {
-      errors.push({ path, message: `does not match ${schema.pattern}` });
-    }
-  }
-  if (typeof value === 'number') {
-    if (typeof schema.minimum === 'number' && value < schema.minimum) errors.push({ path, message: `below ${schema.minimum}` });
-    if (typeof schema.maximum === 'number' && value > schema.maximum) errors.push({ path, message: `above ${schema.maximum}` });
-  }
+// strictTypes off: an int-or-string node is typeless on purpose (its facets apply per type).
+// Formats are not checked: the apiserver checks few, and the old checker checked none.
+const ajv = new Ajv({ allErrors: true, validateFormats: false, strictTypes: false });
+ajv.addVocabulary([
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
+]);
+const compiled = new WeakMap<Schema, ValidateFunction>();
+
+/** ajv's JSON pointer `/spec/ingress/0/action` as the field path users see: `spec.ingress[0].action`. */
+function fieldPathOf(pointer: string, child?: string): string {
+  const parts = pointer === '' ? [] : pointer.slice(1).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (child !== undefined) parts.push(child);
+  let path = '';
+  for (const part of parts) path = /^[0-9]+$/.test(part) ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`;
+  return path;
 }
 
-function validate(schema: Schema, value: unknown, path: string, errors: SchemaError[]): void {
-  if (value === null) {
-    errors.push({ path, message: 'null is not allowed' });
-    return;
+/** Every error ajv finds in `value` against the CRD schema node `schema`. */
+function validate(schema: Schema, value: unknown): SchemaError[] {
+  let check = compiled.get(schema);
+  if (check === undefined) {
+    check = ajv.compile(asJsonSchema(schema));
+    compiled.set(schema, check);
   }
-  if (schema['x-kubernetes-preserve-unknown-fields'] === true) return;
-  if (schema['x-kubernetes-int-or-string'] === true) {
-    if (!(typeof value === 'string' || Number.isInteger(value))) {
-      errors.push({ path, message: 'must be an integer or a string' });
-      return;
-    }
-    checkScalar(schema, value, path, errors);
-    return;
-  }
-  switch (schema.type) {
-    case 'object': {
-      if (!isObj(value)) {
-        errors.push({ path, message: 'must be an object' });
-        return;
-      }
-      const properties = isObj(schema.properties) ? schema.properties : undefined;
-      const additional = isObj(schema.additionalProperties) ? schema.additionalProperties : undefined;
-      for (const req of (schema.required as string[] | undefined) ?? []) {
-        if (!(req in value)) errors.push({ path: join2(path, req), message: 'required' });
-      }
-      for (const [key, v] of Object.entries(value)) {
-        const sub = properties?.[key];
-        if (isObj(sub)) validate(sub, v, join2(path, key), errors);
-        else if (additional !== undefined) validate(additional, v, join2(path, key), errors);
-        // An object schema without properties (metadata) accepts any fields.
-        else if (properties !== undefined) errors.push({ path: join2(path, key), message: 'unknown field' });
-      }
-      return;
-    }
-    case 'array': {
-      if (!Array.isArray(value)) {
-        errors.push({ path, message: 'must be an array' });
-        return;
-      }
-      if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) {
-        errors.push({ path, message: `more than ${schema.maxItems} items` });
-      }
-      if (schema['x-kubernetes-list-type'] === 'set' && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) {
-        errors.push({ path, message: 'duplicate entries in a set' });
-      }
-      value.forEach((item, i) => validate(asObj(schema.items, 'items'), item, `${path}[${i}]`, errors));
-      return;
-    }
-    case 'string':
-      if (typeof value !== 'string') errors.push({ path, message: 'must be a string' });
-      else checkScalar(schema, value, path, errors);
-      return;
-    case 'integer':
-      if (!Number.isInteger(value)) errors.push({ path, message: 'must be an integer' });
-      else checkScalar(schema, value, path, errors);
-      return;
-    case 'number':
-      if (typeof value !== 'number') errors.push({ path, message: 'must be a number' });
-      else checkScalar(schema, value, path, errors);
-      return;
-    case 'boolean':
-      if (typeof value !== 'boolean') errors.push({ path, message: 'must be a boolean' });
-      return;
-    default:
-      throw new Error(`${path}: schema has no type the checker knows: ${String(schema.type)}`);
-  }
+  if (check(value)) return [];
+  return (check.errors ?? []).map((e: ErrorObject) => {
+    const child =
+      e.keyword === 'required' ? String(e.params.missingProperty) : e.keyword === 'additionalProperties' ? String(e.params.additionalProperty) : undefined;
+    return { path: fieldPathOf(e.instancePath, child), message: e.message ?? e.keyword };
+  });
 }
 
 function validateObject(obj: Obj): SchemaError[] {
   const crd = crdForKind(String(obj.kind));
-  const errors: SchemaError[] = [];
-  validate(rootSchema(crd), obj, '', errors);
+  const errors = validate(rootSchema(crd), obj);
   const namespaced = crdSpec(crd).scope === 'Namespaced';
   const namespace = asObj(obj.metadata, 'metadata').namespace;
   if (namespaced !== (typeof namespace === 'string')) {
@@ -334,9 +300,7 @@ describe('CRD schemas', () => {
 
   it('have defaults that their own schema accepts', () => {
     for (const n of nodes.filter((x) => 'default' in x.schema)) {
-      const errors: SchemaError[] = [];
-      validate(n.schema, n.schema.default, n.path, errors);
-      expect(errors).toEqual([]);
+      expect(validate(n.schema, n.schema.default), n.path).toEqual([]);
     }
   });
 
@@ -382,11 +346,7 @@ describe('CRD schemas', () => {
 
   it('accept ports as numbers, ranges and names, and reject what Calico rejects', () => {
     const port = schemaAt('NetworkPolicy', 'spec.ingress.[].destination.ports.[]');
-    const ok = (v: unknown): boolean => {
-      const errors: SchemaError[] = [];
-      validate(port, v, 'p', errors);
-      return errors.length === 0;
-    };
+    const ok = (v: unknown): boolean => validate(port, v).length === 0;
     for (const v of [1, 65535, '80', '080', '1:65535', '8080:8081', 'http', 'http-api', 'web_1.x', '80-90']) expect(ok(v), String(v)).toBe(true);
     for (const v of [0, 65536, -1, '0', '65536', '1:2:3', ':80', '80:', 'a b', 'x'.repeat(129), 1.5, true]) {
       expect(ok(v), String(v)).toBe(false);
@@ -395,11 +355,7 @@ describe('CRD schemas', () => {
 
   it('accept protocols by exact name or number 1-255', () => {
     const proto = schemaAt('GlobalNetworkPolicy', 'spec.egress.[].protocol');
-    const ok = (v: unknown): boolean => {
-      const errors: SchemaError[] = [];
-      validate(proto, v, 'p', errors);
-      return errors.length === 0;
-    };
+    const ok = (v: unknown): boolean => validate(proto, v).length === 0;
     for (const v of ['TCP', 'UDP', 'ICMP', 'ICMPv6', 'SCTP', 'UDPLite', 1, 255, '6', '132']) expect(ok(v), String(v)).toBe(true);
     for (const v of ['tcp', 'Tcp', 'icmpv6', 'GRE', 0, 256, '0', '256', '']) expect(ok(v), String(v)).toBe(false);
   });

@@ -15,13 +15,12 @@
 import { fieldPath, indexPath } from './field-error.ts';
 import type { FieldErrorCollector } from './field-error.ts';
 import type { Protocol } from './protocol.ts';
-import { checkKnownFields, expectArray, expectRecord, expectString, isAbsent } from './shape.ts';
+import { HTTP_PATH_SHAPE, HTTP_SHAPE } from './schema-fields.ts';
+import { MAX_HTTP_ITEMS, MAX_HTTP_PATH_LENGTH } from './schema-rule.ts';
+import { expectArray, expectString, isAbsent } from './shape.ts';
 
 export const HTTP_UNSUPPORTED_MESSAGE =
   'HTTP match is not enforced by Tessera (no application-layer policy); the rule matches as if http were absent';
-
-const MAX_HTTP_ITEMS = 20;
-const MAX_HTTP_PATH_LENGTH = 1024;
 
 export interface HTTPRuleContext {
   /** The rule's action, if it is a valid one. */
@@ -34,8 +33,7 @@ export interface HTTPRuleContext {
 
 /** Checks `rule.http` at `path` (the `http` field's own path). */
 export function checkHTTPMatch(c: FieldErrorCollector, path: string, value: unknown, rule: HTTPRuleContext): void {
-  if (isAbsent(value) || !expectRecord(c, path, value)) return;
-  checkKnownFields(c, path, value, ['methods', 'paths']);
+  if (isAbsent(value) || !HTTP_SHAPE.check(c, path, value)) return;
 
   const methods = value['methods'];
   const methodsPath = fieldPath(path, 'methods');
@@ -65,8 +63,7 @@ export function checkHTTPMatch(c: FieldErrorCollector, path: string, value: unkn
 }
 
 function checkHTTPPath(c: FieldErrorCollector, path: string, value: unknown): void {
-  if (!expectRecord(c, path, value)) return;
-  checkKnownFields(c, path, value, ['exact', 'prefix']);
+  if (!HTTP_PATH_SHAPE.check(c, path, value)) return;
   const exact = value['exact'];
   const prefix = value['prefix'];
   const given = [

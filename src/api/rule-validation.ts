@@ -29,11 +29,11 @@ import type { Port } from './port.ts';
 import { isICMPv4, isICMPv6, parseProtocol, supportsPorts } from './protocol.ts';
 import type { Protocol } from './protocol.ts';
 import { checkSelectorField } from './selector-field.ts';
+import { ENTITY_RULE_SHAPE, ICMP_SHAPE, RULE_METADATA_SHAPE, RULE_SHAPE, SERVICE_ACCOUNTS_SHAPE, SERVICES_SHAPE } from './schema-fields.ts';
+import { MAX_NETS, MAX_PORTS, MAX_RULES } from './schema-rule.ts';
 import {
-  checkKnownFields,
   describeType,
   expectArray,
-  expectRecord,
   expectString,
   expectStringMap,
   isAbsent,
@@ -42,10 +42,8 @@ import {
 import { ACTIONS } from './types.ts';
 import type { Action } from './types.ts';
 
-// CRD limits (policy_common.go, networkpolicy.go).
-export const MAX_RULES = 1024;
-const MAX_NETS = 256;
-const MAX_PORTS = 50;
+// The CRD limits, declared with the schema (schema-rule.ts).
+export { MAX_RULES };
 
 export type RuleDirection = 'ingress' | 'egress';
 export type RuleOwnerKind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'Profile';
@@ -54,31 +52,6 @@ export interface RuleListContext {
   readonly direction: RuleDirection;
   readonly owner: RuleOwnerKind;
 }
-
-const RULE_FIELDS = [
-  'action',
-  'ipVersion',
-  'protocol',
-  'notProtocol',
-  'icmp',
-  'notICMP',
-  'source',
-  'destination',
-  'http',
-  'metadata',
-] as const;
-
-const ENTITY_FIELDS = [
-  'nets',
-  'notNets',
-  'selector',
-  'notSelector',
-  'namespaceSelector',
-  'ports',
-  'notPorts',
-  'serviceAccounts',
-  'services',
-] as const;
 
 /** Checks a rule list at `path` (e.g. `spec.ingress`). Returns the valid actions seen. */
 export function checkRuleList(
@@ -125,8 +98,7 @@ function checkProtocolField(c: FieldErrorCollector, path: string, value: unknown
 }
 
 function checkICMPFields(c: FieldErrorCollector, path: string, value: unknown): void {
-  if (isAbsent(value) || !expectRecord(c, path, value)) return;
-  checkKnownFields(c, path, value, ['type', 'code']);
+  if (isAbsent(value) || !ICMP_SHAPE.check(c, path, value)) return;
   const bounded = (field: 'type' | 'code', max: number): boolean => {
     const v = value[field];
     if (isAbsent(v)) return false;
@@ -154,8 +126,7 @@ function checkEntityRule(
   value: unknown,
 ): EntitySummary {
   const summary: EntitySummary = { ports: [], hasServices: false, serviceNamespace: undefined };
-  if (isAbsent(value) || !expectRecord(c, path, value)) return summary;
-  checkKnownFields(c, path, value, ENTITY_FIELDS);
+  if (isAbsent(value) || !ENTITY_RULE_SHAPE.check(c, path, value)) return summary;
 
   checkSelectorField(c, fieldPath(path, 'selector'), value['selector']);
   // Calico checks global() in `selector` only; `notSelector` is parsed.
@@ -179,8 +150,7 @@ function checkEntityRule(
 
   const sa = value['serviceAccounts'];
   const saPath = fieldPath(path, 'serviceAccounts');
-  if (!isAbsent(sa) && expectRecord(c, saPath, sa)) {
-    checkKnownFields(c, saPath, sa, ['names', 'selector']);
+  if (!isAbsent(sa) && SERVICE_ACCOUNTS_SHAPE.check(c, saPath, sa)) {
     const names = sa['names'];
     const namesPath = fieldPath(saPath, 'names');
     if (!isAbsent(names) && expectArray(c, namesPath, names)) {
@@ -195,8 +165,7 @@ function checkEntityRule(
 
   const services = value['services'];
   const svcPath = fieldPath(path, 'services');
-  if (!isAbsent(services) && expectRecord(c, svcPath, services)) {
-    checkKnownFields(c, svcPath, services, ['name', 'namespace']);
+  if (!isAbsent(services) && SERVICES_SHAPE.check(c, svcPath, services)) {
     const name = services['name'];
     if (isAbsent(name) || name === '') {
       c.error(svcPath, 'services must specify a service name');
@@ -285,8 +254,7 @@ export function checkRule(
   rule: unknown,
   ctx: RuleListContext,
 ): Action | undefined {
-  if (!expectRecord(c, path, rule)) return undefined;
-  checkKnownFields(c, path, rule, RULE_FIELDS);
+  if (!RULE_SHAPE.check(c, path, rule)) return undefined;
 
   const action = checkAction(c, fieldPath(path, 'action'), rule['action']);
 
@@ -378,8 +346,7 @@ export function checkRule(
 
   const metadata = rule['metadata'];
   const metaPath = fieldPath(path, 'metadata');
-  if (!isAbsent(metadata) && expectRecord(c, metaPath, metadata)) {
-    checkKnownFields(c, metaPath, metadata, ['annotations']);
+  if (!isAbsent(metadata) && RULE_METADATA_SHAPE.check(c, metaPath, metadata)) {
     checkAnnotations(c, fieldPath(metaPath, 'annotations'), metadata['annotations']);
   }
   return action;

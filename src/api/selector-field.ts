@@ -11,10 +11,11 @@
  */
 import { parseSelector, SelectorParseError } from '../selector/index.ts';
 import type { FieldErrorCollector } from './field-error.ts';
+import { MAX_SELECTOR_LENGTH } from './schema-rule.ts';
 import { describeType, isAbsent } from './shape.ts';
 
-// CRD `MaxLength=1024` on every selector field.
-export const MAX_SELECTOR_LENGTH = 1024;
+// CRD `MaxLength=1024` on every selector field, declared with the schema.
+export { MAX_SELECTOR_LENGTH };
 
 export interface SelectorFieldOptions {
   /** True only for an EntityRule `namespaceSelector`, where `global()` alone is allowed. */

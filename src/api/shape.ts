@@ -1,12 +1,12 @@
 /**
- * JSON-shape checks shared by the validators: objects loaded from YAML are `unknown` until
- * checked, so every field read goes through one of these and a wrong type becomes a finding
- * (`spec.order: must be a number, not a string`) rather than an exception.
+ * Type checks of single values, shared by the validators: objects loaded from YAML are
+ * `unknown` until checked, so every field read goes through one of these and a wrong type
+ * becomes a finding (`spec.order: must be a number, not a string`) rather than an exception.
+ * Which fields an object may have comes from the schema declaration (schema-fields.ts).
  *
  * `null` counts as absent, as it does for optional fields in the Kubernetes API
  * (`selector:` with nothing after it in YAML is null).
  */
-import { fieldPath } from './field-error.ts';
 import type { FieldErrorCollector } from './field-error.ts';
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -32,18 +32,6 @@ export function describeType(value: unknown): string {
       return 'an object';
     default:
       return typeof value;
-  }
-}
-
-/** Reports each key of `obj` that is not in `known` (strict field validation, as kubectl). */
-export function checkKnownFields(
-  c: FieldErrorCollector,
-  path: string,
-  obj: Record<string, unknown>,
-  known: readonly string[],
-): void {
-  for (const key of Object.keys(obj)) {
-    if (!known.includes(key)) c.error(fieldPath(path, key), `unknown field ${JSON.stringify(key)}`);
   }
 }
 

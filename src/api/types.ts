@@ -1,33 +1,54 @@
 /**
- * The `projectcalico.org/v3` resources Tessera reads, as they appear in YAML/JSON.
+ * The `projectcalico.org/v3` resources Tessera reads, as they appear in YAML/JSON: the static
+ * side of the schema declared once in schema.ts (and schema-rule.ts), so a field added there
+ * is a field here. Only the envelope — apiVersion, kind, ObjectMeta — is written out, because
+ * the CRDs leave `metadata` to the apiserver.
  *
- * Field names and meanings follow Calico's API (`projectcalico/api`,
- * `pkg/apis/projectcalico/v3`: networkpolicy.go, globalnetworkpolicy.go, policy_common.go,
- * tier.go, profile.go; WorkloadEndpoint from `libcalico-go/lib/apis/internalapi`). These are
- * wire shapes, not validated values: a value typed here may still be invalid (a port string
- * like "80-90", a selector that does not parse). Run `applyDefaults` then `validateResource`
- * before trusting one; after that, parse helpers (`parsePort`, `parseProtocol`,
- * `parseCidr`) give typed values.
+ * These are wire shapes, not validated values: a value typed here may still be invalid (a port
+ * string like "80-90", a selector that does not parse). Run `applyDefaults` then
+ * `validateResource` before trusting one; after that, parse helpers (`parsePort`,
+ * `parseProtocol`, `parseCidr`) give typed values.
  *
  * Optional fields are optional exactly where Calico's are (`omitempty`); after
  * `applyDefaults` a policy always has `spec.tier` and `spec.types`, and a Tier always has
  * `spec.defaultAction`.
  */
+import { KINDS } from './kinds.ts';
+import type { KindRow } from './kinds.ts';
+import { KIND_SCHEMAS } from './schema.ts';
+import type {
+  GlobalNetworkPolicySpec,
+  NetworkPolicySpec,
+  NetworkSetSpec,
+  ProfileSpec,
+  TierSpec,
+  WorkloadEndpointSpec,
+} from './schema.ts';
+import type { Rule } from './schema-rule.ts';
+
+export type {
+  GlobalNetworkPolicySpec,
+  NetworkPolicySpec,
+  NetworkSetSpec,
+  PolicyPerformanceHint,
+  PolicyType,
+  ProfileSpec,
+  TierSpec,
+  WorkloadEndpointPort,
+  WorkloadEndpointSpec,
+} from './schema.ts';
+export { POLICY_TYPES } from './schema.ts';
+export type { Action, EntityRule, ICMPFields, Rule } from './schema-rule.ts';
+export { ACTIONS } from './schema-rule.ts';
 
 export const API_GROUP = 'projectcalico.org';
 export const API_VERSION = 'projectcalico.org/v3';
 
-export type V3Kind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'Tier' | 'Profile' | 'WorkloadEndpoint' | 'NetworkSet' | 'GlobalNetworkSet';
+/** The enforced v3 kinds: those the schema declares. */
+export type V3Kind = keyof typeof KIND_SCHEMAS;
 
-export const V3_KINDS: readonly V3Kind[] = [
-  'NetworkPolicy',
-  'GlobalNetworkPolicy',
-  'Tier',
-  'Profile',
-  'WorkloadEndpoint',
-  'NetworkSet',
-  'GlobalNetworkSet',
-];
+/** In declaration order (validation's "must be one of …" lists them so). */
+export const V3_KINDS: readonly V3Kind[] = Object.keys(KIND_SCHEMAS) as V3Kind[];
 
 /**
  * The profile carrying a namespace's labels, `kns.<namespace>` (kube-controllers'): workload
@@ -35,8 +56,10 @@ export const V3_KINDS: readonly V3Kind[] = [
  */
 export const NAMESPACE_PROFILE_PREFIX = 'kns.';
 
-/** Kinds whose objects live in a namespace; the others are cluster-scoped. */
-export const NAMESPACED_KINDS: ReadonlySet<V3Kind> = new Set<V3Kind>(['NetworkPolicy', 'WorkloadEndpoint', 'NetworkSet']);
+/** Kinds whose objects live in a namespace (from the kind table); the others are cluster-scoped. */
+export const NAMESPACED_KINDS: ReadonlySet<V3Kind> = new Set<V3Kind>(
+  KINDS.filter((r: KindRow) => r.group === API_GROUP && r.namespaced && r.kind in KIND_SCHEMAS).map((r: KindRow) => r.kind as V3Kind),
+);
 
 /** The subset of Kubernetes ObjectMeta that Tessera reads or preserves. */
 export interface ObjectMeta {
@@ -50,174 +73,25 @@ export interface ObjectMeta {
   annotations?: Record<string, string>;
 }
 
-/** What a rule does when it matches (`felix/rules/policy.go`; see calico-semantics §4.6). */
-export type Action = 'Allow' | 'Deny' | 'Log' | 'Pass';
-export const ACTIONS: readonly Action[] = ['Allow', 'Deny', 'Log', 'Pass'];
-
-export type PolicyType = 'Ingress' | 'Egress';
-export const POLICY_TYPES: readonly PolicyType[] = ['Ingress', 'Egress'];
-
-/** The only performance hint Calico defines. */
-export type PolicyPerformanceHint = 'AssumeNeededOnEveryNode';
-
 /** A port as written: `80`, `"80"`, `"8000:8080"` or a named port `"http"` (see port.ts). */
 export type PortSpec = number | string;
 
 /** A protocol as written: `TCP`, `UDP`, `ICMP`, `ICMPv6`, `SCTP`, `UDPLite`, or 1–255. */
 export type ProtocolSpec = number | string;
 
-/** ICMP match. `code` requires `type` (an iptables limitation). Type 0–254, code 0–255. */
-export interface ICMPFields {
-  type?: number;
-  code?: number;
-}
-
-/** One HTTP path match: exactly one of `exact` and `prefix`. */
-export interface HTTPPath {
-  exact?: string;
-  prefix?: string;
-}
-
 /**
  * Application-layer match. Calico enforces it only with its L7 proxy; Tessera accepts it
  * so existing manifests load, and reports it as unsupported (a validation warning).
  */
-export interface HTTPMatch {
-  methods?: string[];
-  paths?: HTTPPath[];
-}
-
+export type HTTPMatch = NonNullable<Rule['http']>;
+/** One HTTP path match: exactly one of `exact` and `prefix`. */
+export type HTTPPath = NonNullable<HTTPMatch['paths']>[number];
+export type RuleMetadata = NonNullable<Rule['metadata']>;
 /** Matches pods by service account: names and selector are AND-ed. */
-export interface ServiceAccountMatch {
-  names?: string[];
-  selector?: string;
-}
-
+export type ServiceAccountMatch = NonNullable<NonNullable<Rule['source']>['serviceAccounts']>;
 /** Matches the endpoints of a Kubernetes Service (`namespace` defaults to the policy's). */
-export interface ServiceMatch {
-  name?: string;
-  namespace?: string;
-}
-
-/**
- * The source or destination half of a rule. Every criterion present must match; each
- * positive criterion has a negated `not*` twin.
- */
-export interface EntityRule {
-  nets?: string[];
-  notNets?: string[];
-  selector?: string;
-  notSelector?: string;
-  namespaceSelector?: string;
-  ports?: PortSpec[];
-  notPorts?: PortSpec[];
-  serviceAccounts?: ServiceAccountMatch;
-  services?: ServiceMatch;
-}
-
-export interface RuleMetadata {
-  annotations?: Record<string, string>;
-}
-
-/** A match (all criteria AND-ed) and the action to take when it matches. */
-export interface Rule {
-  action: Action;
-  ipVersion?: 4 | 6;
-  protocol?: ProtocolSpec;
-  notProtocol?: ProtocolSpec;
-  icmp?: ICMPFields;
-  notICMP?: ICMPFields;
-  source?: EntityRule;
-  destination?: EntityRule;
-  http?: HTTPMatch;
-  metadata?: RuleMetadata;
-}
-
-export interface NetworkPolicySpec {
-  /** The tier the policy belongs to; `default` when absent. */
-  tier?: string;
-  /** Lower orders apply first; absent means +∞ (last). */
-  order?: number;
-  /** Endpoints the policy applies to; empty means all() in the namespace. */
-  selector?: string;
-  /** Directions the policy governs; defaulted from the rule lists (calico-semantics §4.3). */
-  types?: PolicyType[];
-  ingress?: Rule[];
-  egress?: Rule[];
-  serviceAccountSelector?: string;
-  performanceHints?: PolicyPerformanceHint[];
-}
-
-export interface GlobalNetworkPolicySpec extends NetworkPolicySpec {
-  /** Restricts the policy to endpoints in matching namespaces. */
-  namespaceSelector?: string;
-  /** Untracked policy (raw table); requires applyOnForward. */
-  doNotTrack?: boolean;
-  /** Applies before DNAT (mangle table); ingress only; requires applyOnForward. */
-  preDNAT?: boolean;
-  applyOnForward?: boolean;
-}
-
-export interface TierSpec {
-  /** Lower orders apply first; absent means +∞ (last). */
-  order?: number;
-  /** What happens to traffic reaching the end of the tier unmatched; `Deny` when absent. */
-  defaultAction?: 'Deny' | 'Pass';
-}
-
-export interface ProfileSpec {
-  ingress?: Rule[];
-  egress?: Rule[];
-  /** Labels every endpoint using the profile inherits. */
-  labelsToApply?: Record<string, string>;
-}
-
-export interface WorkloadEndpointPort {
-  name?: string;
-  protocol: ProtocolSpec;
-  port: number;
-  hostPort?: number;
-  hostIP?: string;
-}
-
-export interface IPNAT {
-  internalIP: string;
-  externalIP: string;
-}
-
-export interface WorkloadEndpointSpec {
-  orchestrator?: string;
-  workload?: string;
-  node?: string;
-  containerID?: string;
-  pod?: string;
-  endpoint?: string;
-  serviceAccountName?: string;
-  /** The endpoint's addresses, each a single address (`/32` or `/128`). */
-  ipNetworks?: string[];
-  ipNATs?: IPNAT[];
-  ipv4Gateway?: string;
-  ipv6Gateway?: string;
-  /** Profiles applied after all tiers, in order (e.g. `kns.<ns>`, `ksa.<ns>.<sa>`). */
-  profiles?: string[];
-  /** Host-side interface; empty or absent: the agent resolves it from the host route (Calico requires it). */
-  interfaceName?: string;
-  mac?: string;
-  /** Named ports, which rules can match by name. */
-  ports?: WorkloadEndpointPort[];
-  allowSpoofedSourcePrefixes?: string[];
-  /** Bandwidth/packet-rate controls; accepted and not interpreted by Tessera. */
-  qosControls?: Record<string, unknown>;
-}
-
-/**
- * A NetworkSet's or GlobalNetworkSet's spec (`networkset.go`, `globalnetworkset.go`): addresses
- * outside the cluster, selected by the set's labels like endpoints are. Each entry is a CIDR or
- * a single address (a full-length prefix); host bits are cleared, as Calico's conversion does.
- */
-export interface NetworkSetSpec {
-  nets?: string[];
-}
+export type ServiceMatch = NonNullable<NonNullable<Rule['source']>['services']>;
+export type IPNAT = NonNullable<WorkloadEndpointSpec['ipNATs']>[number];
 
 interface ResourceBase<K extends V3Kind, S> {
   apiVersion: typeof API_VERSION;

@@ -46,8 +46,8 @@ import { parseProtocol, supportsPorts } from './protocol.ts';
 import { checkAnnotations, checkRuleList } from './rule-validation.ts';
 import type { RuleOwnerKind } from './rule-validation.ts';
 import { checkSelectorField } from './selector-field.ts';
+import { ENDPOINT_PORT_SHAPE, IPNAT_SHAPE, SPEC_SHAPES } from './schema-fields.ts';
 import {
-  checkKnownFields,
   describeType,
   expectArray,
   expectBoolean,
@@ -64,7 +64,8 @@ import type { Action, PolicyType, V3Kind } from './types.ts';
 
 export type { FieldError, Severity } from './field-error.ts';
 
-const TOP_LEVEL_FIELDS = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
+// The envelope: every kind may carry a `status` (Calico reports one on some), which Tessera ignores.
+const TOP_LEVEL_FIELDS: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
 
 // Fields of metadata that the API server manages or that Tessera has no opinion on; any
 // other key is still accepted (ObjectMeta is open-ended for our purposes).
@@ -77,7 +78,9 @@ export function validateResource(resource: unknown): FieldError[] {
     c.error('', `must be an object, not ${describeType(resource)}`);
     return c.findings;
   }
-  checkKnownFields(c, '', resource, TOP_LEVEL_FIELDS);
+  for (const key in resource) {
+    if (Object.prototype.hasOwnProperty.call(resource, key) && !TOP_LEVEL_FIELDS.has(key)) c.error(key, `unknown field ${JSON.stringify(key)}`);
+  }
   if (resource['apiVersion'] !== API_VERSION) {
     c.error('apiVersion', `must be ${API_VERSION}, not ${JSON.stringify(resource['apiVersion'] ?? null)}`);
   }
@@ -114,7 +117,7 @@ export function validateResource(resource: unknown): FieldError[] {
       break;
     case 'NetworkSet':
     case 'GlobalNetworkSet':
-      checkNetworkSetSpec(c, spec);
+      checkNetworkSetSpec(c, v3kind, spec);
       break;
   }
   return c.findings;
@@ -219,25 +222,13 @@ function checkName(c: FieldErrorCollector, kind: V3Kind, name: string): void {
   }
 }
 
-const POLICY_FIELDS = [
-  'tier',
-  'order',
-  'selector',
-  'types',
-  'ingress',
-  'egress',
-  'serviceAccountSelector',
-  'performanceHints',
-];
-const GLOBAL_POLICY_FIELDS = [...POLICY_FIELDS, 'namespaceSelector', 'doNotTrack', 'preDNAT', 'applyOnForward'];
-
 function checkPolicySpec(
   c: FieldErrorCollector,
   kind: Extract<RuleOwnerKind, 'NetworkPolicy' | 'GlobalNetworkPolicy'>,
   spec: Record<string, unknown>,
 ): void {
   const global = kind === 'GlobalNetworkPolicy';
-  checkKnownFields(c, 'spec', spec, global ? GLOBAL_POLICY_FIELDS : POLICY_FIELDS);
+  SPEC_SHAPES[kind].checkFields(c, 'spec', spec);
 
   const tier = spec['tier'];
   if (!isAbsent(tier) && tier !== '' && expectString(c, 'spec.tier', tier) && !isDns1123Label(tier)) {
@@ -336,7 +327,7 @@ function checkGlobalPolicyFlags(
 }
 
 function checkTierSpec(c: FieldErrorCollector, resource: Record<string, unknown>, spec: Record<string, unknown>): void {
-  checkKnownFields(c, 'spec', spec, ['order', 'defaultAction']);
+  SPEC_SHAPES.Tier.checkFields(c, 'spec', spec);
   const order = spec['order'];
   const orderOk = !isAbsent(order) && expectNumber(c, 'spec.order', order);
   const action = spec['defaultAction'];
@@ -361,7 +352,7 @@ function checkTierSpec(c: FieldErrorCollector, resource: Record<string, unknown>
 }
 
 function checkProfileSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
-  checkKnownFields(c, 'spec', spec, ['ingress', 'egress', 'labelsToApply']);
+  SPEC_SHAPES.Profile.checkFields(c, 'spec', spec);
   checkRuleList(c, 'spec.ingress', spec['ingress'], { direction: 'ingress', owner: 'Profile' });
   checkRuleList(c, 'spec.egress', spec['egress'], { direction: 'egress', owner: 'Profile' });
   const labels = spec['labelsToApply'];
@@ -369,8 +360,8 @@ function checkProfileSpec(c: FieldErrorCollector, spec: Record<string, unknown>)
 }
 
 /** `spec.nets`: CIDRs or single addresses (Calico `cnet.ParseCIDROrIP`); host bits are cleared with a warning. */
-function checkNetworkSetSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
-  checkKnownFields(c, 'spec', spec, ['nets']);
+function checkNetworkSetSpec(c: FieldErrorCollector, kind: 'NetworkSet' | 'GlobalNetworkSet', spec: Record<string, unknown>): void {
+  SPEC_SHAPES[kind].checkFields(c, 'spec', spec);
   const nets = spec['nets'];
   if (isAbsent(nets) || !expectArray(c, 'spec.nets', nets)) return;
   nets.forEach((n, i) => {
@@ -380,26 +371,6 @@ function checkNetworkSetSpec(c: FieldErrorCollector, spec: Record<string, unknow
     else if (result.value.hasHostBits) c.warning(at, `${JSON.stringify(n)} has host bits set; the network ${result.value.network} is used`);
   });
 }
-
-const WORKLOAD_ENDPOINT_FIELDS = [
-  'orchestrator',
-  'workload',
-  'node',
-  'containerID',
-  'pod',
-  'endpoint',
-  'serviceAccountName',
-  'ipNetworks',
-  'ipNATs',
-  'ipv4Gateway',
-  'ipv6Gateway',
-  'profiles',
-  'interfaceName',
-  'mac',
-  'ports',
-  'allowSpoofedSourcePrefixes',
-  'qosControls',
-];
 
 // validator.go: interfaceRegex, containerIDFmt.
 const interfaceNameRegex = /^[a-zA-Z0-9_.-]{1,15}$/;
@@ -421,7 +392,7 @@ const GATEWAY_FIELDS = [
 ] as const;
 
 function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
-  checkKnownFields(c, 'spec', spec, WORKLOAD_ENDPOINT_FIELDS);
+  SPEC_SHAPES.WorkloadEndpoint.checkFields(c, 'spec', spec);
 
   // Runs on every endpoint update: paths are built only for an error.
   for (const field of WORKLOAD_ENDPOINT_NAME_FIELDS) {
@@ -481,8 +452,7 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   if (!isAbsent(nats) && expectArray(c, 'spec.ipNATs', nats)) {
     nats.forEach((nat, i) => {
       const at = indexPath('spec.ipNATs', i);
-      if (!expectRecord(c, at, nat)) return;
-      checkKnownFields(c, at, nat, ['internalIP', 'externalIP']);
+      if (!IPNAT_SHAPE.check(c, at, nat)) return;
       const internal = parseIP(nat['internalIP']);
       const external = parseIP(nat['externalIP']);
       if (!internal.ok) c.error(fieldPath(at, 'internalIP'), internal.message);
@@ -524,8 +494,7 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
 }
 
 function checkEndpointPort(c: FieldErrorCollector, path: string, port: unknown): void {
-  if (!expectRecord(c, path, port)) return;
-  checkKnownFields(c, path, port, ['name', 'protocol', 'port', 'hostPort', 'hostIP']);
+  if (!ENDPOINT_PORT_SHAPE.check(c, path, port)) return;
   const name = port['name'];
   const hasName = !isAbsent(name) && name !== '';
   if (hasName && expectString(c, fieldPath(path, 'name'), name) && !isValidEndpointPortName(name)) {
