@@ -90,10 +90,10 @@ describe('agent: an iptables-restore outage never stops the agent', () => {
       networkpolicies: [webIngress('Allow', '1')],
       workloadendpoints: h.baseResources().filter((r) => r.kind === 'WorkloadEndpoint'),
     };
-    for (const { resource } of AGENT_RESOURCES) {
-      const lw = new ScriptedListerWatcher<KubeObject>(resource.plural);
-      lw.queueList({ items: (lists[resource.plural] ?? []) as unknown as KubeObject[], resourceVersion: '1' });
-      lws.set(resource.plural, lw);
+    for (const { plural } of AGENT_RESOURCES) {
+      const lw = new ScriptedListerWatcher<KubeObject>(plural);
+      lw.queueList({ items: (lists[plural] ?? []) as unknown as KubeObject[], resourceVersion: '1' });
+      lws.set(plural, lw);
     }
     const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
     const runner = new WrappedRestoreRunner(new NetnsCommandRunner(h.topo.nodeNs), wrapper);

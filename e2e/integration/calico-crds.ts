@@ -4,23 +4,15 @@ import { join } from 'node:path';
 import { ApiextensionsV1Api, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
+import { KINDS, resourceName, type KindRow } from '../../src/api/kinds.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
 import { kubectlOk } from './kubectl.ts';
 import { REPO_ROOT } from './shared-control-plane.ts';
 
-/** The projectcalico.org/v3 CRDs Tessera serves (sorted). */
-export const CALICO_CRD_NAMES = [
-  'globalnetworkpolicies.projectcalico.org',
-  'globalnetworksets.projectcalico.org',
-  'networkpolicies.projectcalico.org',
-  'networksets.projectcalico.org',
-  'profiles.projectcalico.org',
-  'stagedglobalnetworkpolicies.projectcalico.org',
-  'stagedkubernetesnetworkpolicies.projectcalico.org',
-  'stagednetworkpolicies.projectcalico.org',
-  'tiers.projectcalico.org',
-  'workloadendpoints.projectcalico.org',
-] as const;
+/** The projectcalico.org/v3 CRDs Tessera serves (sorted): the kind table's `crd` rows. */
+export const CALICO_CRD_NAMES: readonly string[] = KINDS.filter((r: KindRow) => r.crd === true)
+  .map(resourceName)
+  .sort();
 
 export const CRDS_DIR = join(REPO_ROOT, 'crds');
 

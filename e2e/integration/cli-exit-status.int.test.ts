@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { kindsWatchedBy, resourceName } from '../../src/api/kinds.ts';
 import { runSimulate } from '../../src/cli/simulate.ts';
 import { capture } from '../../src/cli/testdata/capture.ts';
 import { KubeListerWatcher } from '../../src/informers/kube-lister-watcher.ts';
@@ -32,12 +33,17 @@ import { installCalicoCrds } from './calico-crds.ts';
 import { kubectl } from './kubectl.ts';
 import { adminKubeConfig, sharedControlPlane } from './shared-control-plane.ts';
 
-/** Everything `simulate` lists, except projectcalico.org workloadendpoints. */
-const GRANTED: ReadonlyArray<{ apiGroups: string[]; resources: string[] }> = [
-  { apiGroups: [''], resources: ['namespaces', 'serviceaccounts', 'pods'] },
-  { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'] },
-  { apiGroups: ['projectcalico.org'], resources: ['tiers', 'globalnetworkpolicies', 'networkpolicies', 'profiles', 'networksets', 'globalnetworksets', 'stagednetworkpolicies', 'stagedglobalnetworkpolicies', 'stagedkubernetesnetworkpolicies'] },
-];
+/** The kind `simulate`'s identity may not list. */
+const WITHHELD = 'workloadendpoints.projectcalico.org';
+
+/** Everything `simulate` lists (the kind table's `simulate` rows) except `WITHHELD`, one rule per API group. */
+const GRANTED: ReadonlyArray<{ apiGroups: string[]; resources: string[] }> = (() => {
+  const byGroup = new Map<string, string[]>();
+  for (const row of kindsWatchedBy('simulate')) {
+    if (resourceName(row) !== WITHHELD) byGroup.set(row.group, [...(byGroup.get(row.group) ?? []), row.plural]);
+  }
+  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources }));
+})();
 
 describe('tessera simulate --kubeconfig on a real API server', () => {
   const name = `cx-exit-${randomBytes(3).toString('hex')}`;
@@ -68,7 +74,7 @@ describe('tessera simulate --kubeconfig on a real API server', () => {
       },
     });
     // The RBAC authorizer reads through an informer: wait until every grant is visible.
-    const resources = GRANTED.flatMap((g) => g.resources.map((r) => (g.apiGroups[0] === '' ? r : `${r}.${g.apiGroups[0]}`)));
+    const resources = GRANTED.flatMap((g) => g.resources.map((plural) => resourceName({ group: g.apiGroups[0] ?? '', plural })));
     await pollUntil(
       async () => {
         for (const r of resources) {

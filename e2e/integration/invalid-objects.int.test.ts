@@ -5,6 +5,7 @@ import { ApiException, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-no
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
+import { kindRowOf } from '../../src/api/kinds.ts';
 import { installCalicoCrds } from './calico-crds.ts';
 import { kubectl } from './kubectl.ts';
 import { adminKubeConfig, REPO_ROOT } from './shared-control-plane.ts';
@@ -26,14 +27,6 @@ interface Manifest {
   kind: string;
   metadata: { name: string; namespace?: string };
 }
-
-const PLURALS: Record<string, string> = {
-  NetworkPolicy: 'networkpolicies',
-  GlobalNetworkPolicy: 'globalnetworkpolicies',
-  Tier: 'tiers',
-  Profile: 'profiles',
-  WorkloadEndpoint: 'workloadendpoints',
-};
 
 function load(file: string): Manifest {
   return parse(readFileSync(join(FIXTURES, file), 'utf8')) as Manifest;
@@ -66,7 +59,9 @@ describe('the API server rejects invalid projectcalico.org/v3 objects, naming th
   it.each(CASES)('CustomObjectsApi create of $file gets 422 Invalid with a cause for $field', async ({ file, field, reason }) => {
     const manifest = load(file);
     const [group, version] = manifest.apiVersion.split('/') as [string, string];
-    const plural = PLURALS[manifest.kind] as string;
+    const row = kindRowOf(manifest.apiVersion, manifest.kind);
+    if (row === undefined) throw new Error(`${file}: ${manifest.apiVersion} ${manifest.kind} is not in the kind table`);
+    const { plural } = row;
     const api = adminKubeConfig().makeApiClient(CustomObjectsApi);
 
     const failure = await (manifest.metadata.namespace === undefined

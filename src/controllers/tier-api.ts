@@ -15,12 +15,28 @@
  */
 import { ApiException, CustomObjectsApi, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 
+import { apiVersionOf, kindRow, type KindRow } from '../api/kinds.ts';
 import { FIELD_MANAGER } from './ownership.ts';
 import { policyTier } from './tier-reconciler.ts';
 
+/** A kind of policy that names a tier (`spec.tier`). */
+export type TieredPolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy';
+
+/**
+ * The policy kinds whose `spec.tier` holds a Tier's deletion, with their kind-table rows: the
+ * tier controller's informers and the live list before a finalizer is released read the same
+ * kinds, so the two can never disagree about what holds a tier.
+ */
+export const TIERED_POLICIES: ReadonlyArray<{ readonly kind: TieredPolicyKind; readonly row: KindRow }> = [
+  { kind: 'NetworkPolicy', row: kindRow('networkpolicies.projectcalico.org') },
+  { kind: 'GlobalNetworkPolicy', row: kindRow('globalnetworkpolicies.projectcalico.org') },
+];
+
+const TIERS = kindRow('tiers.projectcalico.org');
+
 /** A policy that names a tier. */
 export interface PolicyRef {
-  readonly kind: 'NetworkPolicy' | 'GlobalNetworkPolicy';
+  readonly kind: TieredPolicyKind;
   readonly namespace?: string;
   readonly name: string;
 }
@@ -43,8 +59,6 @@ export interface KubeTierApiOptions {
   pageSize?: number;
 }
 
-const API_VERSION = 'projectcalico.org/v3';
-
 export class KubeTierApi implements TierApi {
   private readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
@@ -59,7 +73,7 @@ export class KubeTierApi implements TierApi {
   }
 
   async setFinalizers(name: string, resourceVersion: string, finalizers: readonly string[]): Promise<void> {
-    const patch = { apiVersion: API_VERSION, kind: 'Tier', metadata: { name, resourceVersion, finalizers: [...finalizers] } };
+    const patch = { apiVersion: apiVersionOf(TIERS), kind: TIERS.kind, metadata: { name, resourceVersion, finalizers: [...finalizers] } };
     try {
       await this.objects.patch(patch as KubernetesObject, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch);
     } catch (err) {
@@ -70,14 +84,14 @@ export class KubeTierApi implements TierApi {
 
   async listPoliciesInTier(tier: string): Promise<PolicyRef[]> {
     const out: PolicyRef[] = [];
-    for (const [kind, plural] of [['NetworkPolicy', 'networkpolicies'], ['GlobalNetworkPolicy', 'globalnetworkpolicies']] as const) {
+    for (const { kind, row } of TIERED_POLICIES) {
       let continueToken: string | undefined;
       do {
         // Raw JSON (custom objects are not deserialized): `metadata.continue`, not `_continue`.
         const page = (await this.custom.listClusterCustomObject({
-          group: 'projectcalico.org',
-          version: 'v3',
-          plural,
+          group: row.group,
+          version: row.version,
+          plural: row.plural,
           limit: this.pageSize,
           ...(continueToken === undefined ? {} : { _continue: continueToken }),
         })) as { items?: Array<KubernetesObject & { spec?: unknown }>; metadata?: { continue?: string } };

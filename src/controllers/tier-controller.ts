@@ -32,6 +32,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
+import { kindRow, resourceOf } from '../api/kinds.ts';
 import { WELL_KNOWN_TIERS } from '../api/tiers.ts';
 import { DeletedFinalStateUnknown } from '../informers/deleted-final-state-unknown.ts';
 import type { InformerFactory } from '../informers/informer-factory.ts';
@@ -43,7 +44,7 @@ import { getOrCreate, newRegistry } from '../runtime/metrics.ts';
 import { Controller } from './controller.ts';
 import { DEFAULT_SWEEP_INTERVAL_MS } from './mirror-controller.ts';
 import type { Writer } from './object-writer.ts';
-import type { PolicyRef, TierApi } from './tier-api.ts';
+import { TIERED_POLICIES, type PolicyRef, type TierApi } from './tier-api.ts';
 import { defaultTiers, defaultTierToCreate, policyTier, TIER_FINALIZER } from './tier-reconciler.ts';
 
 export const TIER_CONTROLLER = 'tiers';
@@ -102,11 +103,8 @@ export class TierController {
     this.clock = clock;
     this.sweepIntervalMs = sweepIntervalMs;
     const byTier = { [BY_TIER]: (p: TierObject) => [policyTier(p)] };
-    this.tiers = factory.informerFor<TierObject>({ group: 'projectcalico.org', version: 'v3', plural: 'tiers' });
-    this.policies = [
-      { kind: 'NetworkPolicy', informer: factory.informerFor<TierObject>({ group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' }, byTier) },
-      { kind: 'GlobalNetworkPolicy', informer: factory.informerFor<TierObject>({ group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' }, byTier) },
-    ];
+    this.tiers = factory.informerFor<TierObject>(resourceOf(kindRow('tiers.projectcalico.org')));
+    this.policies = TIERED_POLICIES.map(({ kind, row }) => ({ kind, informer: factory.informerFor<TierObject>(resourceOf(row), byTier) }));
     this.held = getOrCreate(
       registry,
       'tessera_controllers_tier_deletion_held_policies',

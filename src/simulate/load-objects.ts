@@ -14,6 +14,8 @@
  * does not serve (404), which is a note.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+
+import { apiVersionOf, kindsWatchedBy, resourceOf } from '../api/kinds.ts';
 import { FileListerWatcher } from '../informers/file-lister-watcher.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
 import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts';
@@ -27,23 +29,8 @@ export interface KindSource {
   readonly resource: KubeResource;
 }
 
-/** The kinds a simulation reads, in the order they are listed. */
-export const SIMULATED_KINDS: readonly KindSource[] = [
-  { apiVersion: 'v1', kind: 'Namespace', resource: { group: '', version: 'v1', plural: 'namespaces' } },
-  { apiVersion: 'v1', kind: 'ServiceAccount', resource: { group: '', version: 'v1', plural: 'serviceaccounts' } },
-  { apiVersion: 'v1', kind: 'Pod', resource: { group: '', version: 'v1', plural: 'pods' } },
-  { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', resource: { group: 'networking.k8s.io', version: 'v1', plural: 'networkpolicies' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'Tier', resource: { group: 'projectcalico.org', version: 'v3', plural: 'tiers' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'Profile', resource: { group: 'projectcalico.org', version: 'v3', plural: 'profiles' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'NetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networksets' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworksets' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'StagedNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagednetworkpolicies' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'StagedGlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedglobalnetworkpolicies' } },
-  { apiVersion: 'projectcalico.org/v3', kind: 'StagedKubernetesNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedkubernetesnetworkpolicies' } },
-];
+/** The kinds a simulation reads (the kind table's `simulate` rows), in the order they are listed. */
+export const SIMULATED_KINDS: readonly KindSource[] = kindsWatchedBy('simulate').map((row) => ({ apiVersion: apiVersionOf(row), kind: row.kind, resource: resourceOf(row) }));
 
 async function listAll(lw: ListerWatcher<KubeObject>): Promise<KubeObject[]> {
   const out: KubeObject[] = [];

@@ -4,5 +4,5 @@
  * them imports another. Re-exports only.
  */
 export type { SyncerCallbacks, SyncStatus, Update } from './update.ts';
-export { AGENT_RESOURCES, InformerSyncer } from './informer-syncer.ts';
+export { AGENT_RESOURCES, InformerSyncer, TYPHA_RESOURCES } from './informer-syncer.ts';
 export type { InformerSyncerOptions } from './informer-syncer.ts';

@@ -1,67 +1,81 @@
 /**
- * The datastore side of Felix's syncer: one informer per projectcalico.org/v3 kind the agent
- * needs, turned into the update stream and sync status the calc graph (and Typha's snapshot
- * cache) consume.
+ * The datastore side of Felix's syncer: one informer per kind-table row the process watches
+ * (api/kinds.ts: the agent's and Typha's rows), turned into the update stream and sync status
+ * the calc graph (and Typha's snapshot cache) consume.
  *
  * Guarantees:
  * - the status goes `resync-in-progress` when `run` starts the informers, and `in-sync` once
  *   every informer's initial list has been delivered to `callbacks` (never before: a consumer
  *   that programs nothing before in-sync never sees a partial view);
- * - every upsert carries `apiVersion` and `kind` (list responses carry neither per item);
- * - a delete names (kind, namespace, name), also for a tombstone (`DeletedFinalStateUnknown`);
+ * - every upsert carries its row's `apiVersion` and `kind` (list responses carry neither per
+ *   item);
+ * - a delete names (apiVersion, kind, namespace, name), also for a tombstone
+ *   (`DeletedFinalStateUnknown`);
+ * - a row marked `optional` whose resource the API server does not serve (404) is an empty
+ *   list, re-listed later (informers/optional-lister-watcher.ts): a cluster with older CRDs
+ *   still syncs;
  * - `run` resolves after `signal` aborts and the informers have stopped.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-
-import type { V3Kind } from '../api/types.ts';
+import { apiVersionOf, kindsWatchedBy, resourceOf, type KindRow } from '../api/kinds.ts';
 import type { StagedKind } from '../api/staged.ts';
-import { DeletedFinalStateUnknown, InformerFactory, KubeListerWatcher, OptionalListerWatcher, resourceName, type KubeObject, type KubeResource, type ListerWatcher } from '../informers/index.ts';
+import type { V3Kind } from '../api/types.ts';
+import {
+  DeletedFinalStateUnknown,
+  InformerFactory,
+  KubeListerWatcher,
+  OptionalListerWatcher,
+  resourceName,
+  type KubeConfig,
+  type KubeObject,
+  type KubeResource,
+  type ListerWatcher,
+} from '../informers/index.ts';
 import type { LivenessProbe } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { SyncerCallbacks, Update } from './update.ts';
 
-/** The v3 kinds the agent watches, with their resources (all `projectcalico.org/v3`). */
-/** `optional`: the resource may not be served (its CRD not installed); then it is an empty list (optional-lister-watcher.ts). */
-export const AGENT_RESOURCES: ReadonlyArray<{ readonly kind: V3Kind | StagedKind; readonly resource: KubeResource; readonly optional?: boolean }> = [
-  { kind: 'Tier', resource: { group: 'projectcalico.org', version: 'v3', plural: 'tiers' } },
-  { kind: 'Profile', resource: { group: 'projectcalico.org', version: 'v3', plural: 'profiles' } },
-  { kind: 'GlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworkpolicies' } },
-  { kind: 'NetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' } },
-  { kind: 'WorkloadEndpoint', resource: { group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' } },
-  { kind: 'NetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'networksets' } },
-  { kind: 'GlobalNetworkSet', resource: { group: 'projectcalico.org', version: 'v3', plural: 'globalnetworksets' } },
-  // Counted on side chains that never drop, never enforced (calc/policy-sorter.ts).
-  // Calico 3.30's kinds: a cluster with older CRDs must still get its policy enforced.
-  { kind: 'StagedNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagednetworkpolicies' }, optional: true },
-  { kind: 'StagedGlobalNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedglobalnetworkpolicies' }, optional: true },
-  { kind: 'StagedKubernetesNetworkPolicy', resource: { group: 'projectcalico.org', version: 'v3', plural: 'stagedkubernetesnetworkpolicies' }, optional: true },
-];
+/** The kinds the agent lists and watches when it reads the API server itself (not through Typha). */
+export const AGENT_RESOURCES: readonly KindRow[] = kindsWatchedBy('agent');
+
+/** The kinds Typha lists and watches, to fan out to the agents. */
+export const TYPHA_RESOURCES: readonly KindRow[] = kindsWatchedBy('typha');
 
 export interface InformerSyncerOptions {
   /** Required unless `listerWatcherFor` is given. */
   readonly kubeConfig?: KubeConfig;
   /** Test seam: the source of each watched resource. @default a KubeListerWatcher on `kubeConfig` */
   readonly listerWatcherFor?: (resource: KubeResource) => ListerWatcher<KubeObject>;
-  /** @default AGENT_RESOURCES */
-  readonly resources?: typeof AGENT_RESOURCES;
+  /** The kind-table rows to watch. @default AGENT_RESOURCES */
+  readonly resources?: readonly KindRow[];
   /** @default a fresh registry */
   readonly registry?: Registry;
   /** @default silentLogger */
   readonly logger?: Logger;
 }
 
-function upsert(kind: V3Kind | StagedKind, obj: KubeObject): Update {
-  return { op: 'upsert', resource: { ...(obj as object), apiVersion: 'projectcalico.org/v3', kind } as never };
+/**
+ * The kind of a row's update. Today every row the agent and Typha watch is a
+ * projectcalico.org/v3 kind (their consumers read v3); a row of another group is carried with
+ * its own `apiVersion`, which is what a consumer tells kinds apart by.
+ */
+function updateKind(row: KindRow): V3Kind | StagedKind {
+  return row.kind as V3Kind | StagedKind;
 }
 
-function deletion(kind: V3Kind | StagedKind, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): Update {
+function upsert(row: KindRow, obj: KubeObject): Update {
+  return { op: 'upsert', resource: { ...(obj as object), apiVersion: apiVersionOf(row), kind: row.kind } as never };
+}
+
+function deletion(row: KindRow, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): Update {
+  const kind = updateKind(row);
+  const apiVersion = apiVersionOf(row);
   if (obj instanceof DeletedFinalStateUnknown) {
     const [a, b] = obj.key.split('/');
-    return b === undefined ? { op: 'delete', kind, name: a ?? '' } : { op: 'delete', kind, namespace: a ?? '', name: b };
+    return b === undefined ? { op: 'delete', apiVersion, kind, name: a ?? '' } : { op: 'delete', apiVersion, kind, namespace: a ?? '', name: b };
   }
   const ns = obj.metadata?.namespace;
-  return { op: 'delete', kind, name: obj.metadata?.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
+  return { op: 'delete', apiVersion, kind, name: obj.metadata?.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
 }
 
 export class InformerSyncer {
@@ -75,19 +89,19 @@ export class InformerSyncer {
     this.#callbacks = callbacks;
     this.#log = logger.child({ component: 'informer-syncer' });
     const resources = opts.resources ?? AGENT_RESOURCES;
-    const optional = new Set(resources.filter((r) => r.optional === true).map((r) => resourceName(r.resource)));
+    const optional = new Set(resources.filter((r) => r.optional === true).map((r) => resourceName(resourceOf(r))));
     const base = opts.listerWatcherFor ?? kubeListerWatcherFor(opts.kubeConfig);
     this.#factory = new InformerFactory({
       listerWatcherFor: (resource) => (optional.has(resourceName(resource)) ? new OptionalListerWatcher(base(resource), { logger }) : base(resource)),
       registry,
       logger,
     });
-    this.#informers = resources.map(({ kind, resource }) => {
-      const informer = this.#factory.informerFor<KubeObject>(resource);
+    this.#informers = resources.map((row) => {
+      const informer = this.#factory.informerFor<KubeObject>(resourceOf(row));
       informer.addEventHandler({
-        onAdd: (obj) => callbacks.onUpdates([upsert(kind, obj)]),
-        onUpdate: (_old, obj) => callbacks.onUpdates([upsert(kind, obj)]),
-        onDelete: (obj) => callbacks.onUpdates([deletion(kind, obj)]),
+        onAdd: (obj) => callbacks.onUpdates([upsert(row, obj)]),
+        onUpdate: (_old, obj) => callbacks.onUpdates([upsert(row, obj)]),
+        onDelete: (obj) => callbacks.onUpdates([deletion(row, obj)]),
       });
       return informer;
     });
