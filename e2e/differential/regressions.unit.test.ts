@@ -6,7 +6,7 @@
  * format probes TCP, UDP and SCTP only — the differential harness pings.
  */
 import { describe, expect, it } from 'vitest';
-import { ruleBody } from '../../src/dataplane/chain.ts';
+import { ruleBody } from '../../src/dataplane/iptables/rule-text.ts';
 import { RuleRenderer } from '../../src/dataplane/rule-renderer.ts';
 import { rule } from '../../test/dataplane/fixtures.ts';
 import { evaluateDirection, makePacket } from '../../src/simulate/verdict-engine.ts';

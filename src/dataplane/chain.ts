@@ -1,19 +1,24 @@
 /**
- * The iptables data model the renderer produces and the `IptablesTable` programs.
+ * The backend-neutral chain model the renderer produces and a {@link Table} programs (Felix
+ * `generictables`: `Rule`, `Chain`).
  *
- * A rule is kept as iptables-restore fragments (match text, action text, comments) rather than
- * parsed structure: the table never needs to understand a rule, only to write it and to compare
- * its hash with what `iptables-save` reports.
+ * - A rule is data: a {@link Match} (criteria, ANDed, in order), an {@link Action}, comments
+ *   and a tag. Nothing here is a backend's text: the iptables backend renders it to exactly the
+ *   `iptables-restore` fragments Tessera has always written (`iptables/rule-text.ts`), and a
+ *   second backend renders the same data its own way.
+ * - Rules are immutable and may be shared between chains (the renderer reuses constant rules),
+ *   so a backend may cache what it derives from one by identity.
  */
+import type { Action } from './action.ts';
 import type { RuleTag } from './drop-log.ts';
+import type { Match } from './match.ts';
 
-/** One iptables rule: `[-m comment …]* <match> <action>`. */
-export interface IptablesRule {
-  /** Match fragments, already joined (`-p tcp -m multiport --destination-ports 80`); may be empty. */
-  readonly match: string;
-  /** Target (`-j ACCEPT`, `-g cali-fw-cali1234`, `-j MARK --set-xmark 0x10000/0x10000`). */
-  readonly action: string;
-  /** Extra comments after the hash comment; sanitised when rendered. */
+/** One rule: `<match> <action>`, with comments. */
+export interface ChainRule {
+  /** Criteria a packet must all meet, in the order a backend writes them; empty: every packet. */
+  readonly match: Match;
+  readonly action: Action;
+  /** Comments written with the rule (after the backend's own identity comment, if any). */
   readonly comments?: readonly string[];
   /** The decision this rule carries, for counters and the drop log (never rendered: no effect on the hash). */
   readonly tag?: RuleTag;
@@ -22,47 +27,41 @@ export interface IptablesRule {
 /** A chain Tessera owns: its name (`cali-…`, ≤ 28 characters) and rules in order. */
 export interface Chain {
   readonly name: string;
-  readonly rules: readonly IptablesRule[];
+  readonly rules: readonly ChainRule[];
 }
 
-/** Felix: characters outside this class are replaced in comments. */
-const COMMENT_UNSAFE = /[^A-Za-z0-9_ @%+=:,./-]/g;
-/** Kernel `XT_MAX_COMMENT_LEN` 256 including the NUL. */
-export const MAX_COMMENT_LENGTH = 255;
-
-/** A comment as written: unsafe characters replaced by `_`, cut to 255 characters. */
-export function sanitizeComment(text: string): string {
-  return text.replace(COMMENT_UNSAFE, '_').slice(0, MAX_COMMENT_LENGTH);
+/** A chain whose rules are rendered when a table first needs them (see `Table.updateChain`). */
+export interface LazyChain {
+  readonly name: string;
+  readonly render: () => readonly ChainRule[];
 }
 
-/** `-m comment --comment "…"` for one sanitised comment. */
-export function commentFragment(text: string): string {
-  return `-m comment --comment "${sanitizeComment(text)}"`;
+/** What a chain was rendered for, named in the log line that reports it rejected. */
+export interface ChainOwner {
+  readonly kind: string;
+  readonly namespace?: string | undefined;
+  readonly name: string;
+  readonly tier?: string | undefined;
+  /**
+   * The owner's rule that the chain's rule `index` (0-based) was rendered from, e.g.
+   * `ingress[2] (rule <id>)`; undefined when not known.
+   */
+  readonly ruleOf?: (index: number) => string | undefined;
 }
 
-/** The prefix of the hash comment's value (Felix `RuleHashPrefix`). */
-export const RULE_HASH_PREFIX = 'cali:';
-
-/**
- * The rule body after `-A <chain>` / `-I <chain> <n>` / `-R <chain> <n>`, with `hashFragment`
- * in the hash comment's place: `HASH` when hashing, `-m comment --comment "cali:<h>"` when
- * writing. Empty fragments are omitted so spacing is canonical.
- */
-export function ruleBody(rule: IptablesRule, hashFragment: string): string {
-  const rest = ruleTail(rule);
-  return rest === '' ? hashFragment : `${hashFragment} ${rest}`;
+export interface UpdateChainOptions {
+  /**
+   * Programmed only while a chain that is itself programmed jumps (`jump`/`goto`) to it — the
+   * policy and profile chains: an active policy used in one direction only has one chain in
+   * the kernel. @default false
+   */
+  readonly onDemand?: boolean;
+  readonly owner?: ChainOwner;
 }
 
-/** Everything after the hash comment: `[-m comment …]* <match> <action>` (computed once per rule). */
-export function ruleTail(rule: IptablesRule): string {
-  let out = '';
-  if (rule.comments !== undefined) for (const c of rule.comments) out = out === '' ? commentFragment(c) : `${out} ${commentFragment(c)}`;
-  if (rule.match !== '') out = out === '' ? rule.match : `${out} ${rule.match}`;
-  if (rule.action !== '') out = out === '' ? rule.action : `${out} ${rule.action}`;
-  return out;
-}
-
-/** `-m comment --comment "cali:<hash>"`. */
-export function hashCommentFragment(hash: string): string {
-  return `-m comment --comment "${RULE_HASH_PREFIX}${hash}"`;
+/** A kernel chain's hook rules: inserted at the top (in order) and appended at the end. */
+export interface KernelHooks {
+  readonly chain: string;
+  readonly inserts: readonly ChainRule[];
+  readonly appends: readonly ChainRule[];
 }

@@ -15,9 +15,12 @@
  * - Read-backs are scheduled: the loop wakes when a table's or the IP sets' next check is due.
  *   An iptables read-back that finds our rules changed behind our back also re-reads the IP
  *   sets before anything is repaired, and a failed restore resyncs them before its retry.
+ * - The driver owns a list of managers (manager.ts: IP sets, policies, endpoints), and hands
+ *   every message to each in turn; before each apply each completes its deferred work. They
+ *   program `Table`s (table.ts), the backend seam; the driver builds the iptables ones.
  * - A rule iptables-restore rejects is contained by its table: the chains at fault are
  *   programmed as fail-closed DROPs, retried with backoff, and everything else is written
- *   (`IptablesTable`, `rejected-chains.ts`). The apply succeeds.
+ *   (`IptablesTable`, `iptables/rejected-chains.ts`). The apply succeeds.
  * - An outage — a table or the IP sets failing every quick retry with nothing to narrow to
  *   (iptables-restore or ipset missing or broken, the xtables lock held) — never stops the loop,
  *   unlike Felix, whose restart would leave the previous, possibly more permissive, rules in
@@ -33,16 +36,19 @@ import { Backoff } from '../runtime/backoff.ts';
 import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
-import { emptyPhases, timed, timedAsync, type ApplyPhases, type PhaseTotals } from './apply-phases.ts';
+import { DataplaneApplyError } from './apply-error.ts';
+import { emptyPhases, timedAsync, type ApplyPhases, type PhaseTotals } from './apply-phases.ts';
 import type { CommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';
-import { IpSets, IpSetsApplyError } from './iptables/ipsets.ts';
+import { IpSets } from './iptables/ipsets.ts';
 import { IpSetsManager } from './ipsets-manager.ts';
-import { IptablesApplyError, IptablesTable, type IptablesBackend } from './iptables/iptables-table.ts';
+import { IptablesTable, type IptablesBackend } from './iptables/iptables-table.ts';
 import { ownerMarkerChain } from './iptables/ownership.ts';
+import type { Manager } from './manager.ts';
 import { PolicyManager, type FamilyTables } from './policy-manager.ts';
 import { RuleRenderer, type RuleRendererOptions } from './rule-renderer.ts';
+import type { Table } from './table.ts';
 
 export interface DataplaneDriverOptions {
   readonly runner: CommandRunner;
@@ -125,13 +131,12 @@ export interface ApplyStats {
 
 export class DataplaneDriver {
   readonly metrics: DataplaneMetrics;
-  readonly tables: readonly IptablesTable[];
+  readonly tables: readonly Table[];
   readonly ipsets: readonly IpSets[];
   private readonly clock: Clock;
   private readonly log: Logger;
-  private readonly ipsetsManager: IpSetsManager;
-  private readonly policyManager: PolicyManager;
-  private readonly endpointManager: EndpointManager;
+  /** Every message goes to each, in this order; so does each apply's deferred work. */
+  private readonly managers: readonly Manager[];
   private readonly burst: number;
   private readonly refillMs: number;
   private readonly unresolvedRetryMs: number;
@@ -236,9 +241,7 @@ export class DataplaneDriver {
     }
     this.tables = families.map((f) => f.filter);
     this.ipsets = sets;
-    this.ipsetsManager = new IpSetsManager(sets);
-    this.policyManager = new PolicyManager(families, logger);
-    this.endpointManager = new EndpointManager(families, runner, logger, this.metrics);
+    this.managers = [new IpSetsManager(sets), new PolicyManager(families, logger, this.currentPhases), new EndpointManager(families, runner, logger, this.metrics)];
   }
 
   /** Whether `InSync` has been received (and so the driver writes). */
@@ -314,7 +317,7 @@ export class DataplaneDriver {
         try {
           this.applied(await this.applyOnce());
         } catch (e) {
-          if (!(e instanceof IptablesApplyError || e instanceof IpSetsApplyError)) throw e;
+          if (!(e instanceof DataplaneApplyError)) throw e;
           this.failed(e);
         }
       }
@@ -345,7 +348,7 @@ export class DataplaneDriver {
     for (const w of done) w.resolve();
   }
 
-  private failed(e: IptablesApplyError | IpSetsApplyError): void {
+  private failed(e: DataplaneApplyError): void {
     this.consecutiveFailures++;
     this.metrics.applyFailures.inc();
     this.metrics.consecutiveApplyFailures.set(this.consecutiveFailures);
@@ -374,7 +377,7 @@ export class DataplaneDriver {
         this.inSyncSeen = true;
         continue;
       }
-      if (this.ipsetsManager.onMessage(msg) || this.policyManager.onMessage(msg, this.currentPhases) || this.endpointManager.onMessage(msg)) continue;
+      for (const m of this.managers) m.onMessage(msg);
     }
     this.phases.drainMs += performance.now() - t0;
     this.pendingSeq = this.sentSeq;
@@ -387,9 +390,14 @@ export class DataplaneDriver {
     const now = this.clock.now();
     if (this.tables.some((t) => t.isDirty || now >= t.nextCheckAt())) return true;
     if (this.ipsets.some((s) => s.isDirty || s.hasPendingDeletions || now >= s.nextCheckAt())) return true;
-    return this.endpointManager.hasUnresolved && now >= this.nextUnresolvedAt;
+    return this.wantsRetry && now >= this.nextRetryAt;
   }
-  private nextUnresolvedAt = 0;
+  /** When a manager that wants a retry (an unresolved interface) gets its next apply. */
+  private nextRetryAt = 0;
+
+  private get wantsRetry(): boolean {
+    return this.managers.some((m) => m.wantsRetry === true);
+  }
 
   /** Leaky bucket: 0 if a token was taken, else ms until the next token. */
   private takeToken(): number {
@@ -413,7 +421,7 @@ export class DataplaneDriver {
       const now = this.clock.now();
       for (const t of this.tables) due = Math.min(due, t.nextCheckAt() - now);
       for (const s of this.ipsets) due = Math.min(due, s.nextCheckAt() - now);
-      if (this.endpointManager.hasUnresolved) due = Math.min(due, this.nextUnresolvedAt - now);
+      if (this.wantsRetry) due = Math.min(due, this.nextRetryAt - now);
     }
     return new Promise((resolve) => {
       let timer: Timer | undefined;
@@ -454,9 +462,8 @@ export class DataplaneDriver {
     const seq = this.pendingSeq;
     const phases = this.phases;
     const t0 = performance.now();
-    await timedAsync(phases, 'resolveMs', () => this.endpointManager.resolveInterfaces());
-    if (this.endpointManager.hasUnresolved) this.nextUnresolvedAt = this.clock.now() + this.unresolvedRetryMs;
-    timed(phases, 'endpointRenderMs', () => this.endpointManager.render());
+    for (const m of this.managers) await m.completeDeferredWork(phases);
+    if (this.wantsRetry) this.nextRetryAt = this.clock.now() + this.unresolvedRetryMs;
     let ipsetBytes = 0;
     let iptablesBytes = 0;
     let chainsWritten = 0;

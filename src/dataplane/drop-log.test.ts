@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { dropLogTarget, parseDropLogPrefix, dropLogPrefix } from './drop-log.ts';
+import { dropLogTarget, parseDropLogPrefix, dropLogPrefix, type LoggedDrop } from './drop-log.ts';
 import { RuleRenderer } from './rule-renderer.ts';
-import { parseCounterLine } from './rule-counters.ts';
+import { parseCounterLine } from './iptables/iptables-save.ts';
+import { actionText, matchText } from './iptables/rule-text.ts';
+import type { ChainRule } from './chain.ts';
 import { probeDropLog } from './iptables/drop-log-probe.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
-import { actionClearMark, actionSetMark, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
+import { MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
+import { clearMark, setMark } from './action.ts';
+
+/** A rule with its match and action as the iptables backend writes them. */
+const asText = (r: ChainRule) => ({ ...r, match: matchText(r.match), action: actionText(r.action) });
 import { makeRule } from '../proto/dataplane-messages.ts';
 
 describe('drop log rendering', () => {
@@ -15,7 +21,8 @@ describe('drop log rendering', () => {
     const drop = { match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 1, action: 'deny' } } as const;
     const prefix = dropLogPrefix('cali-pi-np/a/b', 3, drop);
     expect(prefix).toMatch(/^cali-pi-np\/a\/b\|3\|[0-9a-f]{8}$/);
-    expect(dropLogTarget({})('cali-pi-np/a/b', 3, drop)).toEqual({
+    const log = dropLogTarget({})('cali-pi-np/a/b', 3, drop);
+    expect({ match: matchText(log.match), action: actionText(log.action) }).toEqual({
       match: '-m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tdrop-1735f0689',
       action: `-j NFLOG --nflog-group 100 --nflog-prefix ${prefix} --nflog-size 128 --nflog-threshold 1`,
     });
@@ -40,17 +47,17 @@ describe('drop log rendering', () => {
     } as never);
     const rules = ingress!.rules;
     const deny = rules.findIndex((x) => x.tag?.kind === 'rule' && x.tag.action === 'deny');
-    expect(rules[deny]).toMatchObject({ match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 1, action: 'deny' }, comments: ['rule r1'] });
-    expect(rules[deny - 1]!.match).toBe('-p udp -m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tdrop-1735f0689');
-    expect(rules[deny - 1]!.action).toContain(`--nflog-prefix ${dropLogPrefix(ingress!.name, deny, rules[deny] as never)} `);
+    expect(asText(rules[deny]!)).toMatchObject({ match: '-p udp', action: '-j DROP', tag: { kind: 'rule', index: 1, action: 'deny' }, comments: ['rule r1'] });
+    expect(matchText(rules[deny - 1]!.match)).toBe('-p udp -m hashlimit --hashlimit-upto 10/second --hashlimit-burst 5 --hashlimit-name tdrop-1735f0689');
+    expect(actionText(rules[deny - 1]!.action)).toContain(`--nflog-prefix ${dropLogPrefix(ingress!.name, deny, asText(rules[deny]!) as LoggedDrop)} `);
     expect(rules[0]).toMatchObject({ tag: { kind: 'rule', index: 0, action: 'allow' } });
-    expect(rules.filter((x) => x.action.includes('NFLOG'))).toHaveLength(1);
+    expect(rules.filter((x) => actionText(x.action).includes('NFLOG'))).toHaveLength(1);
   });
 
   it('without the option nothing is logged (the rules are as before, tagged)', () => {
     const r = new RuleRenderer({ ipVersion: 4 });
     const [ingress] = r.policyChains({ kind: 'GlobalNetworkPolicy', name: 'p', tier: 'default' }, { inboundRules: [makeRule({ action: 'deny' })], outboundRules: [] } as never);
-    expect(ingress!.rules).toEqual([{ match: '', action: '-j DROP', tag: { kind: 'rule', index: 0, action: 'deny' } }]);
+    expect(ingress!.rules.map(asText)).toEqual([{ match: '', action: '-j DROP', tag: { kind: 'rule', index: 0, action: 'deny' } }]);
   });
 });
 
@@ -64,20 +71,20 @@ describe('staged policies on nodes', () => {
     } as never);
     expect(ingress!.name).toBe('cali-pi-snp/shop/p');
     const finals = ingress!.rules.filter((x) => x.tag !== undefined);
-    expect(finals.map((x) => [x.tag, x.action])).toEqual([
+    expect(finals.map((x) => [x.tag, actionText(x.action)])).toEqual([
       [{ kind: 'rule', index: 0, action: 'allow' }, '-j RETURN'],
       [{ kind: 'rule', index: 2, action: 'deny' }, '-j RETURN'],
     ]);
     // Only RETURNs and the scratch marks of the two-CIDR match block: the accept and pass marks are never touched.
-    const allowed = new Set(['-j RETURN', actionSetMark(MARK_SCRATCH0), actionSetMark(MARK_SCRATCH1), actionClearMark(MARK_SCRATCH0), actionClearMark(MARK_SCRATCH1)]);
-    expect(ingress!.rules.map((x) => x.action).filter((a) => !allowed.has(a))).toEqual([]);
+    const allowed = new Set(['-j RETURN', ...[setMark(MARK_SCRATCH0), setMark(MARK_SCRATCH1), clearMark(MARK_SCRATCH0), clearMark(MARK_SCRATCH1)].map(actionText)]);
+    expect(ingress!.rules.map((x) => actionText(x.action)).filter((a) => !allowed.has(a))).toEqual([]);
     const [tw] = r.endpointChains('cali1234', {
       state: 'active',
       name: 'web',
       tiers: [{ name: 'default', defaultAction: 'Deny', ingressPolicies: [], egressPolicies: [], stagedIngressPolicies: [id] }],
       profileIds: ['kns.shop'],
     } as never);
-    const jump = tw!.rules.findIndex((x) => x.action === '-j cali-pi-snp/shop/p');
+    const jump = tw!.rules.findIndex((x) => actionText(x.action) === '-j cali-pi-snp/shop/p');
     expect(jump).toBeGreaterThan(0);
     expect(tw!.rules.some((x) => x.tag?.kind === 'end-of-tier')).toBe(false);
   });

@@ -16,12 +16,14 @@
  * - The NFLOG prefix is `<chain>|<position>|<digest>`: the position (0-based) of the drop rule
  *   it precedes, in the chain named, and 8 hex digits of a digest of that drop rule (its match,
  *   action and tag). The chain name is at most 28 characters, so the prefix fits NFLOG's 63.
- *   The reader resolves it against the rules the table holds now (`IptablesTable.ruleAt`) and
+ *   The reader resolves it against the rules the table holds now (`Table.ruleAt`) and
  *   accepts the answer only if the log rule there carries the very same prefix: a packet logged
  *   by an older ruleset, whose drop rule has since moved or changed, is not attributed at all.
  */
 import { createHash } from 'node:crypto';
 import type { PolicyId } from '../proto/index.ts';
+import type { Action } from './action.ts';
+import type { Match } from './match.ts';
 
 /** Which decision an iptables rule carries (not rendered). */
 export type RuleTag =
@@ -65,17 +67,30 @@ export const DROP_LOG_COPY_BYTES = 128;
 /** Felix's `LogActionRateLimit` form. */
 export const DROP_LOG_RATE_PATTERN = /^([1-9][0-9]{0,6})\/(second|minute|hour|day)$/;
 
-/** Validates the options and returns the rule (limit match, NFLOG target) that logs before a drop. */
-export function dropLogTarget(opts: DropLogOptions): (chain: string, position: number, drop: LoggedDrop) => { match: string; action: string } {
+/**
+ * The log rule before a drop: a match (the drop's criteria come first, then this) and the
+ * NFLOG action, for the drop rule `drop` at `position` of `chain`.
+ */
+export type DropLogRule = (chain: string, position: number, drop: LoggedDrop) => { readonly match: Match; readonly action: Action };
+
+/** Validates the options and returns the rule (rate-limit match, NFLOG action) that logs before a drop. */
+export function dropLogTarget(opts: DropLogOptions): DropLogRule {
   const { group = DEFAULT_DROP_LOG_GROUP, rate = DEFAULT_DROP_LOG_RATE, burst = DEFAULT_DROP_LOG_BURST } = opts;
   if (!Number.isInteger(group) || group < 0 || group > 65535) throw new RangeError(`drop log: group must be an integer 0–65535, got ${group}`);
   if (!DROP_LOG_RATE_PATTERN.test(rate)) throw new RangeError(`drop log: rate '${rate}' must look like N/second, N/minute, N/hour or N/day`);
   if (!Number.isInteger(burst) || burst < 1 || burst > 10_000) throw new RangeError(`drop log: burst must be an integer 1–10000, got ${burst}`);
-  const limit = `-m hashlimit --hashlimit-upto ${rate} --hashlimit-burst ${burst} --hashlimit-name ${dropLogBucket(rate, burst)}`;
-  return (chain, position, drop) => ({ match: limit, action: `-j NFLOG --nflog-group ${group} --nflog-prefix ${dropLogPrefix(chain, position, drop)} --nflog-size ${DROP_LOG_COPY_BYTES} --nflog-threshold 1` });
+  const limit: Match = Object.freeze([{ kind: 'rate-limit', rate, burst, bucket: dropLogBucket(rate, burst) }]);
+  return (chain, position, drop) => ({
+    match: limit,
+    action: { type: 'nflog', group, prefix: dropLogPrefix(chain, position, drop), size: DROP_LOG_COPY_BYTES, threshold: 1 },
+  });
 }
 
-/** The drop rule a log rule precedes: what its prefix's digest covers. */
+/**
+ * The drop rule a log rule precedes: what its prefix's digest covers — its match and action as
+ * the backend writes them (`iptables/rule-text.ts` `ruleDigestText`), so the digest of a rule
+ * is what it has always been — and its tag.
+ */
 export interface LoggedDrop {
   readonly match: string;
   readonly action: string;

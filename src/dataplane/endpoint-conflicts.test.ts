@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { actionText } from './iptables/rule-text.ts';
 import { contestedInterfaceChains, findClaimConflicts, type EndpointClaim } from './endpoint-conflicts.ts';
 
 const claim = (key: string, iface: string | undefined, ...nets: string[]): EndpointClaim => {
@@ -37,7 +38,7 @@ describe('findClaimConflicts', () => {
 
 describe('contestedInterfaceChains', () => {
   it('is a single DROP in each direction of the interface', () => {
-    expect(contestedInterfaceChains('calib').map((c) => [c.name, c.rules.map((r) => r.action)])).toEqual([
+    expect(contestedInterfaceChains('calib').map((c) => [c.name, c.rules.map((r) => actionText(r.action))])).toEqual([
       ['cali-tw-calib', ['-j DROP']],
       ['cali-fw-calib', ['-j DROP']],
     ]);

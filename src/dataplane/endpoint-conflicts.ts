@@ -28,7 +28,10 @@
  */
 import { cidrContains, parseCidr, type ParsedCidr } from '../api/cidr.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { sameList } from '../runtime/same-list.ts';
+import { DROP } from './action.ts';
 import type { Chain } from './chain.ts';
+import { ANY } from './match.ts';
 import { endpointChainName } from './chain-names.ts';
 import type { DataplaneMetrics } from './dataplane-metrics.ts';
 
@@ -98,7 +101,7 @@ export function findClaimConflicts(claims: Iterable<EndpointClaim>): ClaimConfli
 export function contestedInterfaceChains(iface: string): Chain[] {
   return (['ingress', 'egress'] as const).map((dir) => ({
     name: endpointChainName(iface, dir),
-    rules: [{ match: '', action: '-j DROP', comments: [CONTESTED_COMMENT] }],
+    rules: [{ match: ANY, action: DROP, comments: [CONTESTED_COMMENT] }],
   }));
 }
 
@@ -158,10 +161,6 @@ function addTo(map: Map<string, Set<string>>, k: string, v: string): void {
   const s = map.get(k);
   if (s === undefined) map.set(k, new Set([v]));
   else s.add(v);
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -27,6 +27,8 @@ import { endpointChainName } from './chain-names.ts';
 import type { CommandRunner } from './command-runner.ts';
 import type { DataplaneMetrics } from './dataplane-metrics.ts';
 import { ConflictReporter, contestedInterfaceChains, findClaimConflicts, type EndpointClaim } from './endpoint-conflicts.ts';
+import { timed, timedAsync, type PhaseTotals } from './apply-phases.ts';
+import type { Manager } from './manager.ts';
 import { RuleRenderError } from './match-builder.ts';
 import type { FamilyTables } from './policy-manager.ts';
 import { isValidInterfaceName } from './rule-renderer.ts';
@@ -44,7 +46,7 @@ interface EndpointState {
   dirty: boolean;
 }
 
-export class EndpointManager {
+export class EndpointManager implements Manager {
   private readonly log: Logger;
   private readonly endpoints = new Map<string, EndpointState>();
   /** iface → key of the endpoint whose chains it has, or CONTESTED for the fail-closed DROP. */
@@ -97,6 +99,17 @@ export class EndpointManager {
   get hasUnresolved(): boolean {
     for (const ep of this.endpoints.values()) if (ep.iface === undefined) return true;
     return false;
+  }
+
+  /** An endpoint waits for its interface: a later apply resolves it again. */
+  get wantsRetry(): boolean {
+    return this.hasUnresolved;
+  }
+
+  /** Resolves missing interface names, then renders what changed into the tables. */
+  async completeDeferredWork(phases: PhaseTotals): Promise<void> {
+    await timedAsync(phases, 'resolveMs', () => this.resolveInterfaces());
+    timed(phases, 'endpointRenderMs', () => this.render());
   }
 
   /** Resolves missing interface names from the routing table (see the file comment). */

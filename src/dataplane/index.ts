@@ -3,6 +3,10 @@
  * See `dataplane-driver.ts` for the apply loop and `../shared/reference/dataplane.md` for the
  * model it implements.
  *
+ * Layout: the driver, the managers (manager.ts) and the rule renderer work on a backend-neutral
+ * chain model (chain.ts, match.ts, action.ts) and program a `Table` (table.ts); the iptables and
+ * ipset backend lives in `iptables/`. A second backend is a sibling folder.
+ *
  * iptables backend: `nft` (`iptables-nft-restore` / `iptables-nft-save`) or `legacy`, never both.
  * The driver's default is nft; the agent picks the backend the node already uses
  * (`iptables-backend.ts`, Felix's detection), because mixing backends on a host is the classic
@@ -40,17 +44,27 @@ export {
   type Direction,
 } from './chain-names.ts';
 export { ruleHashes, RULE_HASH_LENGTH } from './iptables/rule-hash.ts';
-export { sanitizeComment, type Chain, type IptablesRule } from './chain.ts';
+export type { Chain, ChainRule, ChainOwner, LazyChain, UpdateChainOptions } from './chain.ts';
+/** The old name of `ChainRule`, from when rules were iptables text. */
+export type { ChainRule as IptablesRule } from './chain.ts';
+export type { Action } from './action.ts';
+export type { Match, MatchCriterion } from './match.ts';
+export { MatchBuilder } from './match-builder.ts';
+export type { Table, TableApplyResult, ChainRejection, TaggedRuleCount } from './table.ts';
+export type { Manager } from './manager.ts';
+export { DataplaneApplyError } from './apply-error.ts';
+export { sanitizeComment, ruleBody, ruleTail, matchText, actionText } from './iptables/rule-text.ts';
 export { RuleRenderer, isValidInterfaceName, type RuleRendererOptions, type KernelHooks } from './rule-renderer.ts';
 export { RuleRenderError, splitPortList, MULTIPORT_MAX_SLOTS } from './match-builder.ts';
 export { parseSave } from './iptables/iptables-save.ts';
-export { IptablesTable, IptablesApplyError, type IptablesBackend, type IptablesTableOptions, type TableApplyResult } from './iptables/iptables-table.ts';
+export { IptablesTable, IptablesApplyError, type IptablesBackend, type IptablesTableOptions } from './iptables/iptables-table.ts';
 export { IpSets, IpSetsApplyError, parseIpsetSave, type IpSetsOptions } from './iptables/ipsets.ts';
 export { IpSetsManager } from './ipsets-manager.ts';
 export { PolicyManager, type FamilyTables } from './policy-manager.ts';
 export { EndpointManager } from './endpoint-manager.ts';
 export { MARK_ACCEPT, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
-export { RuleCounters, parseCounterLine, type RuleCount, type RuleCountersOptions } from './rule-counters.ts';
+export { RuleCounters, type RuleCount, type RuleCountersOptions } from './rule-counters.ts';
+export { parseCounterLine } from './iptables/iptables-save.ts';
 export {
   dropLogTarget,
   dropLogPrefix,
@@ -61,5 +75,6 @@ export {
   DROP_LOG_RATE_PATTERN,
   type DropLogOptions,
   type LoggedDrop,
+  type DropLogRule,
   type RuleTag,
 } from './drop-log.ts';

@@ -5,8 +5,9 @@
  */
 import type { DataplaneMessage } from '../proto/index.ts';
 import type { IpSets } from './iptables/ipsets.ts';
+import type { Manager } from './manager.ts';
 
-export class IpSetsManager {
+export class IpSetsManager implements Manager {
   constructor(private readonly families: readonly IpSets[]) {}
 
   /** Applies one message to the desired state; returns false for messages it does not handle. */
@@ -28,4 +29,7 @@ export class IpSetsManager {
         return false;
     }
   }
+
+  /** Nothing is deferred: the IP sets write themselves in the apply. */
+  async completeDeferredWork(): Promise<void> {}
 }

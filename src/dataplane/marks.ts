@@ -12,25 +12,3 @@ export const MARK_SCRATCH0 = 0x40000;
 export const MARK_SCRATCH1 = 0x80000;
 /** Felix `IptablesMarkMask` default: every bit Calico may use. */
 export const MARK_MASK = 0xffff0000;
-
-const hex = (n: number): string => `0x${(n >>> 0).toString(16)}`;
-
-/** `-m mark --mark <bits>/<bits>`: all of `bits` set. */
-export function matchMarkSet(bits: number): string {
-  return `-m mark --mark ${hex(bits)}/${hex(bits)}`;
-}
-
-/** `-m mark --mark 0x0/<bits>`: all of `bits` clear. */
-export function matchMarkClear(bits: number): string {
-  return `-m mark --mark 0x0/${hex(bits)}`;
-}
-
-/** `-j MARK --set-xmark <bits>/<bits>`. */
-export function actionSetMark(bits: number): string {
-  return `-j MARK --set-xmark ${hex(bits)}/${hex(bits)}`;
-}
-
-/** `-j MARK --set-xmark 0x0/<bits>` (iptables-save shows it as `MARK and <~bits>`). */
-export function actionClearMark(bits: number): string {
-  return `-j MARK --set-xmark 0x0/${hex(bits)}`;
-}

@@ -1,12 +1,15 @@
 /**
- * Match fragments for one iptables rule (Felix `generictables/match_builder.go`), plus the
- * port-list split into multiport-sized chunks (Felix `SplitPortList`).
+ * Builds a rule's {@link Match} (Felix `generictables/match_builder.go`), plus the port-list
+ * split into multiport-sized chunks (Felix `SplitPortList`).
  *
- * Every value that reaches a fragment is validated here, so nothing from a label, name or
- * message can break out of its token in `iptables-restore` input.
+ * Every value is validated as it is added — a port, a set name, an ICMP type — so a bad value
+ * fails the render (`RuleRenderError`, and the policy fails closed) rather than the backend's
+ * write, and nothing from a label, name or message can break out of its token in a backend's
+ * input.
  */
 import { parseCidr as parseIpNetwork } from '../api/cidr.ts';
 import type { PortRange } from '../proto/index.ts';
+import type { ConntrackState, Match, MatchCriterion, Side } from './match.ts';
 
 /** Felix: a multiport match holds at most 15 slots; a range takes 2. */
 export const MULTIPORT_MAX_SLOTS = 15;
@@ -15,7 +18,7 @@ export class RuleRenderError extends Error {
   override readonly name = 'RuleRenderError';
 }
 
-/** Splits `ports` into chunks that each fit one `-m multiport` match. */
+/** Splits `ports` into chunks that each fit one `ports` criterion. */
 export function splitPortList(ports: readonly PortRange[]): PortRange[][] {
   const chunks: PortRange[][] = [];
   let current: PortRange[] = [];
@@ -34,28 +37,16 @@ export function splitPortList(ports: readonly PortRange[]): PortRange[][] {
   return chunks;
 }
 
-function portText(p: PortRange): string {
+function checkPort(p: PortRange): void {
   for (const v of [p.first, p.last]) {
     if (!Number.isInteger(v) || v < 0 || v > 65535) throw new RuleRenderError(`port ${v} is not in 0..65535`);
   }
   if (p.first > p.last) throw new RuleRenderError(`port range ${p.first}:${p.last} is reversed`);
-  return p.first === p.last ? String(p.first) : `${p.first}:${p.last}`;
-}
-
-/** `-m multiport [!] --source-ports|--destination-ports a,b:c`. */
-export function multiportMatch(side: 'src' | 'dst', chunk: readonly PortRange[], negate = false): string {
-  const opt = side === 'src' ? '--source-ports' : '--destination-ports';
-  return `-m multiport ${negate ? '! ' : ''}${opt} ${chunk.map(portText).join(',')}`;
 }
 
 const SET_NAME = /^[A-Za-z0-9:_.-]{1,31}$/;
-
-/** `-m set [!] --match-set <name> src|dst` (selector set) or `src,src|dst,dst` (named port). */
-export function setMatch(name: string, side: 'src' | 'dst', namedPort: boolean, negate = false): string {
-  if (!SET_NAME.test(name)) throw new RuleRenderError(`IP set name '${name}' is not a valid set name`);
-  const dir = namedPort ? `${side},${side}` : side;
-  return `-m set ${negate ? '! ' : ''}--match-set ${name} ${dir}`;
-}
+/** Linux `IFNAMSIZ` 16 incl. NUL, with an optional trailing `+` wildcard. */
+const IFACE_PATTERN = /^[A-Za-z0-9_.-]{1,15}\+?$/;
 
 /**
  * The network `addr/len` of a CIDR (or bare address, as a full-length prefix) as Go reads
@@ -68,14 +59,9 @@ export function parseCidr(cidr: string): { readonly text: string; readonly famil
   return { text: r.value.network, family: r.value.version };
 }
 
-/** `[!] --source|--destination <cidr>`. */
-export function netMatch(side: 'src' | 'dst', cidr: string, negate = false): string {
-  return `${negate ? '! ' : ''}${side === 'src' ? '--source' : '--destination'} ${cidr}`;
-}
-
 const PROTO_NAMES = new Set(['tcp', 'udp', 'icmp', 'icmpv6', 'sctp', 'udplite', 'ipip', 'esp', 'ah', 'gre']);
 
-/** The protocol token for `-p`: a known name, or a number 0–255. */
+/** The protocol's IANA keyword (`ipv6-icmp` for ICMPv6), or its number 0–255 as a string. */
 export function protocolToken(p: string | number, ipVersion: 4 | 6): string {
   if (typeof p === 'number') {
     if (!Number.isInteger(p) || p < 0 || p > 255) throw new RuleRenderError(`protocol ${p} is not in 0..255`);
@@ -97,12 +83,101 @@ export function protocolInFamily(p: string | number, ipVersion: 4 | 6): boolean 
   return true;
 }
 
-/** `-m icmp [!] --icmp-type T[/C]` or the ICMPv6 form. */
-export function icmpMatch(icmp: { readonly type: number; readonly code?: number }, ipVersion: 4 | 6, negate = false): string {
-  for (const v of [icmp.type, icmp.code ?? 0]) {
-    if (!Number.isInteger(v) || v < 0 || v > 255) throw new RuleRenderError(`ICMP type/code ${v} is not in 0..255`);
+/**
+ * Accumulates criteria in order; `build()` returns them. One builder per match: the methods
+ * return the builder so a rule reads as a sentence (`new MatchBuilder().protocol('tcp').ports('dst', chunk)`).
+ */
+export class MatchBuilder {
+  private readonly criteria: MatchCriterion[] = [];
+
+  /** Whether nothing was added. */
+  get isEmpty(): boolean {
+    return this.criteria.length === 0;
   }
-  const value = icmp.code === undefined ? String(icmp.type) : `${icmp.type}/${icmp.code}`;
-  const not = negate ? '! ' : '';
-  return ipVersion === 4 ? `-m icmp ${not}--icmp-type ${value}` : `-m icmp6 ${not}--icmpv6-type ${value}`;
+
+  /** `token` as `protocolToken` returns it. */
+  protocol(token: string, negate = false): this {
+    return this.add({ kind: 'protocol', protocol: token, negate });
+  }
+
+  inInterface(name: string): this {
+    return this.iface('in', name);
+  }
+
+  outInterface(name: string): this {
+    return this.iface('out', name);
+  }
+
+  /** `cidr` as `parseCidr(...).text` returns it. */
+  net(side: Side, cidr: string, negate = false): this {
+    return this.add({ kind: 'net', side, cidr, negate });
+  }
+
+  /** One chunk of `splitPortList`. */
+  ports(side: Side, chunk: readonly PortRange[], negate = false): this {
+    for (const p of chunk) checkPort(p);
+    return this.add({ kind: 'ports', side, ports: chunk, negate });
+  }
+
+  /** Address in set `name` (selector set), or address and port (`namedPort`). */
+  ipSet(side: Side, name: string, namedPort: boolean, negate = false): this {
+    if (!SET_NAME.test(name)) throw new RuleRenderError(`IP set name '${name}' is not a valid set name`);
+    return this.add({ kind: 'ip-set', side, name, namedPort, negate });
+  }
+
+  icmp(icmp: { readonly type: number; readonly code?: number }, ipVersion: 4 | 6, negate = false): this {
+    for (const v of [icmp.type, icmp.code ?? 0]) {
+      if (!Number.isInteger(v) || v < 0 || v > 255) throw new RuleRenderError(`ICMP type/code ${v} is not in 0..255`);
+    }
+    return this.add(icmp.code === undefined ? { kind: 'icmp', ipVersion, type: icmp.type, negate } : { kind: 'icmp', ipVersion, type: icmp.type, code: icmp.code, negate });
+  }
+
+  /** All of `bits` set in the packet mark. */
+  markSet(bits: number): this {
+    return this.add({ kind: 'mark', bits, set: true });
+  }
+
+  /** All of `bits` clear in the packet mark. */
+  markClear(bits: number): this {
+    return this.add({ kind: 'mark', bits, set: false });
+  }
+
+  conntrackState(...states: ConntrackState[]): this {
+    return this.add({ kind: 'conntrack', states });
+  }
+
+  /** Protocol `protocol` to destination port `port`. */
+  protocolDestPort(protocol: 'tcp' | 'udp', port: number): this {
+    checkPort({ first: port, last: port });
+    return this.protocol(protocol).add({ kind: 'dest-port', protocol, port });
+  }
+
+  rateLimit(rate: string, burst: number, bucket: string): this {
+    return this.add({ kind: 'rate-limit', rate, burst, bucket });
+  }
+
+  /** Appends every criterion of `match`. */
+  and(match: Match): this {
+    for (const c of match) this.criteria.push(c);
+    return this;
+  }
+
+  build(): Match {
+    return this.criteria;
+  }
+
+  private iface(direction: 'in' | 'out', name: string): this {
+    if (!IFACE_PATTERN.test(name)) throw new RuleRenderError(`interface '${name}' is not a valid interface name or prefix`);
+    return this.add({ kind: 'interface', direction, name });
+  }
+
+  private add(c: MatchCriterion): this {
+    this.criteria.push(c);
+    return this;
+  }
+}
+
+/** A fresh builder. */
+export function match(): MatchBuilder {
+  return new MatchBuilder();
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../runtime/clock.ts';
 import { silentLogger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
-import { ruleBody } from './chain.ts';
+import { ruleBody } from './iptables/rule-text.ts';
 import { RecordingCommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';

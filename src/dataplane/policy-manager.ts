@@ -21,33 +21,37 @@
 import { isStagedPolicy, type DataplaneMessage, type PolicyId } from '../proto/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { emptyPhases, timed, type PhaseTotals } from './apply-phases.ts';
-import type { Chain, IptablesRule } from './chain.ts';
+import { DROP } from './action.ts';
+import type { Chain, ChainOwner, ChainRule } from './chain.ts';
+import { ANY } from './match.ts';
 import { policyChainName, profileChainName } from './chain-names.ts';
-import type { IptablesTable } from './iptables/iptables-table.ts';
+import type { Manager } from './manager.ts';
 import { RuleRenderError } from './match-builder.ts';
-import type { ChainOwner } from './iptables/rejected-chains.ts';
 import type { RuleRenderer } from './rule-renderer.ts';
+import type { Table } from './table.ts';
 
 export interface FamilyTables {
   readonly renderer: RuleRenderer;
-  readonly filter: IptablesTable;
+  readonly filter: Table;
 }
 
-export class PolicyManager {
+export class PolicyManager implements Manager {
   private readonly log: Logger;
 
+  /**
+   * The renderer's time is added to `policyRenderMs` of the totals `phases` returns when it
+   * runs (the apply's, when lazily rendered in one).
+   */
   constructor(
     private readonly families: readonly FamilyTables[],
     logger: Logger,
+    private readonly phases: () => PhaseTotals = emptyPhases,
   ) {
     this.log = logger.child({ component: 'policy-manager' });
   }
 
-  /**
-   * Handles a policy or profile message (false for any other). The renderer's time is added to
-   * `policyRenderMs` of the totals `phases` returns when it runs (the apply's, when lazily rendered in one).
-   */
-  onMessage(msg: DataplaneMessage, phases: () => PhaseTotals = emptyPhases): boolean {
+  /** Handles a policy or profile message (false for any other); `phases` overrides the constructor's. */
+  onMessage(msg: DataplaneMessage, phases: () => PhaseTotals = this.phases): boolean {
     switch (msg.type) {
       case 'ActivePolicyUpdate': {
         const { id, policy } = msg;
@@ -88,6 +92,9 @@ export class PolicyManager {
     }
   }
 
+  /** Nothing is deferred: chains render lazily, when the table first needs their rules. */
+  async completeDeferredWork(): Promise<void> {}
+
   private renderOrDrop(names: readonly string[], render: () => Chain[], fields: Record<string, string | undefined>, staged = false): Chain[] {
     try {
       return render();
@@ -99,7 +106,7 @@ export class PolicyManager {
         return names.map((name) => ({ name, rules: [] }));
       }
       this.log.error({ ...fields, err: e.message }, 'cannot render rules; dropping all traffic this policy governs');
-      return names.map((name) => ({ name, rules: [{ match: '', action: '-j DROP', comments: ['Tessera: rules could not be rendered'] }] }));
+      return names.map((name) => ({ name, rules: [{ match: ANY, action: DROP, comments: ['Tessera: rules could not be rendered'] }] }));
     }
   }
 }
@@ -109,9 +116,9 @@ export class PolicyManager {
  * the first need of either), on demand (programmed only while an endpoint chain refers to
  * them), each with its owner.
  */
-function program(filter: IptablesTable, names: readonly string[], render: () => Chain[], owner: Omit<ChainOwner, 'ruleOf'>): void {
+function program(filter: Table, names: readonly string[], render: () => Chain[], owner: Omit<ChainOwner, 'ruleOf'>): void {
   let chains: Chain[] | undefined;
-  const rendered = (i: number): readonly IptablesRule[] => (chains ??= render())[i]!.rules;
+  const rendered = (i: number): readonly ChainRule[] => (chains ??= render())[i]!.rules;
   names.forEach((name, i) => {
     const dir = i === 0 ? 'ingress' : 'egress';
     filter.updateChain({ name, render: () => rendered(i) }, { onDemand: true, owner: { ...owner, ruleOf: (index) => ownerRuleOf(dir, rendered(i), index) } });
@@ -124,7 +131,7 @@ function program(filter: IptablesTable, names: readonly string[], render: () => 
  * carrying its `rule <id>` comment), so it is the first tagged rule at or after `index`.
  * Undefined when none is. Reads the chain's own rules, which the table keeps anyway.
  */
-function ownerRuleOf(dir: 'ingress' | 'egress', rules: readonly IptablesRule[], index: number): string | undefined {
+function ownerRuleOf(dir: 'ingress' | 'egress', rules: readonly ChainRule[], index: number): string | undefined {
   for (let j = index; j < rules.length; j++) {
     const tag = rules[j]!.tag;
     if (tag?.kind !== 'rule') continue;

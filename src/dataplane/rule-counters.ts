@@ -1,5 +1,6 @@
 /**
- * Per-rule packet and byte counters from the kernel (`iptables-save -c`), attributed to
+ * Per-rule packet and byte counters from the kernel (`Table.readRuleCounts`: `iptables-save -c`
+ * for the iptables backend), attributed to
  * tier / policy or profile / direction / rule index through the tags the renderer puts on
  * every deciding rule (drop-log.ts), and exported as Prometheus counters.
  *
@@ -14,7 +15,7 @@
  * - Counters follow the kernel: when a rule is rewritten (its hash changes) its count starts
  *   again from zero, which Prometheus' `rate()` treats as a counter reset.
  * - Reading is bounded too: a scrape reuses a read younger than `minIntervalMs`, so scrapes
- *   cannot make the agent run `iptables-save` back to back.
+ *   cannot make the agent read the kernel's counters back to back.
  */
 import { Counter } from 'prom-client';
 import type { Clock } from '../runtime/clock.ts';
@@ -22,7 +23,7 @@ import { realClock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { getOrCreate, type Registry } from '../runtime/metrics.ts';
 import { chainDirection } from './chain-names.ts';
-import type { IptablesTable } from './iptables/iptables-table.ts';
+import type { Table } from './table.ts';
 
 /** One counted decision on this node, summed over IP families (and endpoints, for endpoint drops). */
 export interface RuleCount {
@@ -41,7 +42,7 @@ export interface RuleCount {
 }
 
 export interface RuleCountersOptions {
-  readonly tables: readonly IptablesTable[];
+  readonly tables: readonly Table[];
   readonly registry?: Registry;
   readonly logger: Logger;
   /** @default realClock */
@@ -56,15 +57,8 @@ export interface RuleCountersOptions {
 const OTHER_SERIES = 8;
 const LABELS = ['tier', 'kind', 'namespace', 'name', 'direction', 'rule', 'action'] as const;
 
-/** `[packets:bytes] -A <chain> … --comment "cali:<hash>" …` → its parts; undefined for other lines. */
-export function parseCounterLine(line: string): { packets: number; bytes: number; chain: string; hash: string } | undefined {
-  const m = /^\[(\d+):(\d+)\] -A (\S+) .*?--comment "?cali:([A-Za-z0-9_-]+)"?/.exec(line);
-  if (m === null) return undefined;
-  return { packets: Number(m[1]), bytes: Number(m[2]), chain: m[3]!, hash: m[4]! };
-}
-
 export class RuleCounters {
-  readonly #tables: readonly IptablesTable[];
+  readonly #tables: readonly Table[];
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #minIntervalMs: number;
@@ -138,15 +132,8 @@ export class RuleCounters {
   async read(): Promise<RuleCount[]> {
     const sums = new Map<string, { -readonly [K in keyof RuleCount]: RuleCount[K] }>();
     for (const table of this.#tables) {
-      const tagged = table.taggedRules();
-      const text = await table.saveWithCounters();
-      for (const line of text.split('\n')) {
-        if (!line.startsWith('[')) continue;
-        const parsed = parseCounterLine(line);
-        if (parsed === undefined) continue;
-        const t = tagged.get(parsed.hash);
-        if (t === undefined || t.chain !== parsed.chain) continue;
-        const direction = chainDirection(parsed.chain);
+      for (const t of await table.readRuleCounts()) {
+        const direction = chainDirection(t.chain);
         const tag = t.rule.tag!;
         if (direction === undefined) continue;
         const owner = t.owner;
@@ -158,10 +145,10 @@ export class RuleCounters {
               : { tier: '', kind: 'Profile', namespace: '', name: '', rule: 'no-profile-matched', action: 'deny' as const };
         const key = `${base.tier}\0${base.kind}\0${base.namespace}\0${base.name}\0${direction}\0${base.rule}\0${base.action}`;
         const sum = sums.get(key);
-        if (sum === undefined) sums.set(key, { ...base, direction, packets: parsed.packets, bytes: parsed.bytes });
+        if (sum === undefined) sums.set(key, { ...base, direction, packets: t.packets, bytes: t.bytes });
         else {
-          sum.packets += parsed.packets;
-          sum.bytes += parsed.bytes;
+          sum.packets += t.packets;
+          sum.bytes += t.bytes;
         }
       }
     }

@@ -1,14 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ipSetName } from '../selector/index.ts';
-import { ruleBody, type Chain, type IptablesRule } from './chain.ts';
+import type { Chain, ChainRule } from './chain.ts';
+import { actionText, matchText, ruleBody } from './iptables/rule-text.ts';
 import { RuleRenderError, splitPortList } from './match-builder.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 import { endpoint, npId, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';
 
 const v4 = new RuleRenderer({ ipVersion: 4 });
 const v6 = new RuleRenderer({ ipVersion: 6 });
-const text = (rules: readonly IptablesRule[]): string[] => rules.map((r) => ruleBody(r, '').trim());
+const text = (rules: readonly ChainRule[]): string[] => rules.map((r) => ruleBody(r, '').trim());
 const chainText = (c: Chain): string[] => text(c.rules).map((r) => `-A ${c.name} ${r}`);
 const S = ipSetName('s:abc', 4);
 const N = ipSetName('n:named', 4);
@@ -203,7 +204,8 @@ describe('RuleRenderer: policy, endpoint and dispatch chains (dataplane.md §1)'
       '-A cali-from-wl-dispatch -m comment --comment "Unknown interface" -j DROP',
     ]);
     expect(chainText(chains[3]!)[0]).toBe('-A cali-to-wl-dispatch -o cali1+ -g cali-to-wl-dispatch-1');
-    expect(new RuleRenderer({ ipVersion: 4, denyAction: 'REJECT' }).dispatchChains([])[0]!.rules[0]!.action).toBe('-j REJECT');
+    expect(new RuleRenderer({ ipVersion: 4, denyAction: 'REJECT' }).dispatchChains([])[0]!.rules[0]!.action).toEqual({ type: 'reject' });
+    expect(actionText(new RuleRenderer({ ipVersion: 4, denyAction: 'REJECT' }).dispatchChains([])[0]!.rules[0]!.action)).toBe('-j REJECT');
   });
 
   it('dispatch trees send every interface to its own chain and nothing else anywhere but the deny', () => {
@@ -213,11 +215,13 @@ describe('RuleRenderer: policy, endpoint and dispatch chains (dataplane.md §1)'
       let chain = root;
       for (let hops = 0; hops < 4; hops++) {
         for (const r of byName.get(chain)!) {
-          const m = /^-[io] (\S+)$/.exec(r.match);
-          const hit = r.match === '' || (m !== null && (m[1]!.endsWith('+') ? iface.startsWith(m[1]!.slice(0, -1)) : iface === m[1]));
+          const match = matchText(r.match);
+          const action = actionText(r.action);
+          const m = /^-[io] (\S+)$/.exec(match);
+          const hit = match === '' || (m !== null && (m[1]!.endsWith('+') ? iface.startsWith(m[1]!.slice(0, -1)) : iface === m[1]));
           if (!hit) continue;
-          if (!r.action.startsWith('-g ')) return r.action;
-          chain = r.action.slice(3);
+          if (!action.startsWith('-g ')) return action;
+          chain = action.slice(3);
           if (!byName.has(chain)) return chain;
           break;
         }

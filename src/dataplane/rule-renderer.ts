@@ -1,5 +1,5 @@
 /**
- * Proto policies, profiles and endpoints → iptables chains (dataplane.md §1–3,
+ * Proto policies, profiles and endpoints → chains of the neutral model (chain.ts; dataplane.md §1–3,
  * calico-semantics §4.5–4.6; Felix `rules/static.go`, `dispatch.go`, `endpoints.go`,
  * `policy.go`).
  *
@@ -19,11 +19,15 @@
  * - dispatch chains `--goto` per-endpoint chains and DROP unknown interfaces;
  * - `cali-tw-`/`cali-fw-`: conntrack, clear marks, tiers, profiles, final DROP;
  * - `cali-pi-`/`cali-po-` and `cali-pri-`/`cali-pro-`: one rule set per Calico rule.
+ *
+ * Rules are built as data — criteria through `MatchBuilder`, actions as `Action` values — so
+ * the renderer writes no backend's text; the iptables backend renders them (iptables/rule-text.ts).
  */
 import { isStagedPolicy, type PolicyId, type Policy, type PortRange, type Profile, type Rule, type TierInfo, type WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
-import type { Chain, IptablesRule } from './chain.ts';
-import { dropLogTarget, type DropLogOptions, type LoggedDrop, type RuleTag } from './drop-log.ts';
+import { ACCEPT, DROP, REJECT, RETURN, clearMark, goTo, jump, setMark, type Action } from './action.ts';
+import type { Chain, ChainRule, KernelHooks } from './chain.ts';
+import { dropLogTarget, type DropLogOptions, type DropLogRule, type RuleTag } from './drop-log.ts';
 import {
   CHAIN_FILTER_FORWARD,
   CHAIN_FILTER_INPUT,
@@ -36,28 +40,15 @@ import {
   profileChainName,
   type Direction,
 } from './chain-names.ts';
-import {
-  MARK_ACCEPT,
-  MARK_MASK,
-  MARK_PASS,
-  MARK_SCRATCH0,
-  MARK_SCRATCH1,
-  actionClearMark,
-  actionSetMark,
-  matchMarkClear,
-  matchMarkSet,
-} from './marks.ts';
-import {
-  RuleRenderError,
-  icmpMatch,
-  multiportMatch,
-  netMatch,
-  parseCidr,
-  protocolInFamily,
-  protocolToken,
-  setMatch,
-  splitPortList,
-} from './match-builder.ts';
+import { ruleDigestText } from './iptables/rule-text.ts';
+import { MARK_ACCEPT, MARK_MASK, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
+import { ANY, type Match, type Side } from './match.ts';
+import { MatchBuilder, RuleRenderError, parseCidr, protocolInFamily, protocolToken, splitPortList } from './match-builder.ts';
+
+export type { KernelHooks } from './chain.ts';
+
+/** The text a drop rule's log prefix digests (see drop-log.ts `LoggedDrop`). */
+export type DropDigestText = (match: Match, action: Action) => { readonly match: string; readonly action: string };
 
 export interface RuleRendererOptions {
   readonly ipVersion: 4 | 6;
@@ -74,13 +65,12 @@ export interface RuleRendererOptions {
    * happens, rate-limited per node (drop-log.ts). @default undefined: no drop log
    */
   readonly dropLog?: DropLogOptions;
-}
-
-/** A kernel chain's hook rules: inserted at the top (in order) and appended at the end. */
-export interface KernelHooks {
-  readonly chain: string;
-  readonly inserts: readonly IptablesRule[];
-  readonly appends: readonly IptablesRule[];
+  /**
+   * What a drop rule's NFLOG prefix digests: the rule as the backend writes it, so the flow log
+   * can tell a drop rule that changed since a packet was logged. @default the iptables text
+   * (iptables/rule-text.ts `ruleDigestText`)
+   */
+  readonly dropDigestText?: DropDigestText;
 }
 
 /** Linux `IFNAMSIZ` 16 incl. NUL; the character class keeps names safe as restore tokens. */
@@ -89,8 +79,6 @@ const IFACE_NAME = /^[A-Za-z0-9_.-]{1,15}$/;
 export function isValidInterfaceName(name: string): boolean {
   return IFACE_NAME.test(name);
 }
-
-const RETURN = '-j RETURN';
 
 /** The longest prefix all of `names` share ('' for none). */
 function commonPrefix(names: readonly string[]): string {
@@ -104,11 +92,20 @@ function commonPrefix(names: readonly string[]): string {
   return prefix;
 }
 const NONE: readonly string[] = Object.freeze([]);
-const SET_ACCEPT_MARK = actionSetMark(MARK_ACCEPT);
-const SET_PASS_MARK = actionSetMark(MARK_PASS);
+const SET_ACCEPT_MARK = setMark(MARK_ACCEPT);
+const SET_PASS_MARK = setMark(MARK_PASS);
+const ACCEPTED: Match = new MatchBuilder().markSet(MARK_ACCEPT).build();
+const PASS_CLEAR: Match = new MatchBuilder().markClear(MARK_PASS).build();
 /** Allow and Pass set their mark, then return at once (the caller checks the mark). */
-const RETURN_IF_ACCEPTED: IptablesRule = { match: matchMarkSet(MARK_ACCEPT), action: RETURN };
-const RETURN_IF_PASSED: IptablesRule = { match: matchMarkSet(MARK_PASS), action: RETURN };
+const RETURN_IF_ACCEPTED: ChainRule = { match: ACCEPTED, action: RETURN };
+const RETURN_IF_PASSED: ChainRule = { match: new MatchBuilder().markSet(MARK_PASS).build(), action: RETURN };
+const SCRATCH0_SET: Match = new MatchBuilder().markSet(MARK_SCRATCH0).build();
+const SCRATCH1_CLEAR: Match = new MatchBuilder().markClear(MARK_SCRATCH1).build();
+const CONNTRACK_ESTABLISHED: Match = new MatchBuilder().conntrackState('RELATED', 'ESTABLISHED').build();
+const CONNTRACK_INVALID: Match = new MatchBuilder().conntrackState('INVALID').build();
+/** Felix's default `VXLANPort`. */
+const VXLAN: Match = new MatchBuilder().protocolDestPort('udp', 4789).build();
+const IPIP: Match = new MatchBuilder().protocol(protocolToken('ipip', 4)).build();
 const PORT_PROTOCOLS = new Set(['tcp', 'udp', 'sctp', 'udplite']);
 /** IANA numbers of the names `protocolToken` yields (anything else is a number already). */
 const TOKEN_NUMBERS: Readonly<Record<string, number>> = { tcp: 6, udp: 17, icmp: 1, 'ipv6-icmp': 58, sctp: 132, udplite: 136, esp: 50, ah: 51, gre: 47 };
@@ -129,11 +126,12 @@ const ICMPV6_WORKLOAD_TO_HOST_TYPES: readonly number[] = [130, 131, 132, 133, 13
 
 export class RuleRenderer {
   readonly ipVersion: 4 | 6;
-  private readonly denyTarget: string;
-  private readonly logTarget: string;
+  private readonly denyTarget: Action;
+  private readonly logTarget: Action;
   private readonly prefixes: readonly string[];
-  private readonly toHostAction: string;
-  private readonly dropLog: ((chain: string, position: number, drop: LoggedDrop) => { match: string; action: string }) | undefined;
+  private readonly toHostAction: Action;
+  private readonly dropLog: DropLogRule | undefined;
+  private readonly dropDigestText: DropDigestText;
 
   constructor(opts: RuleRendererOptions) {
     const { ipVersion, denyAction = 'DROP', logPrefix = 'calico-packet', interfacePrefixes = ['cali'], endpointToHostAction = 'DROP' } = opts;
@@ -143,21 +141,22 @@ export class RuleRenderer {
       if (!/^[A-Za-z0-9_.-]{1,14}$/.test(p)) throw new RangeError(`RuleRenderer: interface prefix '${p}' is not a valid interface name prefix`);
     }
     this.ipVersion = ipVersion;
-    this.denyTarget = `-j ${denyAction}`;
-    this.logTarget = `-j LOG --log-prefix ${logPrefix} --log-level 5`;
+    this.denyTarget = denyAction === 'REJECT' ? REJECT : DROP;
+    this.logTarget = { type: 'log', prefix: logPrefix, level: 5 };
     this.prefixes = interfacePrefixes;
-    this.toHostAction = `-j ${endpointToHostAction}`;
+    this.toHostAction = endpointToHostAction === 'ACCEPT' ? ACCEPT : endpointToHostAction === 'RETURN' ? RETURN : DROP;
     this.dropLog = opts.dropLog === undefined ? undefined : dropLogTarget(opts.dropLog);
+    this.dropDigestText = opts.dropDigestText ?? ruleDigestText;
   }
 
   /**
    * Appends a drop decision: with the drop log, first the same match logging to NFLOG (the
    * prefix names `chain` and the drop rule's position), then the drop itself, tagged.
    */
-  private pushDrop(out: IptablesRule[], chain: string, match: string, action: string, tag: RuleTag, comments?: readonly string[]): void {
+  private pushDrop(out: ChainRule[], chain: string, match: Match, action: Action, tag: RuleTag, comments?: readonly string[]): void {
     if (this.dropLog !== undefined) {
-      const log = this.dropLog(chain, out.length + 1, { match, action, tag });
-      out.push({ match: match === '' ? log.match : `${match} ${log.match}`, action: log.action });
+      const log = this.dropLog(chain, out.length + 1, { ...this.dropDigestText(match, action), tag });
+      out.push({ match: match.length === 0 ? log.match : new MatchBuilder().and(match).and(log.match).build(), action: log.action });
     }
     out.push(comments === undefined ? { match, action, tag } : { match, action, comments, tag });
   }
@@ -172,30 +171,32 @@ export class RuleRenderer {
   /** The hooks from the kernel's filter chains into ours. */
   kernelHooks(): KernelHooks[] {
     return [
-      { chain: 'INPUT', inserts: [{ match: '', action: `-j ${CHAIN_FILTER_INPUT}` }], appends: [] },
+      { chain: 'INPUT', inserts: [{ match: ANY, action: jump(CHAIN_FILTER_INPUT) }], appends: [] },
       {
         chain: 'FORWARD',
-        inserts: [{ match: '', action: `-j ${CHAIN_FILTER_FORWARD}` }],
-        appends: [{ match: matchMarkSet(MARK_ACCEPT), action: '-j ACCEPT', comments: ['Policy explicitly accepted packet.'] }],
+        inserts: [{ match: ANY, action: jump(CHAIN_FILTER_FORWARD) }],
+        appends: [{ match: ACCEPTED, action: ACCEPT, comments: ['Policy explicitly accepted packet.'] }],
       },
-      { chain: 'OUTPUT', inserts: [{ match: '', action: `-j ${CHAIN_FILTER_OUTPUT}` }], appends: [] },
+      { chain: 'OUTPUT', inserts: [{ match: ANY, action: jump(CHAIN_FILTER_OUTPUT) }], appends: [] },
     ];
   }
 
   /** `cali-FORWARD`, `cali-INPUT`, `cali-OUTPUT` and `cali-wl-to-host`. */
   staticChains(): Chain[] {
-    const forward: IptablesRule[] = [{ match: '', action: actionClearMark(MARK_MASK & ~MARK_ACCEPT) }];
-    for (const p of this.prefixes) forward.push({ match: `-i ${p}+`, action: `-j ${CHAIN_FROM_WL_DISPATCH}`, comments: ['From workload to anywhere'] });
-    for (const p of this.prefixes) forward.push({ match: `-o ${p}+`, action: `-j ${CHAIN_TO_WL_DISPATCH}`, comments: ['From anywhere to workload'] });
-    const input: IptablesRule[] = this.prefixes.map((p) => ({ match: `-i ${p}+`, action: `-g ${CHAIN_WL_TO_HOST}` }));
-    const output: IptablesRule[] = [{ match: '', action: actionClearMark(MARK_MASK & ~MARK_ACCEPT) }];
-    for (const p of this.prefixes) output.push({ match: `-o ${p}+`, action: RETURN, comments: ['Host to local workload is always allowed'] });
-    const wlToHost: IptablesRule[] = [];
+    const fromWorkload = (p: string): Match => new MatchBuilder().inInterface(`${p}+`).build();
+    const toWorkload = (p: string): Match => new MatchBuilder().outInterface(`${p}+`).build();
+    const forward: ChainRule[] = [{ match: ANY, action: clearMark(MARK_MASK & ~MARK_ACCEPT) }];
+    for (const p of this.prefixes) forward.push({ match: fromWorkload(p), action: jump(CHAIN_FROM_WL_DISPATCH), comments: ['From workload to anywhere'] });
+    for (const p of this.prefixes) forward.push({ match: toWorkload(p), action: jump(CHAIN_TO_WL_DISPATCH), comments: ['From anywhere to workload'] });
+    const input: ChainRule[] = this.prefixes.map((p) => ({ match: fromWorkload(p), action: goTo(CHAIN_WL_TO_HOST) }));
+    const output: ChainRule[] = [{ match: ANY, action: clearMark(MARK_MASK & ~MARK_ACCEPT) }];
+    for (const p of this.prefixes) output.push({ match: toWorkload(p), action: RETURN, comments: ['Host to local workload is always allowed'] });
+    const wlToHost: ChainRule[] = [];
     if (this.ipVersion === 6) {
-      for (const type of ICMPV6_WORKLOAD_TO_HOST_TYPES) wlToHost.push({ match: `-p ${protocolToken('icmpv6', 6)} ${icmpMatch({ type }, 6)}`, action: '-j ACCEPT' });
+      for (const type of ICMPV6_WORKLOAD_TO_HOST_TYPES) wlToHost.push({ match: new MatchBuilder().protocol(protocolToken('icmpv6', 6)).icmp({ type }, 6).build(), action: ACCEPT });
     }
-    wlToHost.push({ match: '', action: `-j ${CHAIN_FROM_WL_DISPATCH}` });
-    wlToHost.push({ match: '', action: this.toHostAction, comments: ['Configured DefaultEndpointToHostAction'] });
+    wlToHost.push({ match: ANY, action: jump(CHAIN_FROM_WL_DISPATCH) });
+    wlToHost.push({ match: ANY, action: this.toHostAction, comments: ['Configured DefaultEndpointToHostAction'] });
     return [
       { name: CHAIN_FILTER_FORWARD, rules: forward },
       { name: CHAIN_FILTER_INPUT, rules: input },
@@ -228,21 +229,22 @@ export class RuleRenderer {
       if (bin === undefined) bins.set(key, [name]);
       else bin.push(name);
     }
-    return [...this.dispatchTree(CHAIN_FROM_WL_DISPATCH, 'egress', '-i', common, bins), ...this.dispatchTree(CHAIN_TO_WL_DISPATCH, 'ingress', '-o', common, bins)];
+    return [...this.dispatchTree(CHAIN_FROM_WL_DISPATCH, 'egress', 'in', common, bins), ...this.dispatchTree(CHAIN_TO_WL_DISPATCH, 'ingress', 'out', common, bins)];
   }
 
-  private dispatchTree(root: string, dir: Direction, flag: '-i' | '-o', common: string, bins: ReadonlyMap<string, readonly string[]>): Chain[] {
-    const unknown: IptablesRule = { match: '', action: this.denyTarget, comments: ['Unknown interface'] };
-    const toEndpoint = (iface: string): IptablesRule => ({ match: `${flag} ${iface}`, action: `-g ${endpointChainName(iface, dir)}` });
+  private dispatchTree(root: string, dir: Direction, ifaceDir: 'in' | 'out', common: string, bins: ReadonlyMap<string, readonly string[]>): Chain[] {
+    const unknown: ChainRule = { match: ANY, action: this.denyTarget, comments: ['Unknown interface'] };
+    const onInterface = (name: string): Match => (ifaceDir === 'in' ? new MatchBuilder().inInterface(name) : new MatchBuilder().outInterface(name)).build();
+    const toEndpoint = (iface: string): ChainRule => ({ match: onInterface(iface), action: goTo(endpointChainName(iface, dir)) });
     const children: Chain[] = [];
-    const rootRules: IptablesRule[] = [];
+    const rootRules: ChainRule[] = [];
     for (const [prefix, names] of bins) {
       if (names.length === 1) {
         rootRules.push(toEndpoint(names[0]!));
         continue;
       }
       const child = `${root}-${prefix.slice(common.length)}`;
-      rootRules.push({ match: `${flag} ${prefix}+`, action: `-g ${child}` });
+      rootRules.push({ match: onInterface(`${prefix}+`), action: goTo(child) });
       children.push({ name: child, rules: [...names.map(toEndpoint), unknown] });
     }
     rootRules.push(unknown);
@@ -260,42 +262,42 @@ export class RuleRenderer {
   private endpointChain(iface: string, ep: WorkloadEndpoint, dir: Direction): Chain {
     const name = endpointChainName(iface, dir);
     if (ep.state !== 'active') {
-      return { name, rules: [{ match: '', action: '-j DROP', comments: ['Endpoint admin disabled'] }] };
+      return { name, rules: [{ match: ANY, action: DROP, comments: ['Endpoint admin disabled'] }] };
     }
-    const rules: IptablesRule[] = [
-      { match: '-m conntrack --ctstate RELATED,ESTABLISHED', action: '-j ACCEPT' },
-      { match: '-m conntrack --ctstate INVALID', action: '-j DROP' },
-      { match: '', action: actionClearMark(MARK_ACCEPT | MARK_PASS) },
+    const rules: ChainRule[] = [
+      { match: CONNTRACK_ESTABLISHED, action: ACCEPT },
+      { match: CONNTRACK_INVALID, action: DROP },
+      { match: ANY, action: clearMark(MARK_ACCEPT | MARK_PASS) },
     ];
     if (dir === 'egress') {
-      rules.push({ match: '-p udp -m udp --dport 4789', action: '-j DROP', comments: ['Drop VXLAN encapped packets originating in workloads'] });
-      rules.push({ match: '-p 4', action: '-j DROP', comments: ['Drop IPinIP encapped packets originating in workloads'] });
+      rules.push({ match: VXLAN, action: DROP, comments: ['Drop VXLAN encapped packets originating in workloads'] });
+      rules.push({ match: IPIP, action: DROP, comments: ['Drop IPinIP encapped packets originating in workloads'] });
     }
     // Staged policies first: their chains only count (RETURN on every outcome; the accept and
     // pass marks untouched, the scratch marks set afresh by every rule that uses them), so
     // enforcement below sees the packet exactly as if they were not there.
     for (const tier of ep.tiers) {
-      for (const id of (dir === 'ingress' ? tier.stagedIngressPolicies : tier.stagedEgressPolicies) ?? []) rules.push({ match: '', action: `-j ${policyChainName(id, dir)}` });
+      for (const id of (dir === 'ingress' ? tier.stagedIngressPolicies : tier.stagedEgressPolicies) ?? []) rules.push({ match: ANY, action: jump(policyChainName(id, dir)) });
     }
     for (const tier of ep.tiers) this.tierRules(rules, name, tier, dir);
     for (const profile of ep.profileIds) {
-      rules.push({ match: '', action: `-j ${profileChainName(profile, dir)}` });
-      rules.push({ match: matchMarkSet(MARK_ACCEPT), action: RETURN, comments: ['Return if profile accepted'] });
+      rules.push({ match: ANY, action: jump(profileChainName(profile, dir)) });
+      rules.push({ match: ACCEPTED, action: RETURN, comments: ['Return if profile accepted'] });
     }
-    this.pushDrop(rules, name, '', '-j DROP', { kind: 'no-profile-matched' }, ['Drop if no profiles matched']);
+    this.pushDrop(rules, name, ANY, DROP, { kind: 'no-profile-matched' }, ['Drop if no profiles matched']);
     return { name, rules };
   }
 
-  private tierRules(out: IptablesRule[], chain: string, tier: TierInfo, dir: Direction): void {
+  private tierRules(out: ChainRule[], chain: string, tier: TierInfo, dir: Direction): void {
     const policies: readonly PolicyId[] = dir === 'ingress' ? tier.ingressPolicies : tier.egressPolicies;
     if (policies.length === 0) return;
-    out.push({ match: '', action: actionClearMark(MARK_PASS), comments: [`Start of tier ${tier.name}`] });
+    out.push({ match: ANY, action: clearMark(MARK_PASS), comments: [`Start of tier ${tier.name}`] });
     for (const id of policies) {
-      out.push({ match: matchMarkClear(MARK_PASS), action: `-j ${policyChainName(id, dir)}` });
-      out.push({ match: matchMarkSet(MARK_ACCEPT), action: RETURN, comments: ['Return if policy accepted'] });
+      out.push({ match: PASS_CLEAR, action: jump(policyChainName(id, dir)) });
+      out.push({ match: ACCEPTED, action: RETURN, comments: ['Return if policy accepted'] });
     }
     if (tier.defaultAction !== 'Pass') {
-      this.pushDrop(out, chain, matchMarkClear(MARK_PASS), this.denyTarget, { kind: 'end-of-tier', tier: tier.name, policies }, [`End of tier ${tier.name}. Drop if no policies passed packet`]);
+      this.pushDrop(out, chain, PASS_CLEAR, this.denyTarget, { kind: 'end-of-tier', tier: tier.name, policies }, [`End of tier ${tier.name}. Drop if no policies passed packet`]);
     }
   }
 
@@ -326,13 +328,13 @@ export class RuleRenderer {
     ];
   }
 
-  private rulesChain(chain: string, rules: readonly Rule[], staged = false): IptablesRule[] {
-    const out: IptablesRule[] = [];
+  private rulesChain(chain: string, rules: readonly Rule[], staged = false): ChainRule[] {
+    const out: ChainRule[] = [];
     for (let i = 0; i < rules.length; i++) this.renderRuleInto(rules[i]!, out, chain, i, staged);
     // A staged chain's RETURNs are its counters: none is stripped.
     if (staged) return out;
     // A RETURN at the very end of a chain is a no-op whatever it matches (Felix strips them).
-    while (out.length > 0 && out[out.length - 1]!.action === RETURN) out.pop();
+    while (out.length > 0 && out[out.length - 1]!.action.type === 'return') out.pop();
     return out;
   }
 
@@ -342,8 +344,8 @@ export class RuleRenderer {
    * match blocks on the scratch marks; everything else goes into the final rule that carries
    * the action. Throws `RuleRenderError` for values that cannot be rendered.
    */
-  renderRule(rule: Rule): IptablesRule[] {
-    const out: IptablesRule[] = [];
+  renderRule(rule: Rule): ChainRule[] {
+    const out: ChainRule[] = [];
     this.renderRuleInto(rule, out, '', 0);
     return out;
   }
@@ -352,7 +354,7 @@ export class RuleRenderer {
    * {@link renderRule}, appending to `out` (a chain renders thousands: no array per rule); the
    * rule is the owner's rule `index`, rendered into `chain` (for its tag and drop-log prefix).
    */
-  private renderRuleInto(rule: Rule, out: IptablesRule[], chain: string, index: number, staged = false): void {
+  private renderRuleInto(rule: Rule, out: ChainRule[], chain: string, index: number, staged = false): void {
     // A staged Log rule would write to the kernel log for a policy that is not in force.
     if (staged && rule.action === 'log') return;
     const v = this.ipVersion;
@@ -374,40 +376,40 @@ export class RuleRenderer {
       throw new RuleRenderError('numeric ports need protocol tcp, udp, sctp or udplite');
     }
 
-    const single: string[] = [];
-    if (proto !== undefined) single.push(`-p ${proto}`);
+    const single = new MatchBuilder();
+    if (proto !== undefined) single.protocol(proto);
     if (rule.notProtocol !== undefined) {
       const notProto = protocolToken(rule.notProtocol, v);
       // iptables takes one `-p` per rule ("multiple -p flags not allowed": Felix's `-p X ! -p Y`
       // fails the whole restore). Next to a positive protocol the negated one either names the
       // same protocol (the rule matches nothing: render nothing) or is implied by it.
-      if (proto === undefined) single.push(`! -p ${notProto}`);
+      if (proto === undefined) single.protocol(notProto, true);
       else if (tokenNumber(proto) === tokenNumber(notProto)) return;
     }
 
     // Criteria iptables can express once per rule become match blocks (OR of alternatives)
     // or, for negated CIDRs, "clear the all-blocks mark if this matches".
-    const blocks: string[][] = [];
-    const negBlocks: string[] = [];
+    const blocks: Match[][] = [];
+    const negBlocks: Match[] = [];
     this.netMatches('src', srcPos, srcNeg, single, blocks, negBlocks);
     this.netMatches('dst', dstPos, dstNeg, single, blocks, negBlocks);
     this.sideMatches('src', proto, rule.srcPorts, rule.srcNamedPortIpSetIds, rule.notSrcPorts, rule.notSrcNamedPortIpSetIds, rule.srcIpSetIds, rule.notSrcIpSetIds, single, blocks);
     this.sideMatches('dst', proto, rule.dstPorts, rule.dstNamedPortIpSetIds, rule.notDstPorts, rule.notDstNamedPortIpSetIds, rule.dstIpSetIds, rule.notDstIpSetIds, single, blocks);
 
-    if (rule.icmp !== undefined) single.push(icmpMatch(rule.icmp, v));
-    if (rule.notIcmp !== undefined) single.push(icmpMatch(rule.notIcmp, v, true));
+    if (rule.icmp !== undefined) single.icmp(rule.icmp, v);
+    if (rule.notIcmp !== undefined) single.icmp(rule.notIcmp, v, true);
 
+    let match = single.build();
     if (blocks.length > 0 || negBlocks.length > 0) {
-      out.push({ match: '', action: actionSetMark(MARK_SCRATCH0) });
+      out.push({ match: ANY, action: setMark(MARK_SCRATCH0) });
       for (const alts of blocks) {
-        out.push({ match: '', action: actionClearMark(MARK_SCRATCH1) });
-        for (const alt of alts) out.push({ match: alt.trim(), action: actionSetMark(MARK_SCRATCH1) });
-        out.push({ match: matchMarkClear(MARK_SCRATCH1), action: actionClearMark(MARK_SCRATCH0) });
+        out.push({ match: ANY, action: clearMark(MARK_SCRATCH1) });
+        for (const alt of alts) out.push({ match: alt, action: setMark(MARK_SCRATCH1) });
+        out.push({ match: SCRATCH1_CLEAR, action: clearMark(MARK_SCRATCH0) });
       }
-      for (const neg of negBlocks) out.push({ match: neg, action: actionClearMark(MARK_SCRATCH0) });
-      single.unshift(matchMarkSet(MARK_SCRATCH0));
+      for (const neg of negBlocks) out.push({ match: neg, action: clearMark(MARK_SCRATCH0) });
+      match = new MatchBuilder().and(SCRATCH0_SET).and(match).build();
     }
-    const match = single.join(' ');
     const tag: RuleTag = { kind: 'rule', index, action: rule.action === 'next-tier' ? 'pass' : rule.action };
     const comments = rule.ruleId === '' ? undefined : [`rule ${rule.ruleId}`];
     if (staged) {
@@ -421,7 +423,7 @@ export class RuleRenderer {
   }
 
   /** The target of a rule's final iptables rule. */
-  private actionTarget(rule: Rule): string {
+  private actionTarget(rule: Rule): Action {
     switch (rule.action) {
       case 'allow':
         return SET_ACCEPT_MARK;
@@ -447,15 +449,15 @@ export class RuleRenderer {
     return out;
   }
 
-  private netMatches(side: 'src' | 'dst', pos: readonly string[], neg: readonly string[], single: string[], blocks: string[][], negBlocks: string[]): void {
-    if (pos.length === 1) single.push(netMatch(side, pos[0]!));
-    else if (pos.length > 1) blocks.push(pos.map((c) => netMatch(side, c)));
-    if (neg.length === 1 && pos.length === 0) single.push(netMatch(side, neg[0]!, true));
-    else for (const c of neg) negBlocks.push(netMatch(side, c));
+  private netMatches(side: Side, pos: readonly string[], neg: readonly string[], single: MatchBuilder, blocks: Match[][], negBlocks: Match[]): void {
+    if (pos.length === 1) single.net(side, pos[0]!);
+    else if (pos.length > 1) blocks.push(pos.map((c) => new MatchBuilder().net(side, c).build()));
+    if (neg.length === 1 && pos.length === 0) single.net(side, neg[0]!, true);
+    else for (const c of neg) negBlocks.push(new MatchBuilder().net(side, c).build());
   }
 
   private sideMatches(
-    side: 'src' | 'dst',
+    side: Side,
     proto: string | undefined,
     numeric: readonly PortRange[],
     named: readonly string[],
@@ -463,26 +465,27 @@ export class RuleRenderer {
     notNamed: readonly string[],
     sets: readonly string[],
     notSets: readonly string[],
-    single: string[],
-    blocks: string[][],
+    single: MatchBuilder,
+    blocks: Match[][],
   ): void {
     if (numeric.length + named.length + notNumeric.length + notNamed.length + sets.length + notSets.length === 0) return;
     const v = this.ipVersion;
-    for (const id of sets) single.push(setMatch(ipSetName(id, v), side, false));
-    for (const id of notSets) single.push(setMatch(ipSetName(id, v), side, false, true));
+    for (const id of sets) single.ipSet(side, ipSetName(id, v), false);
+    for (const id of notSets) single.ipSet(side, ipSetName(id, v), false, true);
     // Numeric ports and named-port sets of one side are alternatives (OR).
     const chunks = numeric.length === 0 ? [] : splitPortList(numeric);
     const nAlts = chunks.length + named.length;
     if (nAlts === 1) {
       // The protocol is already in `single`.
-      single.push(chunks.length === 1 ? multiportMatch(side, chunks[0]!) : setMatch(ipSetName(named[0]!, v), side, true));
+      if (chunks.length === 1) single.ports(side, chunks[0]!);
+      else single.ipSet(side, ipSetName(named[0]!, v), true);
     } else if (nAlts > 1) {
-      const alts: string[] = [];
-      for (const chunk of chunks) alts.push(`-p ${proto} ${multiportMatch(side, chunk)}`);
-      for (const id of named) alts.push(setMatch(ipSetName(id, v), side, true));
+      const alts: Match[] = [];
+      for (const chunk of chunks) alts.push(new MatchBuilder().protocol(proto!).ports(side, chunk).build());
+      for (const id of named) alts.push(new MatchBuilder().ipSet(side, ipSetName(id, v), true).build());
       blocks.push(alts);
     }
-    if (notNumeric.length > 0) for (const chunk of splitPortList(notNumeric)) single.push(multiportMatch(side, chunk, true));
-    for (const id of notNamed) single.push(setMatch(ipSetName(id, v), side, true, true));
+    if (notNumeric.length > 0) for (const chunk of splitPortList(notNumeric)) single.ports(side, chunk, true);
+    for (const id of notNamed) single.ipSet(side, ipSetName(id, v), true, true);
   }
 }

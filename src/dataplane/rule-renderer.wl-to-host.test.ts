@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ruleBody } from './chain.ts';
+import { ruleBody } from './iptables/rule-text.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 
 /** `cali-wl-to-host` as rule bodies, for one family. */

@@ -26,7 +26,7 @@ import { getOrCreate, type Registry } from '../runtime/metrics.ts';
 import { DEFAULT_DROP_LOG_GROUP, parseDropLogPrefix } from '../dataplane/drop-log.ts';
 import { chainDirection } from '../dataplane/chain-names.ts';
 import { KNP_NAME_PREFIX } from '../api/names.ts';
-import type { IptablesTable } from '../dataplane/iptables/iptables-table.ts';
+import type { Table } from '../dataplane/table.ts';
 import type { EndpointIdentity } from './endpoint-lookup.ts';
 import { NflogPcapParser, type NflogRecord } from './nflog-pcap.ts';
 import { parsePacket } from './packet-header.ts';
@@ -89,7 +89,7 @@ export interface DeniedFlowLogOptions {
 
 
 /** Resolves prefixes against the agent's tables (one per IP family). */
-export function resolveFromTables(tables: readonly IptablesTable[]): DropResolver {
+export function resolveFromTables(tables: readonly Table[]): DropResolver {
   return (ipVersion, prefix) => {
     const where = parseDropLogPrefix(prefix);
     if (where === undefined) return undefined;
@@ -100,7 +100,8 @@ export function resolveFromTables(tables: readonly IptablesTable[]): DropResolve
     if (found === undefined || tag === undefined) return undefined;
     // The log rule right before it must carry this very prefix (its digest covers the drop rule):
     // otherwise the packet was logged by a ruleset that has changed since.
-    if (table!.ruleAt(chain, position - 1)?.rule.action.includes(`--nflog-prefix ${prefix} `) !== true) return undefined;
+    const log = table!.ruleAt(chain, position - 1)?.rule.action;
+    if (log?.type !== 'nflog' || log.prefix !== prefix) return undefined;
     const direction = chainDirection(chain);
     if (direction === undefined) return undefined;
     const owner = found.owner;

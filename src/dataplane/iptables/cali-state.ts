@@ -9,7 +9,7 @@
  * disabled, module not loaded) is reported in `unreadable` and holds nothing we could change.
  */
 import { CHAIN_PREFIX } from '../chain-names.ts';
-import { RULE_HASH_PREFIX } from '../chain.ts';
+import { RULE_HASH_PREFIX } from './rule-text.ts';
 import type { CommandRunner } from '../command-runner.ts';
 import { IPTABLES_BACKENDS, iptablesCommand } from './iptables-backend.ts';
 import type { IptablesBackend } from './iptables-table.ts';

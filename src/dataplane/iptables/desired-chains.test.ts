@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { IptablesRule } from '../chain.ts';
+import { ACCEPT, DROP, jump } from '../action.ts';
+import type { ChainRule } from '../chain.ts';
+import { ANY } from '../match.ts';
 import { DesiredChains } from './desired-chains.ts';
 
-const drop: IptablesRule = { match: '', action: '-j DROP' };
-const accept: IptablesRule = { match: '', action: '-j ACCEPT' };
+const drop: ChainRule = { match: ANY, action: DROP };
+const accept: ChainRule = { match: ANY, action: ACCEPT };
 
 function setup() {
   const changes: string[] = [];
   const desired = new DesiredChains((name) => changes.push(name));
   let renders = 0;
-  const lazy = (name: string, rules: readonly IptablesRule[]) => ({
+  const lazy = (name: string, rules: readonly ChainRule[]) => ({
     name,
     render: () => {
       renders++;
@@ -23,7 +25,7 @@ describe('DesiredChains: lazy on-demand chains', () => {
   it('renders a lazy chain on the first read of its rules, once, and not when it becomes programmed', () => {
     const { desired, lazy, renders } = setup();
     desired.update(lazy('cali-pi-a', [drop, drop]), { onDemand: true });
-    desired.update({ name: 'cali-tw-x', rules: [{ match: '', action: '-j cali-pi-a' }] });
+    desired.update({ name: 'cali-tw-x', rules: [{ match: ANY, action: jump('cali-pi-a') }] });
     expect(desired.effective('cali-pi-a')?.rendered).toBe(false);
     expect(renders()).toBe(0);
     expect(desired.get('cali-pi-a')!.tails).toEqual(['-j DROP', '-j DROP']);
@@ -34,7 +36,7 @@ describe('DesiredChains: lazy on-demand chains', () => {
   it('counts a programmed lazy chain\'s rules once rendered; `programmed` renders what it counts', () => {
     const { desired, lazy, renders } = setup();
     desired.update(lazy('cali-pi-a', [drop, drop, drop]), { onDemand: true });
-    desired.update({ name: 'cali-tw-x', rules: [{ match: '', action: '-j cali-pi-a' }] });
+    desired.update({ name: 'cali-tw-x', rules: [{ match: ANY, action: jump('cali-pi-a') }] });
     expect(desired.programmed).toEqual({ chains: 2, rules: 4 });
     expect(renders()).toBe(1);
     desired.update({ name: 'cali-tw-x', rules: [] });

@@ -18,19 +18,18 @@
  *   is rendered at once (the same rules again must change nothing). Until rendered, its rules
  *   are not in the rule count; `programmed` renders what is programmed before counting.
  */
-import { ruleTail, type Chain, type IptablesRule } from '../chain.ts';
-import type { ChainOwner } from './rejected-chains.ts';
+import { actionTarget } from '../action.ts';
+import type { Chain, ChainOwner, ChainRule, LazyChain, UpdateChainOptions } from '../chain.ts';
+import { CHAIN_PREFIX } from '../chain-names.ts';
+import { sameList } from '../../runtime/same-list.ts';
 import { hashRuleTails } from './rule-hash.ts';
+import { ruleTail } from './rule-text.ts';
 
-/** A chain whose rules are rendered on first use (see the file comment); `render` runs once. */
-export interface LazyChain {
-  readonly name: string;
-  readonly render: () => readonly IptablesRule[];
-}
+export type { LazyChain, UpdateChainOptions } from '../chain.ts';
 
 export interface DesiredChain {
   /** Replaced in place when only tags or the owner change (same texts, same version). Rendered on first read for a lazy chain. */
-  rules: readonly IptablesRule[];
+  rules: readonly ChainRule[];
   /** Programmed only while a programmed always-on chain jumps to it. */
   readonly onDemand: boolean;
   /** Owned chains this one jumps or goes to (counted only for always-on chains). */
@@ -47,13 +46,6 @@ export interface DesiredChain {
    * the kernel's parsing.
    */
   hashes: readonly string[] | undefined;
-}
-
-export interface UpdateChainOptions {
-  /** @default false */
-  readonly onDemand?: boolean;
-  /** Named in the log line if iptables-restore rejects the chain. @default undefined */
-  readonly owner?: ChainOwner;
 }
 
 export class DesiredChains {
@@ -177,7 +169,7 @@ export class DesiredChains {
 }
 
 /** A chain that is no one's desired state (a fail-closed stand-in): always on, no owner. */
-export function detachedChain(rules: readonly IptablesRule[]): DesiredChain {
+export function detachedChain(rules: readonly ChainRule[]): DesiredChain {
   return Entry.rendered(rules, rules.map(ruleTail), false, [], undefined);
 }
 
@@ -186,12 +178,12 @@ class Entry implements DesiredChain {
   owner: ChainOwner | undefined;
   hashes: readonly string[] | undefined = undefined;
   readonly targets: readonly string[];
-  private rulesNow: readonly IptablesRule[] | undefined;
+  private rulesNow: readonly ChainRule[] | undefined;
   private tailsNow: readonly string[] | undefined;
 
   /** A lazy on-demand chain: `render` once, then `onRendered`. */
   constructor(
-    private render: (() => readonly IptablesRule[]) | undefined,
+    private render: (() => readonly ChainRule[]) | undefined,
     private onRendered: (() => void) | undefined,
     owner: ChainOwner | undefined,
     readonly onDemand = true,
@@ -201,7 +193,7 @@ class Entry implements DesiredChain {
     this.targets = targets;
   }
 
-  static rendered(rules: readonly IptablesRule[], tails: readonly string[], onDemand: boolean, targets: readonly string[], owner: ChainOwner | undefined): Entry {
+  static rendered(rules: readonly ChainRule[], tails: readonly string[], onDemand: boolean, targets: readonly string[], owner: ChainOwner | undefined): Entry {
     const e = new Entry(undefined, undefined, owner, onDemand, targets);
     e.rulesNow = rules;
     e.tailsNow = tails;
@@ -212,13 +204,13 @@ class Entry implements DesiredChain {
     return this.rulesNow !== undefined;
   }
 
-  get rules(): readonly IptablesRule[] {
+  get rules(): readonly ChainRule[] {
     if (this.rulesNow === undefined) this.renderNow();
     return this.rulesNow!;
   }
 
   /** Same texts only (see `DesiredChains.update`): the tails stay. */
-  set rules(rules: readonly IptablesRule[]) {
+  set rules(rules: readonly ChainRule[]) {
     this.rulesNow = rules;
   }
 
@@ -244,18 +236,12 @@ export function hashesOf(name: string, chain: DesiredChain): readonly string[] {
   return chain.hashes;
 }
 
-/** The owned chains `rules` jump (`-j`) or go (`-g`) to. */
-function jumpTargets(rules: readonly IptablesRule[]): string[] {
+/** The owned chains `rules` jump or go to. */
+function jumpTargets(rules: readonly ChainRule[]): string[] {
   const out: string[] = [];
   for (const r of rules) {
-    const m = /^-[jg] (cali-\S+)/.exec(r.action);
-    if (m !== null) out.push(m[1]!);
+    const target = actionTarget(r.action);
+    if (target?.startsWith(CHAIN_PREFIX) === true) out.push(target);
   }
   return out;
-}
-
-export function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

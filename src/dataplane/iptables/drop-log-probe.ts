@@ -11,6 +11,7 @@
 import type { CommandRunner } from '../command-runner.ts';
 import { dropLogTarget, type DropLogOptions } from '../drop-log.ts';
 import type { IptablesBackend } from './iptables-table.ts';
+import { matchText, actionText } from './rule-text.ts';
 
 const PROBE_CHAIN = 'cali-tessera-droplog-probe';
 
@@ -18,8 +19,9 @@ const PROBE_CHAIN = 'cali-tessera-droplog-probe';
 export async function probeDropLog(runner: CommandRunner, backend: IptablesBackend, ipVersion: 4 | 6, opts: DropLogOptions): Promise<string | undefined> {
   const restore = `${ipVersion === 4 ? 'iptables' : 'ip6tables'}-${backend}-restore`;
   const log = dropLogTarget(opts)(PROBE_CHAIN, 1, { match: '', action: '-j DROP', tag: { kind: 'no-profile-matched' } });
+  const rule = `${matchText(log.match)} ${actionText(log.action)}`;
   const args = ['--noflush', '--wait', '10'];
-  const res = await runner.run(restore, args, { stdin: `*filter\n:${PROBE_CHAIN} - [0:0]\n-A ${PROBE_CHAIN} ${log.match} ${log.action}\nCOMMIT\n` });
+  const res = await runner.run(restore, args, { stdin: `*filter\n:${PROBE_CHAIN} - [0:0]\n-A ${PROBE_CHAIN} ${rule}\nCOMMIT\n` });
   // Removed whether or not it was taken (a half-made chain must not stay).
   await runner.run(restore, args, { stdin: `*filter\n:${PROBE_CHAIN} - [0:0]\n-X ${PROBE_CHAIN}\nCOMMIT\n` });
   return res.code === 0 ? undefined : `${restore} (${res.code}): ${res.stderr.trim() || res.stdout.trim()}`;

@@ -24,6 +24,7 @@
  *   difference.
  */
 import type { IpSetType } from '../../proto/index.ts';
+import { DataplaneApplyError } from '../apply-error.ts';
 import { ipSetName } from '../../selector/index.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { sleep, type Clock } from '../../runtime/clock.ts';
@@ -49,7 +50,7 @@ export interface IpSetsOptions {
   readonly initialRetryMs?: number;
 }
 
-export class IpSetsApplyError extends Error {
+export class IpSetsApplyError extends DataplaneApplyError {
   override readonly name = 'IpSetsApplyError';
 }
 

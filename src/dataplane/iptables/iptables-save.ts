@@ -57,3 +57,10 @@ export function parseSave(
   }
   return { owned, kernel };
 }
+
+/** `[packets:bytes] -A <chain> … --comment "cali:<hash>" …` → its parts; undefined for other lines. */
+export function parseCounterLine(line: string): { packets: number; bytes: number; chain: string; hash: string } | undefined {
+  const m = /^\[(\d+):(\d+)\] -A (\S+) .*?--comment "?cali:([A-Za-z0-9_-]+)"?/.exec(line);
+  if (m === null) return undefined;
+  return { packets: Number(m[1]), bytes: Number(m[2]), chain: m[3]!, hash: m[4]! };
+}

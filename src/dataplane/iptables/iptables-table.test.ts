@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../runtime/clock.ts';
 import { silentLogger, type Logger } from '../../runtime/logger.ts';
 import { newRegistry } from '../../runtime/metrics.ts';
+import { ACCEPT, DROP, setMark } from '../action.ts';
 import type { Chain } from '../chain.ts';
+import { ANY, type Match } from '../match.ts';
+import { MatchBuilder } from '../match-builder.ts';
+import { actionFromText } from '../../../test/dataplane/actions.ts';
 import { RecordingCommandRunner } from '../command-runner.ts';
 import { DataplaneMetrics } from '../dataplane-metrics.ts';
 import { FakeKernel } from './fake-kernel.ts';
@@ -25,7 +29,7 @@ function setup(opts: { refreshIntervalMs?: number; maxAttempts?: number; beforeR
   return { kernel, runner, clock, table, restores, registry, metric };
 }
 
-const chain = (name: string, ...actions: string[]): Chain => ({ name, rules: actions.map((action) => ({ match: '', action })) });
+const chain = (name: string, ...actions: string[]): Chain => ({ name, rules: actions.map((action) => ({ match: ANY, action: actionFromText(action) })) });
 
 /** A pino logger whose JSON lines the test reads back. */
 function capturingLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
@@ -35,12 +39,14 @@ function capturingLogger(): { logger: Logger; lines: () => Array<Record<string, 
 }
 
 /** A policy chain whose second rule iptables-restore rejects (see `FakeKernel.rejectRules`). */
-const REJECTED = /--reject-me/;
+const REJECTED = /--match-set reject-me /;
+/** A valid match that the fake kernel's `rejectRules` then rejects. */
+const REJECT_ME: Match = new MatchBuilder().ipSet('src', 'reject-me', false).build();
 const badPolicy = (name: string): Chain => ({
   name,
   rules: [
-    { match: '', action: '-j MARK --set-xmark 0x40000/0x40000' },
-    { match: '-m bad --reject-me', action: '-j MARK --set-xmark 0x10000/0x10000', comments: ['rule r:bad'] },
+    { match: ANY, action: setMark(0x40000) },
+    { match: REJECT_ME, action: setMark(0x10000), comments: ['rule r:bad'] },
   ],
 });
 const STAND_IN = (rule?: number) => `-m comment --comment "Tessera: iptables-restore rejected ${rule === undefined ? 'this chain' : `rule ${rule} of this chain`}, fail closed" -j DROP`;
@@ -380,7 +386,7 @@ describe('IptablesTable', () => {
       kernel.rejectRules = undefined;
       await clock.advance(31_000 - clock.now());
       await table.apply();
-      expect(withoutHash(kernel.chains.get('cali-pi-bad'))).toEqual(['-j MARK --set-xmark 0x40000/0x40000', '-m comment --comment "rule r:bad" -m bad --reject-me -j MARK --set-xmark 0x10000/0x10000']);
+      expect(withoutHash(kernel.chains.get('cali-pi-bad'))).toEqual(['-j MARK --set-xmark 0x40000/0x40000', '-m comment --comment "rule r:bad" -m set --match-set reject-me src -j MARK --set-xmark 0x10000/0x10000']);
       expect(table.rejectedChains()).toEqual([]);
       expect(await metric('tessera_dataplane_rejected_chains')).toBe(0);
       expect(log.lines().at(-1)).toMatchObject({ chain: 'cali-pi-bad', kind: 'GlobalNetworkPolicy', name: 'bad', msg: 'iptables-restore accepted a chain it rejected before' });
@@ -394,7 +400,7 @@ describe('IptablesTable', () => {
       await table.apply();
       expect(withoutHash(kernel.chains.get('cali-pi-x'))).toEqual([STAND_IN(2)]);
       // Still rejected: news again (a new version), logged again.
-      table.updateChain({ ...badPolicy('cali-pi-x'), rules: [...badPolicy('cali-pi-x').rules, { match: '', action: '-j DROP' }] });
+      table.updateChain({ ...badPolicy('cali-pi-x'), rules: [...badPolicy('cali-pi-x').rules, { match: ANY, action: DROP }] });
       await table.apply();
       expect(table.rejectedChains()).toEqual([expect.objectContaining({ attempts: 1 })]);
       expect(log.lines().filter((l) => l['level'] === 50)).toHaveLength(2);
@@ -442,7 +448,7 @@ describe('IptablesTable', () => {
       await table.apply();
       const before = kernel.save();
       kernel.rejectRules = REJECTED;
-      table.updateChain({ name: 'cali-FORWARD', rules: [{ match: '-m bad --reject-me', action: '-j ACCEPT' }] });
+      table.updateChain({ name: 'cali-FORWARD', rules: [{ match: REJECT_ME, action: ACCEPT }] });
       table.updateChain(chain('cali-pi-z', '-j ACCEPT'));
       await expect(table.apply()).rejects.toThrow(/no chain of ours is to blame/);
       expect(kernel.save()).toBe(before);

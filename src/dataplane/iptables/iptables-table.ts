@@ -40,16 +40,18 @@ import { sleep, type Clock } from '../../runtime/clock.ts';
 import { emptyPhases, timed, type PhaseTotals } from '../apply-phases.ts';
 import { findRejectedChain, type TrialOutcome } from './chain-bisect.ts';
 import { CHAIN_PREFIX } from '../chain-names.ts';
-import type { Chain, IptablesRule } from '../chain.ts';
+import { DataplaneApplyError } from '../apply-error.ts';
+import type { Chain, ChainRule, KernelHooks } from '../chain.ts';
 import type { CommandResult, CommandRunner } from '../command-runner.ts';
 import type { DataplaneMetrics } from '../dataplane-metrics.ts';
-import { DesiredChains, detachedChain, hashesOf, sameList, type DesiredChain, type LazyChain, type UpdateChainOptions } from './desired-chains.ts';
-import { parseSave } from './iptables-save.ts';
+import { sameList } from '../../runtime/same-list.ts';
+import { DesiredChains, detachedChain, hashesOf, type DesiredChain, type LazyChain, type UpdateChainOptions } from './desired-chains.ts';
+import { parseCounterLine, parseSave } from './iptables-save.ts';
 import { KernelHookRules } from './kernel-hook-rules.ts';
 import { RejectedChains, failClosedRules, ownerFields, type ChainOwner, type ChainRejection } from './rejected-chains.ts';
 import { RestoreTransaction, restoreErrorLine, restoreErrorMessage, streamRestore, type ChainWrite } from './restore-transaction.ts';
-import type { KernelHooks } from '../rule-renderer.ts';
 import type { IptablesBackend } from './iptables-backend.ts';
+import type { Table, TableApplyResult, TaggedRuleCount } from '../table.ts';
 
 export type { IptablesBackend } from './iptables-backend.ts';
 
@@ -87,16 +89,11 @@ export interface IptablesTableOptions {
   readonly beforeRetry?: () => Promise<void>;
 }
 
-export class IptablesApplyError extends Error {
+export class IptablesApplyError extends DataplaneApplyError {
   override readonly name = 'IptablesApplyError';
 }
 
-/** What the last `apply()` did. */
-export interface TableApplyResult {
-  readonly wrote: boolean;
-  readonly bytes: number;
-  readonly chainsWritten: number;
-}
+export type { TableApplyResult } from '../table.ts';
 
 /**
  * How one transaction writes a chain: `desired` (its rules, or its deletion), `stand-in` (its
@@ -108,7 +105,8 @@ type WriteMode = 'desired' | 'stand-in' | 'keep';
 /** What a chain is written as: a chain, its deletion, or nothing. */
 type Target = DesiredChain | 'delete' | 'keep';
 
-export class IptablesTable {
+/** The iptables implementation of the `Table` seam (see `../table.ts` for the contract). */
+export class IptablesTable implements Table {
   readonly table: string;
   readonly ipVersion: 4 | 6;
   private readonly runner: CommandRunner;
@@ -222,20 +220,20 @@ export class IptablesTable {
   }
 
   /** The rules this table wants in `name`. */
-  desiredRules(name: string): readonly IptablesRule[] | undefined {
+  desiredRules(name: string): readonly ChainRule[] | undefined {
     return this.desired.get(name)?.rules;
   }
 
   /** Rule `position` (0-based) of desired chain `chain`, with the chain's owner; undefined if there is none. */
-  ruleAt(chain: string, position: number): { rule: IptablesRule; owner: ChainOwner | undefined } | undefined {
+  ruleAt(chain: string, position: number): { rule: ChainRule; owner: ChainOwner | undefined } | undefined {
     const d = this.desired.get(chain);
     const rule = d?.rules[position];
     return rule === undefined ? undefined : { rule, owner: d!.owner };
   }
 
   /** Every tagged rule of the chains this table wants in the kernel, by rule hash. */
-  taggedRules(): Map<string, { chain: string; rule: IptablesRule; owner: ChainOwner | undefined }> {
-    const out = new Map<string, { chain: string; rule: IptablesRule; owner: ChainOwner | undefined }>();
+  taggedRules(): Map<string, { chain: string; rule: ChainRule; owner: ChainOwner | undefined }> {
+    const out = new Map<string, { chain: string; rule: ChainRule; owner: ChainOwner | undefined }>();
     for (const chain of this.desired.names()) {
       const d = this.desired.effective(chain);
       if (d === undefined || !d.rules.some((r) => r.tag !== undefined)) continue;
@@ -243,6 +241,20 @@ export class IptablesTable {
       d.rules.forEach((rule, i) => {
         if (rule.tag !== undefined) out.set(hashes[i]!, { chain, rule, owner: d.owner });
       });
+    }
+    return out;
+  }
+
+  async readRuleCounts(): Promise<TaggedRuleCount[]> {
+    const tagged = this.taggedRules();
+    const text = await this.saveWithCounters();
+    const out: TaggedRuleCount[] = [];
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('[')) continue;
+      const parsed = parseCounterLine(line);
+      const t = parsed === undefined ? undefined : tagged.get(parsed.hash);
+      if (t === undefined || t.chain !== parsed!.chain) continue;
+      out.push({ ...t, packets: parsed!.packets, bytes: parsed!.bytes });
     }
     return out;
   }

@@ -11,16 +11,16 @@
  *   checks; and our inserts must be the chain's first rules, so a foreign rule inserted above
  *   them cannot pre-empt policy (Felix re-inserts them in that case too).
  */
-import { hashCommentFragment, ruleBody, type IptablesRule } from '../chain.ts';
-import { sameList } from './desired-chains.ts';
+import type { ChainRule, KernelHooks } from '../chain.ts';
+import { hashCommentFragment, ruleBody } from './rule-text.ts';
+import { sameList } from '../../runtime/same-list.ts';
 import type { KernelChainState } from './iptables-save.ts';
 import { ruleHashes } from './rule-hash.ts';
-import type { KernelHooks } from '../rule-renderer.ts';
 
 const KERNEL_CHAIN = /^[A-Z][A-Z0-9_-]{0,27}$/;
 
 export class KernelHookRules {
-  private readonly wanted = new Map<string, { readonly rules: readonly IptablesRule[]; readonly hashes: string[]; readonly nInserts: number }>();
+  private readonly wanted = new Map<string, { readonly rules: readonly ChainRule[]; readonly hashes: string[]; readonly nInserts: number }>();
   private actual = new Map<string, KernelChainState>();
   /** Whether a write is needed (true until the first read-back or write says otherwise). */
   dirty = true;
@@ -73,7 +73,7 @@ export class KernelHookRules {
     this.dirty = false;
   }
 
-  private body(h: { readonly rules: readonly IptablesRule[]; readonly hashes: readonly string[] }, i: number): string {
+  private body(h: { readonly rules: readonly ChainRule[]; readonly hashes: readonly string[] }, i: number): string {
     return ruleBody(h.rules[i]!, hashCommentFragment(h.hashes[i]!));
   }
 }

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../runtime/clock.ts';
 import { RejectedChains, failClosedRules } from './rejected-chains.ts';
+import { actionText, matchText } from './rule-text.ts';
 
 describe('failClosedRules', () => {
   it('stands in a DROP for policy, profile, endpoint, dispatch and workload-to-host chains, naming why', () => {
     for (const chain of ['cali-pi-np/shop/web', 'cali-po-gnp/x', 'cali-pri-kns.shop', 'cali-pro-kns.shop', 'cali-tw-cali1', 'cali-fw-cali1', 'cali-from-wl-dispatch', 'cali-to-wl-dispatch-1', 'cali-wl-to-host']) {
-      expect(failClosedRules(chain)).toEqual([{ match: '', action: '-j DROP', comments: ['Tessera: iptables-restore rejected this chain, fail closed'] }]);
+      expect(failClosedRules(chain)!.map((r) => ({ ...r, match: matchText(r.match), action: actionText(r.action) }))).toEqual([{ match: '', action: '-j DROP', comments: ['Tessera: iptables-restore rejected this chain, fail closed'] }]);
     }
     expect(failClosedRules('cali-pi-x', 7)![0]!.comments).toEqual(['Tessera: iptables-restore rejected rule 7 of this chain, fail closed']);
   });

@@ -33,25 +33,14 @@
 import { isStagedPolicy, type PolicyKind } from '../../proto/index.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import { Backoff } from '../../runtime/backoff.ts';
-import type { IptablesRule } from '../chain.ts';
+import { DROP } from '../action.ts';
+import { ANY } from '../match.ts';
+import type { ChainOwner, ChainRule } from '../chain.ts';
+import type { ChainRejection } from '../table.ts';
 import { CHAIN_FROM_WL_DISPATCH, CHAIN_TO_WL_DISPATCH, CHAIN_WL_TO_HOST } from '../chain-names.ts';
 
-/**
- * Who a chain belongs to, for the log line that reports its rejection: the policy
- * (kind/namespace/name), profile or endpoint, and which of its rules an iptables rule came
- * from.
- */
-export interface ChainOwner {
-  readonly kind: string;
-  readonly namespace?: string | undefined;
-  readonly name: string;
-  readonly tier?: string | undefined;
-  /**
-   * The owner's rule that the chain's iptables rule `index` (0-based) was rendered from, e.g.
-   * `ingress[2] (rule <id>)`; undefined when not known.
-   */
-  readonly ruleOf?: (index: number) => string | undefined;
-}
+/** Who a chain belongs to (the model's `ChainOwner`), for the log line that reports its rejection. */
+export type { ChainOwner } from '../chain.ts';
 
 /** Policy, profile and endpoint chains. */
 const STAND_IN_PREFIXES = ['cali-pi-', 'cali-po-', 'cali-pri-', 'cali-pro-', 'cali-tw-', 'cali-fw-'];
@@ -63,11 +52,11 @@ const STAND_IN_PREFIXES = ['cali-pi-', 'cali-po-', 'cali-pri-', 'cali-pro-', 'ca
  * as an empty chain: it only counts, so returning is its only outcome, and a DROP there would
  * enforce a policy that is not in force.
  */
-export function failClosedRules(chain: string, rule?: number, owner?: ChainOwner): IptablesRule[] | undefined {
+export function failClosedRules(chain: string, rule?: number, owner?: ChainOwner): ChainRule[] | undefined {
   if (!hasStandIn(chain)) return undefined;
   if (owner !== undefined && isStagedPolicy(owner as { kind: PolicyKind })) return [];
   const which = rule === undefined ? 'this chain' : `rule ${rule} of this chain`;
-  return [{ match: '', action: '-j DROP', comments: [`Tessera: iptables-restore rejected ${which}, fail closed`] }];
+  return [{ match: ANY, action: DROP, comments: [`Tessera: iptables-restore rejected ${which}, fail closed`] }];
 }
 
 function hasStandIn(chain: string): boolean {
@@ -75,22 +64,8 @@ function hasStandIn(chain: string): boolean {
   return chain === CHAIN_WL_TO_HOST || chain.startsWith(CHAIN_FROM_WL_DISPATCH) || chain.startsWith(CHAIN_TO_WL_DISPATCH);
 }
 
-/** One rejected chain. */
-export interface ChainRejection {
-  readonly chain: string;
-  /** `rules`: its desired rules were rejected (a stand-in is programmed); `delete`: its `-X` was. */
-  readonly kind: 'rules' | 'delete';
-  /** The desired version that was rejected (identity; undefined for a deletion). */
-  readonly version: object | undefined;
-  /** The rejected iptables rule, 1-based, when iptables-restore named it. */
-  readonly rule: number | undefined;
-  /** iptables-restore's message. */
-  readonly error: string;
-  /** Rejections of this version so far. */
-  readonly attempts: number;
-  /** Clock ms of the next retry. */
-  readonly retryAt: number;
-}
+/** One rejected chain (the `Table` contract's `ChainRejection`). */
+export type { ChainRejection } from '../table.ts';
 
 export interface RejectedChainsOptions {
   readonly clock: Clock;

@@ -18,7 +18,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { timedChunks, type PhaseTotals } from '../apply-phases.ts';
-import { RULE_HASH_PREFIX, hashCommentFragment } from '../chain.ts';
+import { RULE_HASH_PREFIX, hashCommentFragment } from './rule-text.ts';
 import type { CommandResult, CommandRunner } from '../command-runner.ts';
 
 /** What one chain should become: `want` (its rule tails and their hashes) or deleted. */

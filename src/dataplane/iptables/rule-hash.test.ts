@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { IptablesRule } from '../chain.ts';
+import { ACCEPT, DROP, clearMark } from '../action.ts';
+import type { ChainRule } from '../chain.ts';
+import { MatchBuilder } from '../match-builder.ts';
+import { ANY } from '../match.ts';
 import { hashRuleTails, ruleHashes, RULE_HASH_LENGTH } from './rule-hash.ts';
 
-const rules: IptablesRule[] = [
-  { match: '-m conntrack --ctstate RELATED,ESTABLISHED', action: '-j ACCEPT' },
-  { match: '', action: '-j MARK --set-xmark 0x0/0x30000' },
-  { match: '', action: '-j DROP', comments: ['Drop if no profiles matched'] },
+const rules: ChainRule[] = [
+  { match: new MatchBuilder().conntrackState('RELATED', 'ESTABLISHED').build(), action: ACCEPT },
+  { match: ANY, action: clearMark(0x30000) },
+  { match: ANY, action: DROP, comments: ['Drop if no profiles matched'] },
 ];
 
 describe('ruleHashes (dataplane.md §4)', () => {
@@ -29,7 +32,7 @@ describe('ruleHashes (dataplane.md §4)', () => {
 
   it('changes a rule hash and every hash below it, never the ones above', () => {
     const before = ruleHashes('cali-x', rules);
-    const changed = [rules[0]!, { match: '-p tcp', action: '-j DROP' }, rules[2]!];
+    const changed = [rules[0]!, { match: new MatchBuilder().protocol('tcp').build(), action: DROP }, rules[2]!];
     const after = ruleHashes('cali-x', changed);
     expect(after[0]).toBe(before[0]);
     expect(after[1]).not.toBe(before[1]);
@@ -41,7 +44,7 @@ describe('ruleHashes (dataplane.md §4)', () => {
   });
 
   it('gives identical rules at different positions different hashes', () => {
-    const r = { match: '', action: '-j DROP' };
+    const r: ChainRule = { match: ANY, action: DROP };
     const [a, b] = ruleHashes('cali-x', [r, r]);
     expect(a).not.toBe(b);
   });

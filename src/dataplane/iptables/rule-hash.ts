@@ -10,13 +10,14 @@
  *   packet counters.
  */
 import * as crypto from 'node:crypto';
-import { ruleTail, type IptablesRule } from '../chain.ts';
+import type { ChainRule } from '../chain.ts';
+import { ruleTail } from './rule-text.ts';
 
 /** Felix `HashLength = 16` (96 bits): base64 of the first 12 digest bytes. */
 export const RULE_HASH_LENGTH = 16;
 
 /** The hash comment value of every rule of `chainName`, in order. */
-export function ruleHashes(chainName: string, rules: readonly IptablesRule[]): string[] {
+export function ruleHashes(chainName: string, rules: readonly ChainRule[]): string[] {
   return hashRuleTails(chainName, rules.map(ruleTail));
 }
 

@@ -1,0 +1,128 @@
+/**
+ * The neutral chain model (`../chain.ts`) as iptables-restore text: what the `IptablesTable`
+ * writes, hashes and compares with what `iptables-save` reports.
+ *
+ * - Byte for byte what Tessera has always written: the rule hashes of a running node, and so
+ *   whether an upgrade rewrites its chains, depend on it (render goldens in `src/cli/testdata`).
+ * - A rule's text is `[-m comment …]* <match> <action>` after the hash comment; empty parts are
+ *   omitted so spacing is canonical.
+ * - Values were validated when the match was built (`MatchBuilder`); comments are sanitised here.
+ */
+import type { Action } from '../action.ts';
+import type { ChainRule } from '../chain.ts';
+import type { Match, MatchCriterion } from '../match.ts';
+import type { PortRange } from '../../proto/index.ts';
+
+/** Felix: characters outside this class are replaced in comments. */
+const COMMENT_UNSAFE = /[^A-Za-z0-9_ @%+=:,./-]/g;
+/** Kernel `XT_MAX_COMMENT_LEN` 256 including the NUL. */
+export const MAX_COMMENT_LENGTH = 255;
+
+/** A comment as written: unsafe characters replaced by `_`, cut to 255 characters. */
+export function sanitizeComment(text: string): string {
+  return text.replace(COMMENT_UNSAFE, '_').slice(0, MAX_COMMENT_LENGTH);
+}
+
+/** `-m comment --comment "…"` for one sanitised comment. */
+export function commentFragment(text: string): string {
+  return `-m comment --comment "${sanitizeComment(text)}"`;
+}
+
+/** The prefix of the hash comment's value (Felix `RuleHashPrefix`). */
+export const RULE_HASH_PREFIX = 'cali:';
+
+/** `-m comment --comment "cali:<hash>"`. */
+export function hashCommentFragment(hash: string): string {
+  return `-m comment --comment "${RULE_HASH_PREFIX}${hash}"`;
+}
+
+const hex = (n: number): string => `0x${(n >>> 0).toString(16)}`;
+const portText = (p: PortRange): string => (p.first === p.last ? String(p.first) : `${p.first}:${p.last}`);
+
+/** One criterion's fragment (`-m multiport --destination-ports 80`). */
+export function criterionText(c: MatchCriterion): string {
+  const not = 'negate' in c && c.negate ? '! ' : '';
+  switch (c.kind) {
+    case 'protocol':
+      return `${not}-p ${c.protocol}`;
+    case 'interface':
+      return `${c.direction === 'in' ? '-i' : '-o'} ${c.name}`;
+    case 'net':
+      return `${not}${c.side === 'src' ? '--source' : '--destination'} ${c.cidr}`;
+    case 'ports':
+      return `-m multiport ${not}${c.side === 'src' ? '--source-ports' : '--destination-ports'} ${c.ports.map(portText).join(',')}`;
+    case 'ip-set':
+      return `-m set ${not}--match-set ${c.name} ${c.namedPort ? `${c.side},${c.side}` : c.side}`;
+    case 'icmp': {
+      const value = c.code === undefined ? String(c.type) : `${c.type}/${c.code}`;
+      return c.ipVersion === 4 ? `-m icmp ${not}--icmp-type ${value}` : `-m icmp6 ${not}--icmpv6-type ${value}`;
+    }
+    case 'mark':
+      return c.set ? `-m mark --mark ${hex(c.bits)}/${hex(c.bits)}` : `-m mark --mark 0x0/${hex(c.bits)}`;
+    case 'conntrack':
+      return `-m conntrack --ctstate ${c.states.join(',')}`;
+    case 'dest-port':
+      return `-m ${c.protocol} --dport ${c.port}`;
+    case 'rate-limit':
+      return `-m hashlimit --hashlimit-upto ${c.rate} --hashlimit-burst ${c.burst} --hashlimit-name ${c.bucket}`;
+  }
+}
+
+/** Match fragments, joined (`-p tcp -m multiport --destination-ports 80`); '' for every packet. */
+export function matchText(match: Match): string {
+  let out = '';
+  for (const c of match) out = out === '' ? criterionText(c) : `${out} ${criterionText(c)}`;
+  return out;
+}
+
+/** The target (`-j ACCEPT`, `-g cali-fw-cali1234`, `-j MARK --set-xmark 0x10000/0x10000`). */
+export function actionText(action: Action): string {
+  switch (action.type) {
+    case 'accept':
+      return '-j ACCEPT';
+    case 'drop':
+      return '-j DROP';
+    case 'reject':
+      return '-j REJECT';
+    case 'return':
+      return '-j RETURN';
+    case 'jump':
+      return `-j ${action.target}`;
+    case 'goto':
+      return `-g ${action.target}`;
+    case 'set-mark':
+      return `-j MARK --set-xmark ${hex(action.bits)}/${hex(action.bits)}`;
+    case 'clear-mark':
+      // iptables-save shows it as `MARK and <~bits>`.
+      return `-j MARK --set-xmark 0x0/${hex(action.bits)}`;
+    case 'log':
+      return `-j LOG --log-prefix ${action.prefix} --log-level ${action.level}`;
+    case 'nflog':
+      return `-j NFLOG --nflog-group ${action.group} --nflog-prefix ${action.prefix} --nflog-size ${action.size} --nflog-threshold ${action.threshold}`;
+  }
+}
+
+/**
+ * The rule body after `-A <chain>` / `-I <chain> <n>` / `-R <chain> <n>`, with `hashFragment`
+ * in the hash comment's place: `HASH` when hashing, `-m comment --comment "cali:<h>"` when
+ * writing.
+ */
+export function ruleBody(rule: ChainRule, hashFragment: string): string {
+  const rest = ruleTail(rule);
+  return rest === '' ? hashFragment : `${hashFragment} ${rest}`;
+}
+
+/** Everything after the hash comment: `[-m comment …]* <match> <action>` (computed once per rule). */
+export function ruleTail(rule: ChainRule): string {
+  let out = '';
+  if (rule.comments !== undefined) for (const c of rule.comments) out = out === '' ? commentFragment(c) : `${out} ${commentFragment(c)}`;
+  const match = matchText(rule.match);
+  if (match !== '') out = out === '' ? match : `${out} ${match}`;
+  const action = actionText(rule.action);
+  return out === '' ? action : `${out} ${action}`;
+}
+
+/** What the drop log's digest covers of a drop rule: its match and action as written. */
+export function ruleDigestText(match: Match, action: Action): { readonly match: string; readonly action: string } {
+  return { match: matchText(match), action: actionText(action) };
+}
