@@ -19,7 +19,7 @@
  *   graph turns an invalid object into a delete.
  */
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
-import { isStagedKind, readStaged, type StagedPolicy } from './staged.ts';
+import { isStagedKind, readStaged, type StagedPolicy } from '../api/staged.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import { defaultTiers } from '../controllers/index.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';

@@ -12,7 +12,8 @@ import { runSimulate } from '../cli/simulate.ts';
 
 import { InputError } from '../runtime/input-error.ts';
 import { classifyObjects } from './cluster-objects.ts';
-import { commitStaged, describeStagedDiff, readStaged, stagedDiff } from './staged.ts';
+import { readStaged } from '../api/staged.ts';
+import { commitStaged, describeStagedDiff, stagedDiff } from './staged.ts';
 
 const calicoNp = (name: string, ns: string, order: number): unknown => ({
   apiVersion: 'projectcalico.org/v3',

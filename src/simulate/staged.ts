@@ -15,8 +15,6 @@
  */
 import type { ClusterObjects } from './cluster-objects.ts';
 import type { V3Resource } from '../api/index.ts';
-
-export { STAGED_KINDS, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from '../api/staged.ts';
 import { COUNTERPART, type StagedPolicy } from '../api/staged.ts';
 import type { K8sNetworkPolicy } from '../api/index.ts';
 
