@@ -41,6 +41,7 @@ import { emptyPhases, timedAsync, type ApplyPhases, type PhaseTotals } from './a
 import type { CommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';
+import type { IpSetsDataplane } from './ip-sets-dataplane.ts';
 import { IpSets } from './iptables/ipsets.ts';
 import { IpSetsManager } from './ipsets-manager.ts';
 import { IptablesTable, type IptablesBackend } from './iptables/iptables-table.ts';
@@ -132,7 +133,7 @@ export interface ApplyStats {
 export class DataplaneDriver {
   readonly metrics: DataplaneMetrics;
   readonly tables: readonly Table[];
-  readonly ipsets: readonly IpSets[];
+  readonly ipsets: readonly IpSetsDataplane[];
   private readonly clock: Clock;
   private readonly log: Logger;
   /** Every message goes to each, in this order; so does each apply's deferred work. */

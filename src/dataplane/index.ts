@@ -60,6 +60,7 @@ export { parseSave } from './iptables/iptables-save.ts';
 export { IptablesTable, IptablesApplyError, type IptablesBackend, type IptablesTableOptions } from './iptables/iptables-table.ts';
 export { IpSets, IpSetsApplyError, parseIpsetSave, type IpSetsOptions } from './iptables/ipsets.ts';
 export { IpSetsManager } from './ipsets-manager.ts';
+export type { IpSetsDataplane, IpSetsApplyResult } from './ip-sets-dataplane.ts';
 export { PolicyManager, type FamilyTables } from './policy-manager.ts';
 export { EndpointManager } from './endpoint-manager.ts';
 export { MARK_ACCEPT, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';

@@ -4,11 +4,11 @@
  * `cali60…` (Felix runs one ipsets manager per family the same way).
  */
 import type { DataplaneMessage } from '../proto/index.ts';
-import type { IpSets } from './iptables/ipsets.ts';
+import type { IpSetsDataplane } from './ip-sets-dataplane.ts';
 import type { Manager } from './manager.ts';
 
 export class IpSetsManager implements Manager {
-  constructor(private readonly families: readonly IpSets[]) {}
+  constructor(private readonly families: readonly IpSetsDataplane[]) {}
 
   /** Applies one message to the desired state; returns false for messages it does not handle. */
   onMessage(msg: DataplaneMessage): boolean {

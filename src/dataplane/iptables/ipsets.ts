@@ -25,6 +25,7 @@
  */
 import type { IpSetType } from '../../proto/index.ts';
 import { DataplaneApplyError } from '../apply-error.ts';
+import type { IpSetsApplyResult, IpSetsDataplane } from '../ip-sets-dataplane.ts';
 import { ipSetName } from '../../selector/index.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { sleep, type Clock } from '../../runtime/clock.ts';
@@ -70,13 +71,10 @@ interface DesiredSet {
   readonly members: Set<string>;
 }
 
-export interface IpSetsApplyResult {
-  readonly wrote: boolean;
-  readonly bytes: number;
-  readonly lines: number;
-}
+export type { IpSetsApplyResult } from '../ip-sets-dataplane.ts';
 
-export class IpSets {
+/** The `ipset` implementation of the `IpSetsDataplane` seam (see `../ip-sets-dataplane.ts`). */
+export class IpSets implements IpSetsDataplane {
   readonly ipVersion: 4 | 6;
   private readonly runner: CommandRunner;
   private readonly clock: Clock;
