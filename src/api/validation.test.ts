@@ -369,6 +369,16 @@ describe('WorkloadEndpoint', () => {
     ]);
   });
 
+  it('judges a repeated value the same every time (valid ones are remembered, invalid ones re-checked)', () => {
+    const bad = wep({ node: 'Node_1', ports: [{ name: 'HTTP', protocol: 'TCP', port: 80 }] });
+    const first = validateResource({ ...bad, metadata: { ...frontendEndpoint.metadata, labels: { app: '-x-' } } });
+    expect(pathsOf(first)).toEqual(['metadata.labels.app', 'spec.node', 'spec.ports[0].name']);
+    for (let i = 0; i < 3; i++) {
+      expect(validateResource({ ...bad, metadata: { ...frontendEndpoint.metadata, labels: { app: '-x-' } } })).toEqual(first);
+      expect(validateResource(frontendEndpoint)).toEqual([]);
+    }
+  });
+
   it('checks profile names and spoofable prefixes', () => {
     expect(pathsOf(validateResource(wep({ profiles: ['Kns_shop'], allowSpoofedSourcePrefixes: ['10.1.2.3/16', 'nope'] })))).toEqual([
       'spec.profiles[0]',

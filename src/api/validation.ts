@@ -152,29 +152,44 @@ function checkMetadata(c: FieldErrorCollector, kind: V3Kind, metadata: unknown):
 }
 
 /**
- * Label keys already found valid. The same few keys come on every object (`app`,
- * `pod-template-hash`, …), and checking one costs a split and two regular expressions.
- * Bounded: cleared when full, so a stream of distinct keys costs one check each.
+ * Strings one check already found valid. A sync validates tens of thousands of objects that
+ * repeat a few label keys and values (`app`, `pod-template-hash`), node, orchestrator and
+ * profile names and port names; each check is a regular expression or two, and a set lookup
+ * is cheaper. Only valid strings are remembered (an invalid one is re-checked, so its
+ * messages are built as before). Bounded: cleared when full, so a stream of distinct strings
+ * (pod names) costs one check each, as without it.
  */
-const VALID_LABEL_KEYS = new Set<string>();
-const VALID_LABEL_KEYS_MAX = 4096;
+class ValidStrings {
+  readonly #valid = new Set<string>();
+  readonly #check: (s: string) => boolean;
 
-function rememberValidLabelKey(key: string): void {
-  if (VALID_LABEL_KEYS.size >= VALID_LABEL_KEYS_MAX) VALID_LABEL_KEYS.clear();
-  VALID_LABEL_KEYS.add(key);
+  constructor(check: (s: string) => boolean) {
+    this.#check = check;
+  }
+
+  test(s: string): boolean {
+    if (this.#valid.has(s)) return true;
+    if (!this.#check(s)) return false;
+    if (this.#valid.size >= 4096) this.#valid.clear();
+    this.#valid.add(s);
+    return true;
+  }
 }
+
+const VALID_LABEL_KEYS = new ValidStrings((k) => qualifiedNameProblems(k).length === 0);
+const VALID_LABEL_VALUES = new ValidStrings(isValidLabelValue);
+const VALID_SUBDOMAINS = new ValidStrings(isDns1123Subdomain);
+const VALID_PORT_NAMES = new ValidStrings(isValidEndpointPortName);
 
 function checkLabels(c: FieldErrorCollector, path: string, labels: unknown): void {
   if (!expectStringMap(c, path, labels)) return;
   for (const k in labels) {
     if (!Object.prototype.hasOwnProperty.call(labels, k)) continue;
     const v = labels[k] as string;
-    if (!VALID_LABEL_KEYS.has(k)) {
-      const problems = qualifiedNameProblems(k);
-      for (const problem of problems) c.error(indexPath(path, k), problem);
-      if (problems.length === 0) rememberValidLabelKey(k);
+    if (!VALID_LABEL_KEYS.test(k)) {
+      for (const problem of qualifiedNameProblems(k)) c.error(indexPath(path, k), problem);
     }
-    if (!isValidLabelValue(v)) {
+    if (!VALID_LABEL_VALUES.test(v)) {
       c.error(
         indexPath(path, k),
         `${JSON.stringify(v)} is not a valid label value (at most 63 of alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric)`,
@@ -385,7 +400,15 @@ function isValidMAC(mac: string): boolean {
   return !(mac.includes(':') && mac.includes('-'));
 }
 
-const WORKLOAD_ENDPOINT_NAME_FIELDS = ['orchestrator', 'workload', 'node', 'pod', 'endpoint', 'serviceAccountName'] as const;
+/** Name fields, and whether their values repeat across endpoints (worth remembering as valid). */
+const WORKLOAD_ENDPOINT_NAME_FIELDS = [
+  ['orchestrator', true],
+  ['workload', false],
+  ['node', true],
+  ['pod', false],
+  ['endpoint', true],
+  ['serviceAccountName', true],
+] as const;
 const GATEWAY_FIELDS = [
   ['ipv4Gateway', 4],
   ['ipv6Gateway', 6],
@@ -395,10 +418,10 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   SPEC_SHAPES.WorkloadEndpoint.checkFields(c, 'spec', spec);
 
   // Runs on every endpoint update: paths are built only for an error.
-  for (const field of WORKLOAD_ENDPOINT_NAME_FIELDS) {
+  for (const [field, repeats] of WORKLOAD_ENDPOINT_NAME_FIELDS) {
     const v = spec[field];
     if (isAbsent(v) || v === '') continue;
-    if (typeof v === 'string' && isDns1123Subdomain(v)) continue;
+    if (typeof v === 'string' && (repeats ? VALID_SUBDOMAINS.test(v) : isDns1123Subdomain(v))) continue;
     if (expectString(c, `spec.${field}`, v)) c.error(`spec.${field}`, `${JSON.stringify(v)} is not a valid name (DNS-1123 subdomain)`);
   }
   const containerID = spec['containerID'];
@@ -470,7 +493,7 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   if (!isAbsent(profiles) && expectArray(c, 'spec.profiles', profiles)) {
     for (let i = 0; i < profiles.length; i++) {
       const p: unknown = profiles[i];
-      if (typeof p === 'string' && isDns1123Subdomain(p)) continue;
+      if (typeof p === 'string' && VALID_SUBDOMAINS.test(p)) continue;
       const at = indexPath('spec.profiles', i);
       if (expectString(c, at, p)) c.error(at, `${JSON.stringify(p)} is not a valid profile name (DNS-1123 subdomain)`);
     }
@@ -497,7 +520,7 @@ function checkEndpointPort(c: FieldErrorCollector, path: string, port: unknown):
   if (!ENDPOINT_PORT_SHAPE.check(c, path, port)) return;
   const name = port['name'];
   const hasName = !isAbsent(name) && name !== '';
-  if (hasName && expectString(c, fieldPath(path, 'name'), name) && !isValidEndpointPortName(name)) {
+  if (hasName && !(typeof name === 'string' && VALID_PORT_NAMES.test(name)) && expectString(c, fieldPath(path, 'name'), name)) {
     c.error(
       fieldPath(path, 'name'),
       `${JSON.stringify(name)} is not a valid port name (1-15 of lower-case letters, digits and '-', with at least one letter)`,
