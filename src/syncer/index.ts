@@ -4,5 +4,6 @@
  * them imports another. Re-exports only.
  */
 export type { SyncerCallbacks, SyncStatus, Update } from './update.ts';
+export type { Syncer, SyncerFactory } from './syncer.ts';
 export { AGENT_RESOURCES, InformerSyncer, TYPHA_RESOURCES } from './informer-syncer.ts';
 export type { InformerSyncerOptions } from './informer-syncer.ts';

@@ -36,7 +36,7 @@ import { MessageReader, MessageWriter } from './message-stream.ts';
 import { clientMaySend, MAX_KVS_PER_MESSAGE, SYNCER_TYPE_FELIX, type Message } from './messages.ts';
 import { ResyncBuffer } from './resync-buffer.ts';
 import { shuffle } from './shuffle.ts';
-import type { SyncerCallbacks } from '../syncer/index.ts';
+import type { Syncer, SyncerCallbacks } from '../syncer/index.ts';
 
 export interface TyphaClientTls {
   /** PEM key and certificate the client presents. */
@@ -98,7 +98,7 @@ interface SessionResult {
   readonly reason: string;
 }
 
-export class SyncClient {
+export class SyncClient implements Syncer {
   readonly #opts: Required<Omit<SyncClientOptions, 'tls' | 'backoff' | 'registry' | 'logger'>> & Pick<SyncClientOptions, 'tls' | 'backoff'>;
   readonly #log: Logger;
   readonly #buffer: ResyncBuffer;
@@ -160,6 +160,11 @@ export class SyncClient {
       timeoutMs: this.#opts.livenessTimeoutMs,
       pendingSince: () => this.#diedAt ?? this.#reader?.pendingSince,
     };
+  }
+
+  /** `livenessProbe` as the `Syncer` contract lists it, under the name the agent's /livez has always used. */
+  get livenessProbes(): ReadonlyArray<{ readonly name: string; readonly probe: LivenessProbe }> {
+    return [{ name: 'typha client', probe: this.livenessProbe }];
   }
 
   async run(signal: AbortSignal): Promise<void> {
