@@ -9,7 +9,7 @@
  *
  * iptables backend: `nft` (`iptables-nft-restore` / `iptables-nft-save`) or `legacy`, never both.
  * The driver's default is nft; the agent picks the backend the node already uses
- * (`iptables-backend.ts`, Felix's detection), because mixing backends on a host is the classic
+ * (`iptables/iptables-backend.ts`, Felix's detection), because mixing backends on a host is the classic
  * way to get two rule sets that each look fine while kube-proxy sees only one. Where nothing
  * holds rules yet nft wins: it is what `iptables` means on current distributions, and
  * incremental `--noflush` writes are O(delta) on nft but O(table) on legacy (the reference

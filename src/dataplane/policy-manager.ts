@@ -10,7 +10,7 @@
  *   chains become empty instead: they only count, and must never drop.
  * - Every chain carries its owner (policy or profile, and which of its rules each iptables
  *   rule came from), so a chain iptables-restore rejects is reported by name (the table
- *   programs it as a DROP meanwhile; see `rejected-chains.ts`).
+ *   programs it as a DROP meanwhile; see `iptables/rejected-chains.ts`).
  * - Rendering is lazy: a policy's or profile's chains are rendered together when the table first
  *   needs either's rules — for a write, while the restore streams — so a from-scratch program
  *   of many policies renders while iptables-restore parses (issue 18). What is rendered, and a
