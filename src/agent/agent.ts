@@ -1,6 +1,7 @@
 /**
- * The per-node agent: informers → sync status → `AsyncCalcGraph` → `DataplaneDriver`
- * (Felix's daemon wiring: syncer → calc graph → int_dataplane).
+ * The per-node agent: a syncer (its informers, or Typha's client) → sync status →
+ * `AsyncCalcGraph` → `DataplaneDriver` (Felix's daemon wiring: syncer → calc graph →
+ * int_dataplane).
  *
  * Guarantees:
  * - the calc graph sees `wait-for-datastore` until the informers start, `resync-in-progress`
@@ -33,37 +34,30 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { AsyncCalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, type CommandRunner, type IptablesBackend } from '../dataplane/index.ts';
 import type { KubeObject, KubeResource, ListerWatcher } from '../informers/index.ts';
-import { Liveness, type LivenessProbe, type LivenessReport } from '../runtime/liveness.ts';
+import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
 import { Gauge } from 'prom-client';
 import type { IpVersion } from './ip-versions.ts';
-import { SyncClient, type TyphaClientTls } from '../typha/sync-client.ts';
 import { InformerSyncer } from '../syncer/informer-syncer.ts';
 import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
 import { RuleCounters, type DropLogOptions, type RuleCount } from '../dataplane/index.ts';
 import { DeniedFlowLog, EndpointLookup, resolveFromTables, type DeniedFlowLogOptions } from '../flowlog/index.ts';
 
-import type { Update } from '../syncer/index.ts';
-
-/** Where a Typha-fed agent connects (`tessera agent --typha …`). */
-export interface AgentTyphaOptions {
-  /** `host:port` of the Typhas, re-read before every connection (a Service's endpoints). */
-  readonly addresses: () => Promise<readonly string[]> | readonly string[];
-  readonly tls?: TyphaClientTls;
-}
+import type { Syncer, SyncerFactory, Update } from '../syncer/index.ts';
 
 export interface AgentOptions {
   readonly nodeName: string;
-  /** Required unless `listerWatcherFor` or `typha` is given. */
+  /** Required unless `listerWatcherFor` or `syncer` is given. */
   readonly kubeConfig?: KubeConfig;
   /**
-   * Take the datastore's updates from Typha (typha/sync-client.ts) instead of watching the API
-   * server: one set of watches for the whole cluster. On a Typha's loss the client resyncs in
-   * place through another; the calc graph and the dataplane stay up.
-   * @default undefined: the agent's own informers
+   * The feed, made for the agent's own callbacks: `tessera agent --typha …` passes Typha's
+   * client (typha/sync-client.ts), so one set of watches serves the whole cluster and a
+   * Typha's loss is a resync in place. The agent knows only the `Syncer` contract: it never
+   * imports Typha (DESIGN §2: the two share only `syncer/`).
+   * @default an InformerSyncer on `listerWatcherFor`, else on `kubeConfig`
    */
-  readonly typha?: AgentTyphaOptions;
+  readonly syncer?: SyncerFactory;
   /** Test seam: the source of each watched resource. @default a KubeListerWatcher on `kubeConfig` */
   readonly listerWatcherFor?: (resource: KubeResource) => ListerWatcher<KubeObject>;
   /** Runs iptables/ipset (a `NetnsCommandRunner` programs a network namespace). */
@@ -122,10 +116,6 @@ export interface RunningAgent {
   readonly done: Promise<AgentOutcome>;
   /** The kernel's counters of every deciding rule on this node (`/rules`; `tessera explain --live`). */
   ruleCounts(): Promise<RuleCount[]>;
-}
-
-function typhaSyncer(client: SyncClient): { run(signal: AbortSignal): Promise<void>; livenessProbes: Array<{ name: string; probe: LivenessProbe }> } {
-  return { run: (signal) => client.run(signal), livenessProbes: [{ name: 'typha client', probe: client.livenessProbe }] };
 }
 
 /** Starts the agent; stop it by aborting `signal`. */
@@ -223,8 +213,8 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
           },
           onStatusUpdated: (status: Parameters<AsyncCalcGraph['onStatusUpdated']>[0]): void => calc.onStatusUpdated(status),
         };
-  const syncer: { run(signal: AbortSignal): Promise<void>; readonly livenessProbes: ReadonlyArray<{ name: string; probe: LivenessProbe }> } =
-    opts.typha === undefined
+  const syncer: Syncer =
+    opts.syncer === undefined
       ? new InformerSyncer(
           {
             ...(listerWatcherFor !== undefined ? { listerWatcherFor } : {}),
@@ -234,7 +224,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
           },
           sink,
         )
-      : typhaSyncer(new SyncClient({ addresses: opts.typha.addresses, hostname: nodeName, ...(opts.typha.tls === undefined ? {} : { tls: opts.typha.tls }), registry, logger }, sink));
+      : opts.syncer(sink);
 
   const liveness = new Liveness({ logger });
   const livenessTimeout = (felixDefault: number): number => opts.livenessTimeoutMs ?? felixDefault;

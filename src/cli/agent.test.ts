@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { RecordingCommandRunner } from '../dataplane/index.ts';
-import { parseAgentArgs, preflight } from './agent.ts';
+import { parseAgentArgs } from './agent.ts';
 
 describe('tessera agent arguments', () => {
   it('takes the node from --node, else $NODE_NAME (the DaemonSet sets it from the downward API)', () => {
@@ -42,23 +41,5 @@ describe('tessera agent arguments', () => {
     expect(() => parseAgentArgs(['--node', 'n', '--typha', 't:1', '--typha-service', 'a/b'], {})).toThrow(/exclusive/);
     expect(() => parseAgentArgs(['--node', 'n', '--typha', 't:1', '--typha-ca-file', 'ca.pem'], {})).toThrow(/go together/);
     expect(() => parseAgentArgs(['--node', 'n', ...tls], {})).toThrow(/need --typha/);
-  });
-});
-
-describe('preflight', () => {
-  it('passes when iptables-nft and ipset run', async () => {
-    expect(await preflight(new RecordingCommandRunner())).toBeUndefined();
-  });
-
-  it('names the missing tool (spawn ENOENT is exit 127)', async () => {
-    const runner = new RecordingCommandRunner((c) => (c.cmd === 'ipset' ? { code: 127, stdout: '', stderr: 'Error: spawn ipset ENOENT' } : undefined));
-    expect(await preflight(runner)).toMatch(/ipset is not installed/);
-  });
-
-  it('says NET_ADMIN when the tools exist but may not touch the kernel', async () => {
-    const runner = new RecordingCommandRunner((c) =>
-      c.cmd === 'iptables-nft-save' ? { code: 4, stdout: '', stderr: 'iptables-nft-save v1.8.9 (nf_tables): Could not fetch rule set generation id: Permission denied (you must be root)' } : undefined,
-    );
-    expect(await preflight(runner)).toMatch(/CAP_NET_ADMIN/);
   });
 });

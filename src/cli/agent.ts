@@ -3,82 +3,149 @@
  * JSON logs on stdout, /metrics (informer, calc and dataplane metrics on one registry),
  * /livez (503 naming any main loop stuck past its liveness timeout), /readyz (ready = the first
  * in-sync apply is done and applies are not failing), graceful shutdown on SIGTERM/SIGINT that
- * leaves the kernel's rules in place. `--netns <name>` programs inside a network namespace
- * (tests). Authenticates with `--kubeconfig <file>` (or $KUBECONFIG), else in-cluster.
+ * leaves the kernel's rules in place (runtime/daemon.ts). `--netns <name>` programs inside a
+ * network namespace (tests). Authenticates with `--kubeconfig <file>` (or $KUBECONFIG), else
+ * in-cluster.
  *
  * Before starting it checks that iptables-restore/save and ipset exist and that it may use
  * them (NET_ADMIN); otherwise it logs why and exits 3 without a stack trace. It programs the
- * iptables backend the node already uses (`--iptables-backend auto`, Felix's detection:
- * dataplane/iptables-backend.ts), and refuses — one logged reason, exit 4 — when the node's
- * `cali-` chains or IP sets were not written by Tessera (Felix's: dataplane/ownership.ts).
+ * iptables backend the node already uses (`--iptables-backend auto`, Felix's detection), and
+ * refuses — one logged reason, exit 4 — when the node's `cali-` chains or IP sets were not
+ * written by Tessera (agent/bootstrap.ts). With `--typha`/`--typha-service` its feed is
+ * Typha's client instead of its own informers: chosen here, the one layer that knows both.
  */
-import { UsageError, walkArgs } from './args.ts';
-import { KubeConfig } from '@kubernetes/client-node';
-import { collectDefaultMetrics } from 'prom-client';
-
 import { readFileSync } from 'node:fs';
 
-import { startAgent, type AgentOptions, type AgentTyphaOptions } from '../agent/agent.ts';
-import { detectIpVersions, parseIpVersions, type IpVersion, type IpVersionChoice } from '../agent/ip-versions.ts';
-import { isValidInterfaceName } from '../dataplane/rule-renderer.ts';
-import { IPTABLES_BACKEND_MODES, resolveIptablesBackend, type IptablesBackendMode } from '../dataplane/iptables/iptables-backend.ts';
-import type { IptablesBackend } from '../dataplane/iptables/iptables-table.ts';
-import { claimNode } from '../dataplane/iptables/ownership.ts';
-import { probeDropLog } from '../dataplane/iptables/drop-log-probe.ts';
-import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
-import { HealthServer } from '../runtime/health-server.ts';
-import { NetnsCommandRunner, RealCommandRunner, DEFAULT_DROP_LOG_BURST, DEFAULT_DROP_LOG_GROUP, DEFAULT_DROP_LOG_RATE, DROP_LOG_RATE_PATTERN, type CommandRunner } from '../dataplane/index.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+
+import { startAgent, type AgentOptions } from '../agent/agent.ts';
+import { bootstrapNode } from '../agent/bootstrap.ts';
+import { parseIpVersions, type IpVersion } from '../agent/ip-versions.ts';
+import { IPTABLES_BACKEND_MODES, type IptablesBackendMode } from '../dataplane/iptables/iptables-backend.ts';
+import {
+  isValidInterfaceName,
+  NetnsCommandRunner,
+  RealCommandRunner,
+  DEFAULT_DROP_LOG_BURST,
+  DEFAULT_DROP_LOG_GROUP,
+  DEFAULT_DROP_LOG_RATE,
+  DROP_LOG_RATE_PATTERN,
+  type CommandRunner,
+  type DropLogOptions,
+} from '../dataplane/index.ts';
+import { runDaemon } from '../runtime/daemon.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';
 import { endpointSliceLister, readyServiceAddresses } from '../typha/service-endpoints.ts';
-import { parseTyphaAddress } from '../typha/sync-client.ts';
-import { newRegistry } from '../runtime/metrics.ts';
-
-const USAGE = `usage: tessera agent [options]
-
-  --node <name>                this node's name (default: $NODE_NAME)
-  --netns <name>               program iptables/ipsets inside this network namespace (tests)
-  --kubeconfig <file>          kubeconfig to use (default: $KUBECONFIG, else in-cluster)
-  --metrics-port <n>           port for /metrics, /livez, /readyz and /rules (the kernel's
-                               counters of every deciding rule, JSON) (default 9095; 0 picks one)
-  --metrics-host <addr>        address to listen on (default 0.0.0.0)
-  --iptables-refresh <seconds> full iptables read-back period (default 180, Felix's)
-  --ipsets-refresh <seconds>   full ipset read-back period (default 90, Felix's)
-  --liveness-timeout <seconds> /livez fails (503, naming the loop) when an apply runs, or a
-                               calc-graph batch waits, longer than this (default: Felix's,
-                               90 for the dataplane and 30 for the calc graph); informers
-                               have their own bound (watch timeout + slack)
-  --ip-versions <4|6|4,6>      IP families to program (default: those of the node's
-                               global-scope addresses, \`ip -j addr show scope global\`)
-  --interface-prefix <p,...>   host-side names of workload interfaces, Felix's
-                               InterfacePrefix (default cali; e.g. cali,veth for kindnet/ptp)
-  --iptables-backend <mode>    auto (default: the backend kubelet/kube-proxy use, as Felix
-                               detects it), nft or legacy
-  --typha <host:port,...>      take updates from these Typhas instead of watching the API
-                               server (Felix's TyphaAddr); tried in random order
-  --typha-service <ns/name>    the same, the Typhas being the ready endpoints of this Service
-                               (its port named tessera-typha; Felix's TyphaK8sServiceName)
-  --typha-ca-file <file>       with --typha-cert-file and --typha-key-file: mutual TLS to Typha
-  --typha-cert-file <file>     (PEM); the server's certificate must chain to the CA and carry
-  --typha-key-file <file>      --typha-server-name (default: the address's host)
-  --typha-server-name <name>
-  --drop-log <on|off>          log every policy drop to NFLOG before it happens, with the
-                               deciding chain and rule in the prefix (default on)
-  --drop-log-group <n>         NFLOG group (default 100)
-  --drop-log-rate <N/unit>     logged packets per node and IP family, Felix's
-                               LogActionRateLimit form: N/second|minute|hour|day (default 10/second)
-  --drop-log-burst <n>         packets logged at once before the rate applies (default 5)
-  --denied-flows <log|off>     read the drop log (tcpdump -i nflog:<group>) and log one JSON
-                               line per denied flow, component denied-flows: 5-tuple, both
-                               pods, tier/policy/rule (default log; needs tcpdump; its
-                               absence or death never changes a verdict)
-
-exit status: 1 failed, 2 usage, 3 cannot program iptables/ipset, 4 another dataplane
-             (Felix) owns this node's cali- chains or IP sets
-`;
+import { parseTyphaAddress, SyncClient, type SyncClientOptions, type TyphaClientTls } from '../typha/sync-client.ts';
+import { choiceFlag, intFlag, oneOf, parseFlags, readNamespacedName, textFlag, textFlagOr, usage, UsageError, valueFlag } from './args.ts';
+import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
 
 /** Exit status when the host cannot be programmed (missing tools or no NET_ADMIN). */
 export const EXIT_REFUSED = EXIT_CANNOT_PROGRAM;
 
+/**
+ * `cali,veth` → ['cali', 'veth']. Each prefix must leave room for at least one more character
+ * of a valid interface name (Felix `InterfacePrefix` is matched as `-i <prefix>+`).
+ */
+export function parseInterfacePrefixes(text: string): string[] {
+  const prefixes = text.split(',').map((p) => p.trim());
+  for (const p of prefixes) {
+    if (p === '' || !isValidInterfaceName(`${p}0`)) {
+      throw new UsageError(`--interface-prefix ${JSON.stringify(text)}: ${JSON.stringify(p)} is not an interface name prefix (1-14 of alphanumerics, '_', '.' and '-')`);
+    }
+  }
+  return [...new Set(prefixes)];
+}
+
+function readIpVersions(text: string): IpVersion[] {
+  try {
+    return parseIpVersions(text);
+  } catch (err) {
+    throw new UsageError(`--ip-versions: ${(err as Error).message}`);
+  }
+}
+
+function readTyphaAddresses(text: string): string[] {
+  const addresses = text.split(',').map((x) => x.trim());
+  for (const address of addresses) {
+    try {
+      parseTyphaAddress(address);
+    } catch (err) {
+      throw new UsageError(`--typha ${JSON.stringify(text)}: ${(err as Error).message}`);
+    }
+  }
+  return addresses;
+}
+
+function readDropLogRate(text: string): string {
+  if (!DROP_LOG_RATE_PATTERN.test(text)) throw new UsageError(`--drop-log-rate must be N/second, N/minute, N/hour or N/day, not ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** The agent's flags: the one declaration its parsing and its usage come from. */
+const FLAGS = {
+  node: textFlag('--node', '<name>', "this node's name", { env: 'NODE_NAME', defaultText: '$NODE_NAME' }),
+  netns: textFlag('--netns', '<name>', 'program iptables/ipsets inside this network namespace (tests)'),
+  kubeconfig: textFlag('--kubeconfig', '<file>', 'kubeconfig to use', { env: 'KUBECONFIG', defaultText: '$KUBECONFIG, else in-cluster' }),
+  metricsPort: intFlag('--metrics-port', '<n>', "port for /metrics, /livez, /readyz and /rules (the kernel's counters of every deciding rule, JSON)", 9095, { min: 0 }, { defaultText: '9095; 0 picks one' }),
+  metricsHost: textFlagOr('--metrics-host', '<addr>', 'address to listen on', '0.0.0.0'),
+  iptablesRefreshSeconds: intFlag('--iptables-refresh', '<seconds>', 'full iptables read-back period', undefined, { min: 1 }, { defaultText: "180, Felix's" }),
+  ipsetsRefreshSeconds: intFlag('--ipsets-refresh', '<seconds>', 'full ipset read-back period', undefined, { min: 1 }, { defaultText: "90, Felix's" }),
+  livenessTimeoutSeconds: intFlag(
+    '--liveness-timeout',
+    '<seconds>',
+    '/livez fails (503, naming the loop) when an apply runs, or a calc-graph batch waits, longer than this; informers have their own bound (watch timeout + slack)',
+    undefined,
+    { min: 1 },
+    { defaultText: "Felix's: 90 for the dataplane and 30 for the calc graph" },
+  ),
+  ipVersions: valueFlag<IpVersion[] | undefined>('--ip-versions', '<4|6|4,6>', 'IP families to program', undefined, readIpVersions, {
+    defaultText: "those of the node's global-scope addresses, `ip -j addr show scope global`",
+  }),
+  interfacePrefixes: valueFlag<string[] | undefined>('--interface-prefix', '<p,...>', "host-side names of workload interfaces, Felix's InterfacePrefix", undefined, parseInterfacePrefixes, {
+    defaultText: 'cali; e.g. cali,veth for kindnet/ptp',
+  }),
+  iptablesBackend: choiceFlag<IptablesBackendMode>('--iptables-backend', '<mode>', "auto (the backend kubelet/kube-proxy use, as Felix detects it), nft or legacy", IPTABLES_BACKEND_MODES, 'auto'),
+  typha: valueFlag<string[] | undefined>('--typha', '<host:port,...>', "take updates from these Typhas instead of watching the API server (Felix's TyphaAddr); tried in random order", undefined, readTyphaAddresses),
+  typhaService: valueFlag<{ namespace: string; name: string } | undefined>(
+    '--typha-service',
+    '<ns/name>',
+    "the same, the Typhas being the ready endpoints of this Service (its port named tessera-typha; Felix's TyphaK8sServiceName)",
+    undefined,
+    (t) => readNamespacedName('--typha-service', t),
+  ),
+  typhaCaFile: textFlag('--typha-ca-file', '<file>', "PEM CA bundle the server's certificate must chain to", {
+    heading: 'Mutual TLS to Typha (with --typha or --typha-service; the three files together):',
+  }),
+  typhaCertFile: textFlag('--typha-cert-file', '<file>', 'PEM certificate the agent presents'),
+  typhaKeyFile: textFlag('--typha-key-file', '<file>', 'its PEM private key'),
+  typhaServerName: textFlag('--typha-server-name', '<name>', "the name the server's certificate must carry", { defaultText: "the address's host" }),
+  dropLog: valueFlag('--drop-log', '<on|off>', 'log every policy drop to NFLOG before it happens, with the deciding chain and rule in the prefix', true, (t) => oneOf('--drop-log', t, ['on', 'off']) === 'on', {
+    defaultText: 'on',
+  }),
+  dropLogGroup: intFlag('--drop-log-group', '<n>', 'NFLOG group', DEFAULT_DROP_LOG_GROUP, { min: 0, max: 65535 }),
+  dropLogRate: valueFlag('--drop-log-rate', '<N/unit>', "logged packets per node and IP family, Felix's LogActionRateLimit form: N/second|minute|hour|day", DEFAULT_DROP_LOG_RATE, readDropLogRate, {
+    defaultText: DEFAULT_DROP_LOG_RATE,
+  }),
+  dropLogBurst: intFlag('--drop-log-burst', '<n>', 'packets logged at once before the rate applies', DEFAULT_DROP_LOG_BURST, { min: 1, max: 10_000 }),
+  deniedFlows: valueFlag(
+    '--denied-flows',
+    '<log|off>',
+    'read the drop log (tcpdump -i nflog:<group>) and log one JSON line per denied flow, component denied-flows: 5-tuple, both pods, tier/policy/rule (needs tcpdump; its absence or death never changes a verdict)',
+    true,
+    (t) => oneOf('--denied-flows', t, ['log', 'off']) === 'log',
+    { defaultText: 'log' },
+  ),
+};
+
+const USAGE = usage(
+  {
+    synopsis: 'tessera agent [options]',
+    footer: `exit status: 1 failed, 2 usage, 3 cannot program iptables/ipset, 4 another dataplane
+             (Felix) owns this node's cali- chains or IP sets`,
+  },
+  FLAGS,
+);
 
 export interface AgentCliOptions {
   node: string | undefined;
@@ -106,151 +173,20 @@ export interface AgentCliOptions {
   deniedFlows: boolean;
 }
 
-/**
- * `cali,veth` → ['cali', 'veth']. Each prefix must leave room for at least one more character
- * of a valid interface name (Felix `InterfacePrefix` is matched as `-i <prefix>+`).
- */
-export function parseInterfacePrefixes(text: string): string[] {
-  const prefixes = text.split(',').map((p) => p.trim());
-  for (const p of prefixes) {
-    if (p === '' || !isValidInterfaceName(`${p}0`)) {
-      throw new UsageError(`--interface-prefix ${JSON.stringify(text)}: ${JSON.stringify(p)} is not an interface name prefix (1-14 of alphanumerics, '_', '.' and '-')`);
-    }
-  }
-  return [...new Set(prefixes)];
-}
-
-function onOff(flag: string, v: string, on: string, off: string): boolean {
-  if (v === on) return true;
-  if (v === off) return false;
-  throw new UsageError(`${flag} must be ${on} or ${off}, not ${JSON.stringify(v)}`);
-}
-
 export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): (AgentCliOptions & { node: string }) | 'help' {
+  const parsed = parseFlags(argv, FLAGS, { env });
+  if (parsed === 'help') return 'help';
+  const { typhaCaFile: caFile, typhaCertFile: certFile, typhaKeyFile: keyFile, typhaServerName: serverName, ...rest } = parsed.values;
   const o: AgentCliOptions = {
-    node: env['NODE_NAME'] || undefined,
-    netns: undefined,
-    kubeconfig: env['KUBECONFIG'] || undefined,
-    metricsPort: 9095,
-    metricsHost: '0.0.0.0',
-    iptablesRefreshSeconds: undefined,
-    ipsetsRefreshSeconds: undefined,
-    livenessTimeoutSeconds: undefined,
-    ipVersions: undefined,
-    interfacePrefixes: undefined,
-    iptablesBackend: 'auto',
-    typha: undefined,
-    typhaService: undefined,
-    typhaTls: {},
-    dropLog: true,
-    dropLogGroup: DEFAULT_DROP_LOG_GROUP,
-    dropLogRate: DEFAULT_DROP_LOG_RATE,
-    dropLogBurst: DEFAULT_DROP_LOG_BURST,
-    deniedFlows: true,
+    ...rest,
+    typhaTls: {
+      ...(caFile === undefined ? {} : { caFile }),
+      ...(certFile === undefined ? {} : { certFile }),
+      ...(keyFile === undefined ? {} : { keyFile }),
+      ...(serverName === undefined ? {} : { serverName }),
+    },
   };
-  const help = walkArgs(argv, (a) => {
-    switch (a.flag) {
-      case '--node':
-        o.node = a.value();
-        break;
-      case '--netns':
-        o.netns = a.value();
-        break;
-      case '--kubeconfig':
-        o.kubeconfig = a.value();
-        break;
-      case '--metrics-port':
-        o.metricsPort = a.int(0);
-        break;
-      case '--metrics-host':
-        o.metricsHost = a.value();
-        break;
-      case '--iptables-refresh':
-        o.iptablesRefreshSeconds = a.int(1);
-        break;
-      case '--ipsets-refresh':
-        o.ipsetsRefreshSeconds = a.int(1);
-        break;
-      case '--liveness-timeout':
-        o.livenessTimeoutSeconds = a.int(1);
-        break;
-      case '--ip-versions': {
-        const v = a.value();
-        try {
-          o.ipVersions = parseIpVersions(v);
-        } catch (err) {
-          throw new UsageError(`--ip-versions: ${(err as Error).message}`);
-        }
-        break;
-      }
-      case '--interface-prefix':
-        o.interfacePrefixes = parseInterfacePrefixes(a.value());
-        break;
-      case '--typha': {
-        const text = a.value();
-        const addresses = text.split(',').map((x) => x.trim());
-        for (const address of addresses) {
-          try {
-            parseTyphaAddress(address);
-          } catch (err) {
-            throw new UsageError(`--typha ${JSON.stringify(text)}: ${(err as Error).message}`);
-          }
-        }
-        o.typha = addresses;
-        break;
-      }
-      case '--typha-service': {
-        const text = a.value();
-        const [namespace, name, extra] = text.split('/');
-        if (namespace === undefined || namespace === '' || name === undefined || name === '' || extra !== undefined) {
-          throw new UsageError(`--typha-service must be <namespace>/<name>, not ${JSON.stringify(text)}`);
-        }
-        o.typhaService = { namespace, name };
-        break;
-      }
-      case '--typha-ca-file':
-        o.typhaTls.caFile = a.value();
-        break;
-      case '--typha-cert-file':
-        o.typhaTls.certFile = a.value();
-        break;
-      case '--typha-key-file':
-        o.typhaTls.keyFile = a.value();
-        break;
-      case '--typha-server-name':
-        o.typhaTls.serverName = a.value();
-        break;
-      case '--drop-log':
-        o.dropLog = onOff(a.flag, a.value(), 'on', 'off');
-        break;
-      case '--drop-log-group':
-        o.dropLogGroup = a.int(0, 65535);
-        break;
-      case '--drop-log-rate': {
-        const v = a.value();
-        if (!DROP_LOG_RATE_PATTERN.test(v)) throw new UsageError(`--drop-log-rate must be N/second, N/minute, N/hour or N/day, not ${JSON.stringify(v)}`);
-        o.dropLogRate = v;
-        break;
-      }
-      case '--drop-log-burst':
-        o.dropLogBurst = a.int(1, 10_000);
-        break;
-      case '--denied-flows':
-        o.deniedFlows = onOff(a.flag, a.value(), 'log', 'off');
-        break;
-      case '--iptables-backend': {
-        const v = a.value();
-        if (!(IPTABLES_BACKEND_MODES as readonly string[]).includes(v)) throw new UsageError(`--iptables-backend must be auto, nft or legacy, not ${JSON.stringify(v)}`);
-        o.iptablesBackend = v as IptablesBackendMode;
-        break;
-      }
-      default:
-        throw a.unknown();
-    }
-  });
-  if (help === 'help') return 'help';
   if (o.typha !== undefined && o.typhaService !== undefined) throw new UsageError('--typha and --typha-service are exclusive: name the Typhas or their Service');
-  const { caFile, certFile, keyFile, serverName } = o.typhaTls;
   const tlsFiles = [caFile, certFile, keyFile].filter((f) => f !== undefined).length;
   if (tlsFiles !== 0 && tlsFiles !== 3) throw new UsageError('--typha-ca-file, --typha-cert-file and --typha-key-file go together (mutual TLS)');
   if ((tlsFiles !== 0 || serverName !== undefined) && o.typha === undefined && o.typhaService === undefined) {
@@ -262,32 +198,11 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   return { ...o, node };
 }
 
-/**
- * Why this host cannot be programmed with `backend`, or undefined when it can: each tool must
- * exist and `ipset list -n` / `iptables-<backend>-save -t filter` must succeed (they need
- * NET_ADMIN).
- */
-export async function preflight(runner: CommandRunner, backend: IptablesBackend = 'nft'): Promise<string | undefined> {
-  const checks: Array<[string, string[]]> = [
-    [`iptables-${backend}-restore`, ['--version']],
-    [`iptables-${backend}-save`, ['-t', 'filter']],
-    ['ipset', ['list', '-n']],
-  ];
-  for (const [cmd, args] of checks) {
-    const r = await runner.run(cmd, args, { timeoutMs: 10_000 });
-    if (r.code === 127 || /ENOENT|not found|No such file/i.test(r.stderr) && r.code !== 0) {
-      return `${cmd} is not installed (or not on PATH): install iptables and ipset`;
-    }
-    if (r.code !== 0) {
-      const why = r.stderr.trim().split('\n')[0] ?? '';
-      return `${cmd} ${args.join(' ')} failed (exit ${r.code}): ${why} — the agent needs root or CAP_NET_ADMIN`;
-    }
-  }
-  return undefined;
-}
+/** Where a Typha-fed agent connects. */
+type TyphaConnection = Pick<SyncClientOptions, 'addresses'> & { readonly tls?: TyphaClientTls };
 
 /** The agent's Typha connection from its flags; throws (naming the file) when a TLS file cannot be read. */
-function typhaOptions(opts: AgentCliOptions, kubeConfig: KubeConfig): AgentTyphaOptions | undefined {
+function typhaConnection(opts: AgentCliOptions, kubeConfig: KubeConfig): TyphaConnection | undefined {
   const { typha: list, typhaService: service, typhaTls: t } = opts;
   if (list === undefined && service === undefined) return undefined;
   const read = (flag: string, file: string): Buffer => {
@@ -306,7 +221,7 @@ function typhaOptions(opts: AgentCliOptions, kubeConfig: KubeConfig): AgentTypha
           key: read('--typha-key-file', t.keyFile),
           ...(t.serverName === undefined ? {} : { serverName: t.serverName }),
         };
-  let addresses: AgentTyphaOptions['addresses'];
+  let addresses: TyphaConnection['addresses'];
   if (list !== undefined) {
     addresses = () => list;
   } else {
@@ -338,102 +253,66 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
     process.stderr.write(`tessera agent: --netns: ${(err as Error).message}\n`);
     return 2;
   }
-  // Logged only once the tools are known to work: a host that cannot be programmed gets one line.
-  const backend = await resolveIptablesBackend(opts.iptablesBackend, runner);
-  const refused = await preflight(runner, backend.backend);
-  if (refused !== undefined) {
-    log.error({ nodeName: opts.node, netns: opts.netns, iptablesBackend: backend.backend, reason: refused }, 'refusing to start: cannot program the dataplane');
+  const boot = await bootstrapNode({
+    nodeName: opts.node,
+    ...(opts.netns === undefined ? {} : { netns: opts.netns }),
+    runner,
+    iptablesBackend: opts.iptablesBackend,
+    ...(opts.ipVersions === undefined ? {} : { ipVersions: opts.ipVersions }),
+    ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
+    ...(opts.dropLog ? { dropLog: { group: opts.dropLogGroup, rate: opts.dropLogRate, burst: opts.dropLogBurst } } : {}),
+    logger: log,
+  });
+  if (!boot.ok) {
     log.flush();
-    return EXIT_REFUSED;
+    return boot.refusal === 'foreign-dataplane' ? EXIT_FOREIGN_DATAPLANE : EXIT_REFUSED;
   }
-  const backendLog = { nodeName: opts.node, iptablesBackend: backend.backend, mode: backend.mode, reason: backend.reason, evidence: backend.evidence };
-  log.info(backendLog, `programming iptables-${backend.backend}`);
-  if (backend.detected !== backend.backend) log.warn({ ...backendLog, detected: backend.detected }, `the node's rules are in iptables-${backend.detected}: two rulesets will see every packet`);
-  let claim;
-  try {
-    claim = await claimNode(runner, backend.backend);
-  } catch (err) {
-    log.error({ nodeName: opts.node, netns: opts.netns, iptablesBackend: backend.backend, reason: (err as Error).message }, 'refusing to start: cannot program the dataplane');
-    log.flush();
-    return EXIT_REFUSED;
-  }
-  if (!claim.claimed) {
-    const reason = `${claim.ownership.reasons.join('; ')}. Remove the other dataplane (or run tessera cleanup --force) first`;
-    log.error({ nodeName: opts.node, netns: opts.netns, reason }, "refusing to start: this node's cali- chains or IP sets belong to another Calico dataplane (Felix), not Tessera");
-    log.flush();
-    return EXIT_FOREIGN_DATAPLANE;
-  }
-  for (const stale of claim.ownership.markedBackends.filter((b) => b !== backend.backend)) {
-    log.warn({ nodeName: opts.node, stale }, `Tessera's rules from an earlier run are still in iptables-${stale}; remove them with tessera cleanup --iptables-backend ${stale}`);
-  }
-  const families: IpVersionChoice = opts.ipVersions !== undefined ? { ipVersions: opts.ipVersions, source: 'flag' } : await detectIpVersions(runner);
-  const familyLog = { nodeName: opts.node, ...families, interfacePrefixes: opts.interfacePrefixes ?? ['cali'] };
-  if (families.source === 'fallback') log.warn(familyLog, `programming IPv4 only: could not detect the node's IP families (set --ip-versions)`);
-  else log.info(familyLog, `programming IPv${families.ipVersions.join(' and IPv')}`);
-  if (opts.dropLog) {
-    for (const v of families.ipVersions) {
-      const err = await probeDropLog(runner, backend.backend, v, { group: opts.dropLogGroup, rate: opts.dropLogRate, burst: opts.dropLogBurst });
-      if (err === undefined) continue;
-      log.warn({ nodeName: opts.node, ipVersion: v, err }, 'the kernel or iptables does not take the drop log\'s NFLOG/hashlimit rule: running without the drop log and the denied-flow log (enforcement is unaffected)');
-      opts = { ...opts, dropLog: false };
-      break;
-    }
-  }
+  const { setup } = boot;
   const kubeConfig = new KubeConfig();
   if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);
   else kubeConfig.loadFromCluster();
-  let typha: AgentTyphaOptions | undefined;
+  let typha: TyphaConnection | undefined;
   try {
-    typha = typhaOptions(opts, kubeConfig);
+    typha = typhaConnection(opts, kubeConfig);
   } catch (err) {
     process.stderr.write(`tessera agent: ${(err as Error).message}\n`);
     return 2;
   }
   if (typha !== undefined) log.info({ nodeName: opts.node, typha: opts.typha ?? `service ${opts.typhaService?.namespace}/${opts.typhaService?.name}`, tls: opts.typhaTls.caFile !== undefined }, 'taking updates from Typha');
 
-  const registry = newRegistry();
-  collectDefaultMetrics({ register: registry });
-  const abort = new AbortController();
-  const onSignal = (sig: NodeJS.Signals): void => {
-    log.info({ signal: sig }, 'shutting down (rules stay in place)');
-    abort.abort();
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-
-  const running = startAgent(
-    {
-      nodeName: opts.node,
-      kubeConfig,
-      runner,
-      registry,
-      logger: log,
-      ...(opts.iptablesRefreshSeconds === undefined ? {} : { iptablesRefreshIntervalMs: opts.iptablesRefreshSeconds * 1000 }),
-      ...(opts.ipsetsRefreshSeconds === undefined ? {} : { ipsetsRefreshIntervalMs: opts.ipsetsRefreshSeconds * 1000 }),
-      ...(opts.livenessTimeoutSeconds === undefined ? {} : { livenessTimeoutMs: opts.livenessTimeoutSeconds * 1000 }),
-      ipVersions: families.ipVersions,
-      iptablesBackend: backend.backend,
-      ...(typha === undefined ? {} : { typha }),
-      ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
-      ...dropLogOptions(opts, log),
+  const node = opts.node;
+  const flags = opts;
+  const outcome = await runDaemon(
+    { logger: log, metricsPort: opts.metricsPort, metricsHost: opts.metricsHost, shutdownMessage: 'shutting down (rules stay in place)' },
+    ({ registry, signal }) => {
+      const running = startAgent(
+        {
+          nodeName: node,
+          kubeConfig,
+          runner,
+          registry,
+          logger: log,
+          ...(flags.iptablesRefreshSeconds === undefined ? {} : { iptablesRefreshIntervalMs: flags.iptablesRefreshSeconds * 1000 }),
+          ...(flags.ipsetsRefreshSeconds === undefined ? {} : { ipsetsRefreshIntervalMs: flags.ipsetsRefreshSeconds * 1000 }),
+          ...(flags.livenessTimeoutSeconds === undefined ? {} : { livenessTimeoutMs: flags.livenessTimeoutSeconds * 1000 }),
+          ipVersions: setup.ipVersions,
+          iptablesBackend: setup.iptablesBackend,
+          ...(typha === undefined ? {} : { syncer: (callbacks) => new SyncClient({ ...typha, hostname: node, registry, logger: log }, callbacks) }),
+          ...(flags.interfacePrefixes === undefined ? {} : { interfacePrefixes: flags.interfacePrefixes }),
+          ...dropLogOptions(setup.dropLog, flags, log),
+        },
+        signal,
+      );
+      return { ready: running.ready, live: running.live, json: { '/rules': running.ruleCounts }, servingFields: { nodeName: node, netns: flags.netns }, run: () => running.done };
     },
-    abort.signal,
+    (outcome) => ({ outcome }),
   );
-  const health = await HealthServer.listen({ registry, ready: running.ready, live: running.live, port: opts.metricsPort, host: opts.metricsHost, json: { '/rules': running.ruleCounts } });
-  log.info({ port: health.port, nodeName: opts.node, netns: opts.netns }, 'serving /metrics, /livez, /readyz, /rules');
-  const outcome = await running.done;
-  await health.close();
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
-  log.info({ outcome }, 'exiting');
-  log.flush();
   return outcome === 'failed' ? 1 : 0;
 }
 
-/** The drop log and its reader as the flags ask: lines through the agent's log, component denied-flows. */
-function dropLogOptions(opts: AgentCliOptions, log: Logger): Pick<AgentOptions, 'dropLog' | 'deniedFlows'> {
-  if (!opts.dropLog) return {};
-  const dropLog = { group: opts.dropLogGroup, rate: opts.dropLogRate, burst: opts.dropLogBurst };
+/** The drop log (as bootstrap left it) and its reader as the flags ask: lines through the agent's log, component denied-flows. */
+function dropLogOptions(dropLog: DropLogOptions | undefined, opts: AgentCliOptions, log: Logger): Pick<AgentOptions, 'dropLog' | 'deniedFlows'> {
+  if (dropLog === undefined) return {};
   if (!opts.deniedFlows) return { dropLog };
   const flows = log.child({ component: 'denied-flows' });
   return {

@@ -1,26 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError, walkArgs } from './args.ts';
+import { choiceFlag, intFlag, listFlag, parseFlags, readNamespacedName, switchFlag, textFlag, textFlagOr, usage, UsageError } from './args.ts';
 
-function collect(argv: string[]): string[] {
-  const seen: string[] = [];
-  const r = walkArgs(argv, (a) => {
-    if (a.positional) seen.push(`pos:${a.flag}`);
-    else if (a.flag === '--n') seen.push(`n=${a.int(1, 10)}`);
-    else if (a.flag === '--bool') seen.push('bool');
-    else if (a.flag === '--s') seen.push(`s=${a.value()}`);
-    else throw a.unknown();
-  });
-  if (r === 'help') seen.push('help');
-  return seen;
+const FLAGS = {
+  s: listFlag('--s', '<text>', 'a repeatable string'),
+  n: intFlag('--n', '<n>', 'a small number', undefined, { min: 1, max: 10 }),
+  bool: switchFlag('--bool', 'a switch'),
+  file: textFlag('--filename', '<file>', 'a file', { short: '-f', env: 'FILE' }),
+};
+
+function collect(argv: string[], positionals = true): unknown {
+  const r = parseFlags(argv, FLAGS, { env: {}, positionals });
+  return r === 'help' ? 'help' : { ...r.values, positionals: r.positionals };
 }
 
-describe('walkArgs', () => {
-  it('reads values given separately or inline, and positionals', () => {
-    expect(collect(['--s', 'x', '--s=y=z', 'file.yaml', '--bool', '--n=3'])).toEqual(['s=x', 's=y=z', 'pos:file.yaml', 'bool', 'n=3']);
+describe('parseFlags', () => {
+  it('reads values given separately or inline, repeatable flags in order, and positionals', () => {
+    expect(collect(['--s', 'x', '--s=y=z', 'file.yaml', '--bool', '--n=3', '-f', 'a.yaml'])).toEqual({ s: ['x', 'y=z'], n: 3, bool: true, file: 'a.yaml', positionals: ['file.yaml'] });
+    expect(collect([])).toEqual({ s: [], n: undefined, bool: false, file: undefined, positionals: [] });
   });
 
-  it('stops at --help', () => {
-    expect(collect(['--bool', '-h', '--nope'])).toEqual(['bool', 'help']);
+  it('stops at --help: what comes before is checked, what comes after is not', () => {
+    expect(collect(['--bool', '-h', '--nope'])).toBe('help');
+    expect(collect(['--help'])).toBe('help');
+    expect(() => collect(['--nope', '--help'])).toThrow('unknown option "--nope"');
   });
 
   it('names the argument in every usage error', () => {
@@ -28,5 +30,69 @@ describe('walkArgs', () => {
     expect(() => collect(['--n', '11'])).toThrow('--n must be an integer 1–10, not "11"');
     expect(() => collect(['--n=x'])).toThrow('--n must be an integer 1–10, not "x"');
     expect(() => collect(['--what'])).toThrow('unknown option "--what"');
+    expect(() => collect(['--what=1'])).toThrow('unknown option "--what=1"');
+    expect(() => collect(['-x'])).toThrow('unknown option "-x"');
+  });
+
+  it('a value may start with a dash (a bad number, not a missing value)', () => {
+    expect(() => collect(['--n', '-1'])).toThrow('--n must be an integer 1–10, not "-1"');
+  });
+
+  it('without positionals a bare argument is an unknown option', () => {
+    expect(() => collect(['file.yaml'], false)).toThrow('unknown option "file.yaml"');
+  });
+
+  it('an absent flag takes its environment variable when set and not empty', () => {
+    expect(parseFlags([], FLAGS, { env: { FILE: 'e.yaml' } })).toMatchObject({ values: { file: 'e.yaml' } });
+    expect(parseFlags([], FLAGS, { env: { FILE: '' } })).toMatchObject({ values: { file: undefined } });
+    expect(parseFlags(['-f', 'x'], FLAGS, { env: { FILE: 'e.yaml' } })).toMatchObject({ values: { file: 'x' } });
+  });
+
+  it('choices name every allowed value', () => {
+    const flags = { mode: choiceFlag('--mode', '<mode>', 'how', ['auto', 'nft', 'legacy'] as const, 'auto'), onOff: choiceFlag('--x', '<on|off>', 'x', ['on', 'off'] as const, 'on') };
+    expect(() => parseFlags(['--mode', 'iptables'], flags)).toThrow('--mode must be auto, nft or legacy, not "iptables"');
+    expect(() => parseFlags(['--x', 'yes'], flags)).toThrow('--x must be on or off, not "yes"');
+  });
+});
+
+describe('readNamespacedName', () => {
+  it('reads <namespace>/<name>, naming the flag otherwise', () => {
+    expect(readNamespacedName('--svc', 'tessera-system/tessera-typha')).toEqual({ namespace: 'tessera-system', name: 'tessera-typha' });
+    expect(() => readNamespacedName('--svc', 'tessera-typha')).toThrow(new UsageError('--svc must be <namespace>/<name>, not "tessera-typha"'));
+    expect(() => readNamespacedName('--svc', 'a/b/c', 'service')).toThrow('--svc must be <namespace>/<service>, not "a/b/c"');
+    expect(() => readNamespacedName('--svc', '/b')).toThrow(UsageError);
+    expect(() => readNamespacedName('--svc', 'A/b')).toThrow(UsageError);
+  });
+});
+
+describe('usage', () => {
+  it('lists each flag with its value, description and default, wrapping long ones under the description column', () => {
+    const text = usage(
+      { synopsis: 'tessera x [options]', about: 'Does x.', footer: 'exit status: 0 ok' },
+      {
+        port: intFlag('--port', '<n>', 'port to listen on (0 picks one)', 80, { min: 0 }),
+        host: textFlagOr('--host', '<addr>', 'address to listen on', '0.0.0.0', { heading: 'Where:' }),
+        long: textFlag('--a-very-long-flag-name', '<value>', 'a description long enough that it has to be wrapped onto a second line of the usage text'),
+        file: textFlag('--filename', '<file>', 'input', { short: '-f' }),
+      },
+    );
+    expect(text).toBe(
+      [
+        'usage: tessera x [options]',
+        '',
+        'Does x.',
+        '',
+        '  --port <n>                   port to listen on (0 picks one) (default 80)',
+        '  Where:',
+        '  --host <addr>                address to listen on (default 0.0.0.0)',
+        '  --a-very-long-flag-name <value>',
+        '                               a description long enough that it has to be wrapped onto a second',
+        '                               line of the usage text',
+        '  -f, --filename <file>        input',
+        '',
+        'exit status: 0 ok',
+        '',
+      ].join('\n'),
+    );
   });
 });

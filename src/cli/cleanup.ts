@@ -14,24 +14,28 @@ import { CleanupError, formatPlan, planCleanup, runCleanup } from '../dataplane/
 import { NetnsCommandRunner, RealCommandRunner, type CommandRunner } from '../dataplane/command-runner.ts';
 import { IPTABLES_BACKENDS, IPTABLES_BACKEND_MODES, type IptablesBackendMode } from '../dataplane/iptables/iptables-backend.ts';
 import { judgeOwnership } from '../dataplane/iptables/ownership.ts';
-import { UsageError, walkArgs } from './args.ts';
+import { choiceFlag, parseFlags, switchFlag, textFlag, usage, UsageError } from './args.ts';
 import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
 import type { CliOutput } from './simulate.ts';
 
-const USAGE = `usage: tessera cleanup [options]
+/** cleanup's flags: the one declaration its parsing and its usage come from. */
+const FLAGS = {
+  backend: choiceFlag<IptablesBackendMode>('--iptables-backend', '<mode>', 'auto (every backend holding cali- state), nft or legacy', IPTABLES_BACKEND_MODES, 'auto'),
+  netns: textFlag('--netns', '<name>', 'work inside this network namespace (tests)'),
+  dryRun: switchFlag('--dry-run', 'print the restore input it would run, change nothing'),
+  force: switchFlag('--force', "also remove cali- state Tessera did not write (Felix's), and foreign rules that jump into cali- chains"),
+};
 
-Removes what tessera agent programmed on this node: its hook rules in FORWARD/INPUT/OUTPUT,
-every cali- chain, its IP sets and its marker chain, for IPv4 and IPv6. Stop the agent first.
-
-  --iptables-backend <mode>   auto (default: every backend holding cali- state), nft or legacy
-  --netns <name>              work inside this network namespace (tests)
-  --dry-run                   print the restore input it would run, change nothing
-  --force                     also remove cali- state Tessera did not write (Felix's), and
-                              foreign rules that jump into cali- chains
-
-exit status: 0 done, 1 a step failed, 2 usage, 3 cannot run iptables/ipset,
-             4 refused: the state is not Tessera's (use --force)
-`;
+const USAGE = usage(
+  {
+    synopsis: 'tessera cleanup [options]',
+    about: `Removes what tessera agent programmed on this node: its hook rules in FORWARD/INPUT/OUTPUT,
+every cali- chain, its IP sets and its marker chain, for IPv4 and IPv6. Stop the agent first.`,
+    footer: `exit status: 0 done, 1 a step failed, 2 usage, 3 cannot run iptables/ipset,
+             4 refused: the state is not Tessera's (use --force)`,
+  },
+  FLAGS,
+);
 
 export interface CleanupCliOptions {
   backend: IptablesBackendMode;
@@ -41,29 +45,8 @@ export interface CleanupCliOptions {
 }
 
 export function parseCleanupArgs(argv: readonly string[]): CleanupCliOptions | 'help' {
-  const o: CleanupCliOptions = { backend: 'auto', netns: undefined, dryRun: false, force: false };
-  const help = walkArgs(argv, (a) => {
-    switch (a.flag) {
-      case '--iptables-backend': {
-        const v = a.value();
-        if (!(IPTABLES_BACKEND_MODES as readonly string[]).includes(v)) throw new UsageError(`--iptables-backend must be auto, nft or legacy, not ${JSON.stringify(v)}`);
-        o.backend = v as IptablesBackendMode;
-        break;
-      }
-      case '--netns':
-        o.netns = a.value();
-        break;
-      case '--dry-run':
-        o.dryRun = true;
-        break;
-      case '--force':
-        o.force = true;
-        break;
-      default:
-        throw a.unknown();
-    }
-  });
-  return help === 'help' ? 'help' : o;
+  const parsed = parseFlags(argv, FLAGS);
+  return parsed === 'help' ? 'help' : parsed.values;
 }
 
 const processOutput: CliOutput = {

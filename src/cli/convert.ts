@@ -13,7 +13,8 @@
  * error, 3 when an input cannot be read or parsed or a policy is invalid (nothing is
  * printed on stdout then).
  */
-import { parseInputArgs, UsageError } from './args.ts';
+import { usage, UsageError } from './args.ts';
+import { inputFlags, parseInputArgs } from './input-flags.ts';
 import { stringify } from 'yaml';
 
 import { applyDefaults, isError, validateResource } from '../api/index.ts';
@@ -33,20 +34,23 @@ const processOutput: ConvertOutput = {
   stderr: (text) => process.stderr.write(text),
 };
 
-const USAGE = `usage: tessera convert -f <file|dir> [-f <file|dir>...] [--output yaml|json] [--skip-invalid]
+const FLAGS = inputFlags(['yaml', 'json'] as const, 'yaml', 'leave out policies whose conversion is invalid (a note each on stderr)');
 
-Prints the projectcalico.org/v3 NetworkPolicy (knp.default.<name>) that Tessera's
-controllers write for each networking.k8s.io/v1 NetworkPolicy in the input.
---skip-invalid leaves out policies whose conversion is invalid (a note each on stderr).
-
-Exit status: 0 every rule converted; 1 a rule was dropped (named on stderr); 2 usage error;
+const USAGE = usage(
+  {
+    synopsis: 'tessera convert -f <file|dir> [-f <file|dir>...] [--output yaml|json] [--skip-invalid]',
+    about: `Prints the projectcalico.org/v3 NetworkPolicy (knp.default.<name>) that Tessera's
+controllers write for each networking.k8s.io/v1 NetworkPolicy in the input.`,
+    footer: `Exit status: 0 every rule converted; 1 a rule was dropped (named on stderr); 2 usage error;
 3 input not usable — an unreadable file or directory, a YAML syntax error
 (file:line:column), a policy whose conversion is invalid without --skip-invalid. The
-reason is on stderr and nothing is printed on stdout.
-`;
+reason is on stderr and nothing is printed on stdout.`,
+  },
+  FLAGS,
+);
 
 function parseArgs(argv: readonly string[]): { paths: string[]; output: 'yaml' | 'json'; skipInvalid: boolean } | 'help' {
-  return parseInputArgs(argv, ['yaml', 'json'] as const, 'yaml');
+  return parseInputArgs(argv, FLAGS);
 }
 
 /** The apiserver's `SetDefaults_NetworkPolicy`, for objects that never went through it. */

@@ -14,56 +14,49 @@ import { formatIP, parseIP } from '../api/index.ts';
 import { commitStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';
 import { agentRuleCounts, describeLive, type RuleCountsFetcher } from './explain-live.ts';
-import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, readKubeConfig, UsageError, type CliOutput } from './simulate.ts';
+import { switchFlag, usage, valueFlag } from './args.ts';
+import { exitStatusFor, loadCluster, processOutput, readKubeConfig, UsageError, type CliOutput } from './simulate.ts';
+import { parseSimulatorArgs, pickFlags } from './simulator-flags.ts';
 
-const USAGE = `usage: tessera explain --from <ns/pod|IP> --to <ns/pod|IP> --port <n> [--protocol TCP|UDP|SCTP]
+/** `<node>=<http(s) URL>` added to the map so far. */
+function readAgentUrl(text: string, previous: ReadonlyMap<string, string>): Map<string, string> {
+  const eq = text.indexOf('=');
+  if (eq <= 0 || !/^https?:\/\//.test(text.slice(eq + 1))) throw new UsageError(`--agent-url must be <node>=<http(s) URL>, not ${JSON.stringify(text)}`);
+  return new Map(previous).set(text.slice(0, eq), text.slice(eq + 1));
+}
+
+const FLAGS = {
+  ...pickFlags(['from', 'to', 'port', 'protocol', 'files', 'kubeconfig', 'output', 'skipInvalid'], { output: { description: 'text or json (the verdict with its structured trace)', defaultText: 'text' } }),
+  live: switchFlag('--live', "(text output) add the kernel's counters, on the two pods' nodes, of every rule the walks went through: each agent's /rules, through the API server's pod proxy"),
+  agentUrls: valueFlag<ReadonlyMap<string, string>>('--agent-url', '<node>=<url>', "with --live: read this node's agent at this URL instead (repeatable)", new Map(), readAgentUrl),
+};
+
+const USAGE = usage(
+  {
+    synopsis: `tessera explain --from <ns/pod|IP> --to <ns/pod|IP> --port <n> [--protocol TCP|UDP|SCTP]
                        (-f <file|dir>... | --kubeconfig <file>) [--output text|json] [--skip-invalid]
-                       [--live [--agent-url <node>=<url>]...]
-
-Explains the verdict for one connection with the node agent's own engine: the source's
+                       [--live [--agent-url <node>=<url>]...]`,
+    about: `Explains the verdict for one connection with the node agent's own engine: the source's
 egress walk and the destination's ingress walk, naming the rule that decided. One side may
 be an IP address outside the cluster: then only the pod's side is policed, and the
-NetworkSets and GlobalNetworkSets holding the address are listed.
---skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
---live (text output) adds the kernel's counters, on the two pods' nodes, of every rule the
-walks went through: each agent's /rules, through the API server's pod proxy, or at the URL
---agent-url gives for a node.
-
-Exit status: 0 explained (allowed or denied); 1 a pod has no workload endpoint; 2 usage
+NetworkSets and GlobalNetworkSets holding the address are listed.`,
+    footer: `Exit status: 0 explained (allowed or denied); 1 a pod has no workload endpoint; 2 usage
 error; 3 input not usable — an unreadable file or directory, a YAML syntax error
 (file:line:column), an unreachable API server, a list the API server refused (401/403), an
-invalid object without --skip-invalid. The reason is on stderr.
-`;
-
-const FLAGS = new Set(['--filename', '--kubeconfig', '--output', '--port', '--protocol', '--from', '--to', '--skip-invalid']);
-
-/** Takes `--live` and `--agent-url <node>=<url>` out of `argv` (the rest is the simulator's). */
-function splitLiveArgs(argv: readonly string[]): { rest: string[]; live: boolean; agentUrls: Map<string, string> } {
-  const rest: string[] = [];
-  const agentUrls = new Map<string, string>();
-  let live = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--live') live = true;
-    else if (arg === '--agent-url' || arg.startsWith('--agent-url=')) {
-      const value = arg === '--agent-url' ? argv[++i] : arg.slice('--agent-url='.length);
-      const eq = value?.indexOf('=') ?? -1;
-      if (value === undefined || eq <= 0 || !/^https?:\/\//.test(value.slice(eq + 1))) throw new UsageError(`--agent-url must be <node>=<http(s) URL>, not ${JSON.stringify(value ?? '')}`);
-      agentUrls.set(value.slice(0, eq), value.slice(eq + 1));
-    } else rest.push(arg);
-  }
-  if (agentUrls.size > 0 && !live) throw new UsageError('--agent-url needs --live');
-  return { rest, live, agentUrls };
-}
+invalid object without --skip-invalid. The reason is on stderr.`,
+  },
+  FLAGS,
+);
 
 export async function runExplain(argv: readonly string[], out: CliOutput = processOutput, fetchCounts?: RuleCountsFetcher): Promise<number> {
   try {
-    const { rest, live, agentUrls } = splitLiveArgs(argv);
-    const a = parseSimulatorArgs(rest, FLAGS);
+    const a = parseSimulatorArgs(argv, FLAGS);
     if (a === 'help') {
       out.stdout(USAGE);
       return 0;
     }
+    const { live, agentUrls } = a;
+    if (agentUrls.size > 0 && !live) throw new UsageError('--agent-url needs --live');
     if (a.from === undefined || a.to === undefined) throw new UsageError('--from and --to are required (ns/pod, or an IP address for one of them)');
     const output = a.output === 'table' ? 'text' : a.output;
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, not ${JSON.stringify(a.output)}`);

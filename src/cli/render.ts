@@ -17,21 +17,24 @@ import { FakeKernel } from '../dataplane/iptables/fake-kernel.ts';
 import type { StagedPolicy, V3Resource } from '../api/index.ts';
 import { translateCluster } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';
-import { exitStatusFor, loadCluster, parseSimulatorArgs, processOutput, UsageError, type CliOutput } from './simulate.ts';
+import { usage } from './args.ts';
+import { exitStatusFor, loadCluster, processOutput, UsageError, type CliOutput } from './simulate.ts';
+import { parseSimulatorArgs, pickFlags } from './simulator-flags.ts';
 
-const USAGE = `usage: tessera render --node <name> (-f <file|dir>... | --kubeconfig <file>) [--skip-invalid]
+const FLAGS = pickFlags(['node', 'files', 'kubeconfig', 'skipInvalid'], { node: { description: 'the node whose restore input is printed (required)' } });
 
-Prints the ipset restore input and the iptables-restore input the node agent would apply
-on <name> (a fresh host), produced by the agent's own calc graph and dataplane driver.
---skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
-
-Exit status: 0 rendered; 1 the node has no workload endpoints (the base chains are still
+const USAGE = usage(
+  {
+    synopsis: 'tessera render --node <name> (-f <file|dir>... | --kubeconfig <file>) [--skip-invalid]',
+    about: `Prints the ipset restore input and the iptables-restore input the node agent would apply
+on <name> (a fresh host), produced by the agent's own calc graph and dataplane driver.`,
+    footer: `Exit status: 0 rendered; 1 the node has no workload endpoints (the base chains are still
 printed); 2 usage error; 3 input not usable — an unreadable file or directory, a YAML
 syntax error (file:line:column), an unreachable API server, a list the API server refused
-(401/403), an invalid object without --skip-invalid. The reason is on stderr.
-`;
-
-const FLAGS = new Set(['--filename', '--kubeconfig', '--node', '--skip-invalid']);
+(401/403), an invalid object without --skip-invalid. The reason is on stderr.`,
+  },
+  FLAGS,
+);
 
 export interface RenderedNode {
   /** `[command line, stdin]` of each `ipset restore`, in order. */

@@ -13,7 +13,8 @@
  * file, a YAML syntax error, an unreachable API server, a forbidden list, an invalid object
  * (unless `--skip-invalid`) — never an empty or partial matrix with status 0.
  */
-import { UsageError, walkArgs } from './args.ts';
+import { usage, UsageError } from './args.ts';
+import { parseSimulatorArgs, pickFlags, type SimulatorArgs } from './simulator-flags.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -38,7 +39,6 @@ import {
   translateCluster,
   type ClusterObjects,
   type StagedDiff,
-  type ProbeProtocol,
   type ScenarioProbe,
 } from '../simulate/index.ts';
 import { renderReport } from './report.ts';
@@ -54,66 +54,6 @@ export const processOutput: CliOutput = {
 };
 
 export { UsageError };
-
-/** The options the simulator commands share. */
-export interface SimulatorArgs {
-  files: string[];
-  scenarios: string[];
-  kubeconfig?: string;
-  output: string;
-  port: number;
-  protocol: ProbeProtocol;
-  from?: string;
-  to?: string;
-  node?: string;
-  /** Invalid objects become notes and are left out instead of failing the command. */
-  skipInvalid: boolean;
-}
-
-export function parseSimulatorArgs(argv: readonly string[], allowed: ReadonlySet<string>): SimulatorArgs | 'help' {
-  const a: SimulatorArgs = { files: [], scenarios: [], output: 'table', port: 80, protocol: 'TCP', skipInvalid: false };
-  const help = walkArgs(argv, (arg) => {
-    const flag = arg.flag === '-f' ? '--filename' : arg.flag === '-o' ? '--output' : arg.flag;
-    if (!allowed.has(flag)) throw arg.unknown();
-    switch (flag) {
-      case '--filename':
-        a.files.push(arg.value());
-        break;
-      case '--scenarios':
-        a.scenarios.push(arg.value());
-        break;
-      case '--kubeconfig':
-        a.kubeconfig = arg.value();
-        break;
-      case '--output':
-        a.output = arg.value();
-        break;
-      case '--port':
-        a.port = arg.int(1, 65535);
-        break;
-      case '--protocol': {
-        const v = arg.value().toUpperCase();
-        if (v !== 'TCP' && v !== 'UDP' && v !== 'SCTP') throw new UsageError(`--protocol must be TCP, UDP or SCTP, not ${JSON.stringify(v)}`);
-        a.protocol = v;
-        break;
-      }
-      case '--from':
-        a.from = arg.value();
-        break;
-      case '--to':
-        a.to = arg.value();
-        break;
-      case '--node':
-        a.node = arg.value();
-        break;
-      case '--skip-invalid':
-        a.skipInvalid = true;
-        break;
-    }
-  });
-  if (help === 'help') return 'help';
-  return a;
-}
 
 /**
  * Reads the kubeconfig at `file`.
@@ -160,24 +100,27 @@ export function exitStatusFor(command: string, err: unknown, usage: string, out:
   return EXIT_USAGE;
 }
 
-const USAGE = `usage: tessera simulate -f <file|dir>... [--port 80] [--protocol TCP|UDP|SCTP] [--output table|json|html] [--skip-invalid]
-       tessera simulate --kubeconfig <file> [--port 80] [--protocol TCP] [--output table|json|html] [--skip-invalid]
-       tessera simulate --scenarios <file|dir>... [--output table|json] [--skip-invalid]
+const FLAGS = pickFlags(['files', 'kubeconfig', 'scenarios', 'port', 'protocol', 'output', 'skipInvalid'], {
+  output: { description: 'table, json or html (html: the matrix as a page; with --scenarios: table or json)' },
+});
 
-Decides connectivity with the node agent's own engine (controllers' builders → calc graph
+const USAGE = usage(
+  {
+    synopsis: `tessera simulate -f <file|dir>... [--port 80] [--protocol TCP|UDP|SCTP] [--output table|json|html] [--skip-invalid]
+       tessera simulate --kubeconfig <file> [--port 80] [--protocol TCP] [--output table|json|html] [--skip-invalid]
+       tessera simulate --scenarios <file|dir>... [--output table|json] [--skip-invalid]`,
+    about: `Decides connectivity with the node agent's own engine (controllers' builders → calc graph
 per node → the dataplane's rule semantics). With -f or --kubeconfig: the pod × pod matrix
 for one port. With --scenarios: every probe against its expected verdict; mismatches are
-explained, the last line is {"scenarios":N,"probes":N,"passed":N,"failed":N}.
---skip-invalid leaves invalid objects out (a note each on stderr), as the agent would.
-
-Exit status: 0 done (every probe as expected); 1 a scenario mismatch; 2 usage error;
+explained, the last line is {"scenarios":N,"probes":N,"passed":N,"failed":N}.`,
+    footer: `Exit status: 0 done (every probe as expected); 1 a scenario mismatch; 2 usage error;
 3 input not usable — an unreadable file or directory, a YAML syntax error (file:line:column),
 an unreachable API server, a list the API server refused (401/403), an invalid object
 without --skip-invalid. The reason is on stderr; a kind the server does not serve (404,
-e.g. no Calico CRDs) is only a note.
-`;
-
-const FLAGS = new Set(['--filename', '--scenarios', '--kubeconfig', '--output', '--port', '--protocol', '--skip-invalid']);
+e.g. no Calico CRDs) is only a note.`,
+  },
+  FLAGS,
+);
 
 export async function runSimulate(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
   let a;

@@ -14,7 +14,8 @@
  * when nothing is invalid, 1 when an object is invalid, 2 on a usage error, 3 when an input
  * cannot be read or parsed (whatever the objects).
  */
-import { parseInputArgs, UsageError } from './args.ts';
+import { usage, UsageError } from './args.ts';
+import { inputFlags, parseInputArgs } from './input-flags.ts';
 import {
   applyDefaults,
   checkReservedName,
@@ -42,16 +43,19 @@ const processOutput: ValidateOutput = {
   stderr: (text) => process.stderr.write(text),
 };
 
-const USAGE = `usage: tessera validate -f <file|dir> [-f <file|dir>...] [--output text|json] [--skip-invalid]
+const FLAGS = inputFlags(['text', 'json'] as const, 'text', 'report invalid objects as notes');
 
-Validates projectcalico.org/v3 NetworkPolicy, GlobalNetworkPolicy, Tier, Profile and
-WorkloadEndpoint manifests after applying Calico's defaults. Directories are read
-recursively (*.yaml, *.yml, *.json). --skip-invalid reports invalid objects as notes.
-
-Exit status: 0 nothing invalid; 1 an object is invalid (not with --skip-invalid); 2 usage
+const USAGE = usage(
+  {
+    synopsis: 'tessera validate -f <file|dir> [-f <file|dir>...] [--output text|json] [--skip-invalid]',
+    about: `Validates projectcalico.org/v3 NetworkPolicy, GlobalNetworkPolicy, Tier, Profile and
+WorkloadEndpoint manifests after applying Calico's defaults.`,
+    footer: `Exit status: 0 nothing invalid; 1 an object is invalid (not with --skip-invalid); 2 usage
 error; 3 an input could not be used — an unreadable file or directory, or a YAML syntax
-error (file:line:column on stderr); the other inputs are still checked.
-`;
+error (file:line:column on stderr); the other inputs are still checked.`,
+  },
+  FLAGS,
+);
 
 interface Options {
   readonly paths: string[];
@@ -60,7 +64,7 @@ interface Options {
 }
 
 function parseArgs(argv: readonly string[]): Options | 'help' {
-  return parseInputArgs(argv, ['text', 'json'] as const, 'text');
+  return parseInputArgs(argv, FLAGS);
 }
 
 type Source = ManifestSource;
