@@ -18,7 +18,8 @@ import type { Registry } from 'prom-client';
 import { InformerFactory } from '../informers/informer-factory.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
 import type { ListerWatcher } from '../informers/lister-watcher.ts';
-import { projectPod, ProjectingListerWatcher } from '../convert/pod-projection.ts';
+import { kindRow } from '../api/kinds.ts';
+import { projectPod } from '../convert/pod-projection.ts';
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
 import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
@@ -31,6 +32,7 @@ import { newNamespaceProfileController, newServiceAccountProfileController } fro
 import { KubeTierApi } from './tier-api.ts';
 import { TierController } from './tier-controller.ts';
 import { ensureDefaultTiers } from './tier-reconciler.ts';
+import { ProjectingListerWatcher } from './projecting-lister-watcher.ts';
 import { newWorkloadEndpointController } from './workload-endpoint-controller.ts';
 import type { WorkloadInterfaceNaming } from '../convert/workload-endpoint-builder.ts';
 import type { KubeObject } from '../informers/object.ts';
@@ -85,10 +87,12 @@ export interface RunningControllers {
   readonly registry: Registry;
 }
 
+const PODS = kindRow('pods');
+
 /** The source of each resource: pods are projected to the fields the controllers read. */
 export function controllersListerWatcher(kubeConfig: KubeConfig, resource: KubeResource): ListerWatcher<KubeObject> {
   const lw = new KubeListerWatcher<KubeObject>({ kubeConfig, resource });
-  return resource.group === '' && resource.plural === 'pods' ? new ProjectingListerWatcher(lw, projectPod) : lw;
+  return resource.group === PODS.group && resource.plural === PODS.plural ? new ProjectingListerWatcher(lw, projectPod) : lw;
 }
 
 type Common = Parameters<typeof newNamespaceProfileController>[2];

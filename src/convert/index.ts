@@ -25,4 +25,4 @@ export {
   WORKLOAD_INTERFACE_NAMINGS,
 } from './workload-endpoint-builder.ts';
 export type { WorkloadEndpointBuildOptions, WorkloadInterfaceNaming } from './workload-endpoint-builder.ts';
-export { projectPod, ProjectingListerWatcher } from './pod-projection.ts';
+export { projectPod } from './pod-projection.ts';

@@ -1,14 +1,11 @@
 /**
  * The controllers cache 20,000+ pods but read a handful of fields (workload-endpoint-
- * builder.ts). `projectPod` keeps only those, and `ProjectingListerWatcher` applies a
- * projection to every listed and watched object before it reaches the informer, so the
- * cache holds the small form (client-go's informer TransformFunc, done at the source
- * because the shared factory takes no per-resource transform).
+ * builder.ts). `projectPod` keeps only those; the controllers apply it at the source
+ * (controllers/projecting-lister-watcher.ts), so their cache holds the small form.
  *
  * Keep `projectPod` in step with what `podToWorkloadEndpoint` reads; its unit test checks
  * that the endpoint built from a projected pod equals the one built from the full pod.
  */
-import type { ListerWatcher, ListOptions, ListResult, WatchEvent, WatchOptions } from '../informers/lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
 import type { K8sContainerPort, K8sPod } from '../api/index.ts';
 
@@ -48,28 +45,4 @@ export function projectPod(pod: PodLike): PodLike {
     },
   };
   return out;
-}
-
-/** Wraps a ListerWatcher, projecting every object it yields. */
-export class ProjectingListerWatcher<T extends KubeObject> implements ListerWatcher<T> {
-  readonly resource: string;
-
-  constructor(
-    private readonly inner: ListerWatcher<T>,
-    private readonly project: (obj: T) => T,
-  ) {
-    this.resource = inner.resource;
-  }
-
-  async list(opts: ListOptions): Promise<ListResult<T>> {
-    const r = await this.inner.list(opts);
-    return { ...r, items: r.items.map(this.project) };
-  }
-
-  async *watch(opts: WatchOptions): AsyncIterable<WatchEvent<T>> {
-    for await (const e of this.inner.watch(opts)) {
-      if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') yield { ...e, object: this.project(e.object) };
-      else yield e;
-    }
-  }
 }
