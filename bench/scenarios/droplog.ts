@@ -21,6 +21,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dropLogPrefix, dropLogTarget } from '../../src/dataplane/drop-log.ts';
+import { actionText, matchText } from '../../src/dataplane/iptables/rule-text.ts';
 import { DeniedFlowLog } from '../../src/flowlog/index.ts';
 import { silentLogger } from '../../src/runtime/logger.ts';
 import { report, type BenchScenario } from '../scenario.ts';
@@ -66,10 +67,10 @@ function program(mode: Mode): void {
   const rules = [`-A INPUT -p udp -j ${CHAIN}`];
   if (mode === 'kernel-log') {
     const log = dropLogTarget({ rate: '1000000/second', burst: 10_000 })(CHAIN, 1, DROP);
-    rules.push(`-A ${CHAIN} -p udp ${log.match} -j LOG --log-prefix ${CHAIN}|1 --log-level 5`);
+    rules.push(`-A ${CHAIN} -p udp ${matchText(log.match)} -j LOG --log-prefix ${CHAIN}|1 --log-level 5`);
   } else if (mode !== 'off') {
     const log = dropLogTarget(mode === 'limited' ? {} : { rate: '1000000/second', burst: 10_000 })(CHAIN, 1, DROP);
-    rules.push(`-A ${CHAIN} -p udp ${log.match} ${log.action}`);
+    rules.push(`-A ${CHAIN} -p udp ${matchText(log.match)} ${actionText(log.action)}`);
   }
   rules.push(`-A ${CHAIN} -p udp -j DROP`);
   inNs(NODE, ['iptables-nft-restore'], `*filter\n:INPUT ACCEPT [0:0]\n:${CHAIN} - [0:0]\n-F ${CHAIN}\n${rules.join('\n')}\nCOMMIT\n`);
