@@ -47,7 +47,11 @@ const scenario: BenchScenario = {
     });
     const runs = Number(values.runs);
     const endpoints = Number(values.endpoints);
-    const objects = [...largeCluster({ endpoints, namespaces: 200, policiesPerNs: 10, localCount: 200 })];
+    // Through JSON, as calc-vs-felix's Tessera side reads them (sync.ndjson) and as the agent
+    // gets them from the API server: flat strings, not the builders' concatenations.
+    const objects = [...largeCluster({ endpoints, namespaces: 200, policiesPerNs: 10, localCount: 200 })].map(
+      (o) => JSON.parse(JSON.stringify(o)) as V3Resource,
+    );
     const byKind = new Map<string, V3Resource[]>();
     for (const o of objects) {
       const list = byKind.get(o.kind) ?? [];

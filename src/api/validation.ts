@@ -21,6 +21,12 @@
  * - WorkloadEndpoint: single-address `ipNetworks`, gateways of the right family, NATs
  *   inside the endpoint's networks, interface name, MAC, container ID and named ports.
  *
+ * What each object may contain comes from the schema declaration (schema.ts): every object
+ * node is checked against the fields it declares (schema-fields.ts), the limits are the CRDs'
+ * (schema-rule.ts), and `spec` is required where the schema requires it. The checks of each
+ * field's value are written here, in one pass per object, because they own the messages and
+ * their order.
+ *
  * The `knp.default.` name prefix is not judged here: converter-written objects carry it
  * legitimately. `checkReservedName` says whether an object may use it.
  */
@@ -46,6 +52,7 @@ import { parseProtocol, supportsPorts } from './protocol.ts';
 import { checkAnnotations, checkRuleList } from './rule-validation.ts';
 import type { RuleOwnerKind } from './rule-validation.ts';
 import { checkSelectorField } from './selector-field.ts';
+import { KIND_SCHEMAS } from './schema.ts';
 import { ENDPOINT_PORT_SHAPE, IPNAT_SHAPE, SPEC_SHAPES } from './schema-fields.ts';
 import {
   describeType,
@@ -94,10 +101,10 @@ export function validateResource(resource: unknown): FieldError[] {
 
   const spec = resource['spec'];
   if (isAbsent(spec)) {
-    // Calico's CRDs require `spec` on policies and tiers (`json:"spec"`); a Profile, a
-    // WorkloadEndpoint or a network set may omit it (their fields are all optional here).
+    // The schema requires `spec` where Calico's CRDs do (policies and tiers, `json:"spec"`); a
+    // Profile, a WorkloadEndpoint or a network set may omit it (their fields are all optional).
     if (v3kind === 'WorkloadEndpoint') checkWorkloadEndpointSpec(c, {});
-    else if (v3kind !== 'Profile' && v3kind !== 'NetworkSet' && v3kind !== 'GlobalNetworkSet') c.error('spec', `spec is required for a ${v3kind}`);
+    else if (KIND_SCHEMAS[v3kind].specRequired) c.error('spec', `spec is required for a ${v3kind}`);
     return c.findings;
   }
   if (!expectRecord(c, 'spec', spec)) return c.findings;
