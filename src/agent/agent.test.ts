@@ -6,7 +6,8 @@ import { newRegistry } from '../runtime/metrics.ts';
 import { StatusError, type KubeObject } from '../informers/index.ts';
 import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { startAgent } from './agent.ts';
-import { AGENT_RESOURCES } from '../syncer/index.ts';
+import { AGENT_RESOURCES, type SyncerFactory } from '../syncer/index.ts';
+import type { V3Resource } from '../api/index.ts';
 
 /** Items as a list response returns them: no kind/apiVersion per item. */
 const LISTS: Record<string, KubeObject[]> = {
@@ -126,6 +127,31 @@ describe('startAgent', () => {
     }
     abort.abort();
     await agent.done;
+  });
+
+  it("runs the feed its caller gives (a SyncerFactory, e.g. Typha's client): what it delivers is programmed, its probes are on live(), it stops with the agent", async () => {
+    const kernel = new FakeKernel();
+    const kinds: Record<string, string> = { tiers: 'Tier', profiles: 'Profile', networkpolicies: 'NetworkPolicy', workloadendpoints: 'WorkloadEndpoint' };
+    const resources = Object.entries(kinds).flatMap(([plural, kind]) => (LISTS[plural] ?? []).map((o) => ({ ...o, apiVersion: 'projectcalico.org/v3', kind }) as unknown as V3Resource));
+    let feedStopped = false;
+    const syncer: SyncerFactory = (callbacks) => ({
+      livenessProbes: [{ name: 'test feed', probe: { timeoutMs: 1000, pendingSince: () => undefined } }],
+      run: async (signal) => {
+        callbacks.onStatusUpdated('resync-in-progress');
+        callbacks.onUpdates(resources.map((resource) => ({ op: 'upsert', resource })));
+        callbacks.onStatusUpdated('in-sync');
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        feedStopped = true;
+      },
+    });
+    const abort = new AbortController();
+    const agent = startAgent({ nodeName: 'node-1', syncer, runner: new RecordingCommandRunner(kernel.handler) }, abort.signal);
+    await until(() => agent.ready(), 'the first in-sync apply');
+    expect([...kernel.chains.keys()].some((c) => c.startsWith('cali-pi-'))).toBe(true);
+    expect(agent.live().components.map((c) => c.name)).toContain('test feed');
+    abort.abort();
+    expect(await agent.done).toBe('stopped');
+    expect(feedStopped).toBe(true);
   });
 
   it('rejects an empty node name', () => {
