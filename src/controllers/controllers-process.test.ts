@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
+import { kindsWatchedBy, resourceName } from '../api/kinds.ts';
 import { InformerFactory } from '../informers/informer-factory.ts';
 import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
 import { buildControllers } from './controllers-process.ts';
 import type { Writer } from './object-writer.ts';
+import { TierController } from './tier-controller.ts';
 
 const writer: Writer = {
   apply: async () => undefined,
@@ -46,5 +48,18 @@ describe('buildControllers', () => {
     expect(controllers).not.toContain('workload-endpoints');
     expect(informers).not.toContain('/pods');
     expect(informers).not.toContain('projectcalico.org/workloadendpoints');
+  });
+
+  it('with the tier controller, the controllers watch exactly the kind table\'s controllers rows', () => {
+    const informers: string[] = [];
+    const factory = new InformerFactory({
+      listerWatcherFor: (r) => {
+        informers.push(resourceName(r));
+        return new ScriptedListerWatcher(r.plural);
+      },
+    });
+    buildControllers(factory, writer);
+    new TierController({ factory, writer, api: { setFinalizers: async () => undefined, listPoliciesInTier: async () => [] } });
+    expect(informers.sort()).toEqual(kindsWatchedBy('controllers').map(resourceName).sort());
   });
 });

@@ -20,6 +20,10 @@
  */
 import type { Registry } from 'prom-client';
 
+import { apiVersionOf, resourceOf } from '../api/kinds.ts';
+import type { V3Resource } from '../api/types.ts';
+import type { Conversion } from '../convert/conversions.ts';
+import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
 import { metaNamespaceKey } from '../informers/object.ts';
 import type { SharedIndexInformer } from '../informers/shared-index-informer.ts';
@@ -51,6 +55,23 @@ export interface MirrorControllerOptions<S extends KubeObject, T extends KubeObj
   clock?: Clock;
   registry?: Registry;
   logger?: Logger;
+}
+
+/**
+ * What a mirror controller takes from its conversion-table entry (convert/conversions.ts): the
+ * source and target informers, the target's apiVersion and kind, and the naming inverse — so
+ * the controllers watch and write exactly the kinds the table converts between.
+ */
+export function mirrorOf(
+  factory: InformerFactory,
+  conversion: Pick<Conversion<never, V3Resource>, 'source' | 'target' | 'sourceKeyOf'>,
+): Pick<MirrorControllerOptions<KubeObject, KubeObject>, 'source' | 'target' | 'targetType' | 'sourceKeyOf'> {
+  return {
+    source: factory.informerFor(resourceOf(conversion.source)),
+    target: factory.informerFor(resourceOf(conversion.target)),
+    targetType: { apiVersion: apiVersionOf(conversion.target), kind: conversion.target.kind },
+    sourceKeyOf: (t) => conversion.sourceKeyOf(t),
+  };
 }
 
 function targetKey(obj: { metadata?: { name?: string; namespace?: string } }): string {

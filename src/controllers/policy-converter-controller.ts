@@ -8,14 +8,15 @@
  * Kubernetes policy and a log line name the rule and the reason, once per distinct set of
  * errors per policy generation.
  */
-import { KNP_NAME_PREFIX } from '../api/names.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
-import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
+import { mirrorOf, MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
-import { convertNetworkPolicy } from '../convert/policy-converter.ts';
+import { apiVersionOf } from '../api/kinds.ts';
+import { CONVERSIONS, networkPolicyConversion } from '../convert/conversions.ts';
+import type { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import type { K8sNetworkPolicy } from '../api/index.ts';
 
 export const POLICY_CONVERTER = 'policy-converter';
@@ -23,32 +24,30 @@ export const CONVERSION_FAILED_REASON = 'RuleNotConverted';
 
 type Common = Omit<MirrorControllerOptions<KubeObject, KubeObject>, 'name' | 'source' | 'target' | 'targetType' | 'sourceKeyOf' | 'desired' | 'writer'>;
 
-/** The conversion function; injectable so tests can exercise paths a real apiserver's validation never lets through. */
+/**
+ * Replaces the table's NetworkPolicy conversion (convert/conversions.ts); injectable so tests
+ * can exercise paths a real apiserver's validation never lets through.
+ */
 export type ConvertFunc = typeof convertNetworkPolicy;
 
 export function newPolicyConverterController(
   factory: InformerFactory,
   writer: Writer,
   common: Common = {},
-  convert: ConvertFunc = convertNetworkPolicy,
+  convert?: ConvertFunc,
 ): MirrorController<KubeObject, KubeObject> {
+  const conversion = convert === undefined ? CONVERSIONS['networkpolicies.networking.k8s.io'] : networkPolicyConversion(convert);
+  const sourceType = { apiVersion: apiVersionOf(conversion.source), kind: conversion.source.kind };
   const reported = new Map<string, string>();
   return new MirrorController<KubeObject, KubeObject>({
     ...common,
     name: POLICY_CONVERTER,
-    source: factory.informerFor({ group: 'networking.k8s.io', version: 'v1', plural: 'networkpolicies' }),
-    target: factory.informerFor({ group: 'projectcalico.org', version: 'v3', plural: 'networkpolicies' }),
-    targetType: { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy' },
+    ...mirrorOf(factory, conversion),
     writer,
-    sourceKeyOf: (t) => {
-      const name = t.metadata?.name ?? '';
-      if (!name.startsWith(KNP_NAME_PREFIX)) return undefined;
-      return `${t.metadata?.namespace ?? ''}/${name.slice(KNP_NAME_PREFIX.length)}`;
-    },
     forgetSource: (key) => reported.delete(key),
     desired: async (source, key, log: Logger) => {
       const np = source as K8sNetworkPolicy;
-      const { policy, errors, warnings } = convert(np);
+      const { resource: policy, errors, warnings } = conversion.convert(np);
       const meta = np.metadata ?? {};
       for (const w of warnings) log.warn({ kind: 'NetworkPolicy', namespace: meta.namespace, name: meta.name }, w);
       const signature = `${String((source.metadata as { generation?: number } | undefined)?.generation ?? meta.resourceVersion)}:${JSON.stringify(errors)}`;
@@ -60,8 +59,7 @@ export function newPolicyConverterController(
           // rest of the policy from being enforced.
           await writer.warningEvent(
             {
-              apiVersion: 'networking.k8s.io/v1',
-              kind: 'NetworkPolicy',
+              ...sourceType,
               namespace: meta.namespace ?? 'default',
               name: meta.name ?? '',
               ...(meta.uid === undefined ? {} : { uid: meta.uid }),
@@ -74,12 +72,13 @@ export function newPolicyConverterController(
       }
       if (errors.length > 0) reported.set(key, signature);
       else reported.delete(key);
+      if (policy === undefined) return [];
       const out: WrittenObject = {
         ...policy,
         metadata: {
           ...policy.metadata,
           labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-          ownerReferences: ownerReferenceTo({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: meta }),
+          ownerReferences: ownerReferenceTo({ ...sourceType, metadata: meta }),
         },
       };
       return [out];

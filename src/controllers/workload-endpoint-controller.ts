@@ -1,5 +1,5 @@
 /**
- * Pod → WorkloadEndpoint (workload-endpoint-builder.ts), for clusters without Calico's
+ * Pod → WorkloadEndpoint (its entry of convert/conversions.ts), for clusters without Calico's
  * CNI. Owns only the endpoints it annotated `tessera.io/managed-by:
  * tessera-controllers`, so endpoints written by a CNI plugin are never touched. The
  * endpoint is deleted when its pod is gone, finished, or has lost its IPs; a pod moved
@@ -8,10 +8,12 @@
  */
 import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
-import { MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
+import { mirrorOf, MirrorController, type MirrorControllerOptions } from './mirror-controller.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { isManaged, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE, ownerReferenceTo } from './ownership.ts';
-import { podToWorkloadEndpoint, type WorkloadEndpointBuildOptions } from '../convert/workload-endpoint-builder.ts';
+import { apiVersionOf } from '../api/kinds.ts';
+import { CONVERSIONS } from '../convert/conversions.ts';
+import type { WorkloadEndpointBuildOptions } from '../convert/workload-endpoint-builder.ts';
 import type { K8sPod } from '../api/index.ts';
 
 type Common = Omit<MirrorControllerOptions<KubeObject, KubeObject>, 'name' | 'source' | 'target' | 'targetType' | 'sourceKeyOf' | 'desired' | 'writer'>;
@@ -22,27 +24,23 @@ export function newWorkloadEndpointController(
   common: Common = {},
   build: WorkloadEndpointBuildOptions = {},
 ): MirrorController<KubeObject, KubeObject> {
+  const conversion = CONVERSIONS.pods;
   return new MirrorController<KubeObject, KubeObject>({
     ...common,
     name: 'workload-endpoints',
-    source: factory.informerFor({ group: '', version: 'v1', plural: 'pods' }),
-    target: factory.informerFor({ group: 'projectcalico.org', version: 'v3', plural: 'workloadendpoints' }),
-    targetType: { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint' },
+    ...mirrorOf(factory, conversion),
     writer,
-    sourceKeyOf: (t) => {
-      if (!isManaged(t)) return undefined;
-      const pod = (t as { spec?: { pod?: string } }).spec?.pod;
-      return pod === undefined ? undefined : `${t.metadata?.namespace ?? ''}/${pod}`;
-    },
+    // Only endpoints this controller wrote: a CNI plugin's are never touched.
+    sourceKeyOf: (t) => (isManaged(t) ? conversion.sourceKeyOf(t) : undefined),
     desired: (pod) => {
-      const wep = podToWorkloadEndpoint(pod as K8sPod, build);
+      const wep = conversion.convert(pod as K8sPod, build).resource;
       if (wep === undefined) return [];
       const out: WrittenObject = {
         ...wep,
         metadata: {
           ...wep.metadata,
           annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_VALUE },
-          ownerReferences: ownerReferenceTo({ apiVersion: 'v1', kind: 'Pod', metadata: pod.metadata ?? {} }),
+          ownerReferences: ownerReferenceTo({ apiVersion: apiVersionOf(conversion.source), kind: conversion.source.kind, metadata: pod.metadata ?? {} }),
         },
       };
       return [out];

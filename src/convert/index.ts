@@ -3,7 +3,8 @@
  * `k8s/conversion`): NetworkPolicy → `knp.default.<name>`, Namespace / ServiceAccount →
  * Profile, Pod → WorkloadEndpoint. Pure functions of their input; the controllers (which
  * write the results) and the simulator, the calc graph and the CLI (which read them) all call
- * this one copy. Re-exports only.
+ * this one copy, and the controllers and the simulator find each source's builder in one
+ * table (conversions.ts). Re-exports only.
  */
 export { convertNetworkPolicy, convertedPolicyName, KNP_ORDER, simplifyPorts } from './policy-converter.ts';
 export type { ConversionResult, RuleConversionError } from './policy-converter.ts';
@@ -26,3 +27,5 @@ export {
 } from './workload-endpoint-builder.ts';
 export type { WorkloadEndpointBuildOptions, WorkloadInterfaceNaming } from './workload-endpoint-builder.ts';
 export { projectPod } from './pod-projection.ts';
+export { CONVERSIONS, networkPolicyConversion } from './conversions.ts';
+export type { Conversion, ConvertOptions, Converted, TargetRef } from './conversions.ts';

@@ -1,14 +1,15 @@
 /**
  * The objects a simulation starts from, and their translation into what the calc graph
- * reads — through the controllers' own builders, never a re-implementation:
+ * reads — through the builders the controllers use (convert/conversions.ts, one entry per
+ * source kind), never a re-implementation:
  *
- * - Namespace → `kns.<ns>` (`namespaceToProfile`), ServiceAccount → `ksa.<ns>.<sa>`
- *   (`serviceAccountToProfile`); every namespace gets the `default` ServiceAccount the
- *   apiserver would create, and the `kubernetes.io/metadata.name` label it sets;
- * - Pod → WorkloadEndpoint (`podToWorkloadEndpoint`); pods without one (no node, no IP,
- *   host network…) are kept as notes;
- * - networking.k8s.io/v1 NetworkPolicy → `knp.default.<name>` (`convertNetworkPolicy`),
- *   after the apiserver's `SetDefaults_NetworkPolicy` (calico-semantics §3.2);
+ * - Namespace → `kns.<ns>`, ServiceAccount → `ksa.<ns>.<sa>`; every namespace gets the
+ *   `default` ServiceAccount the apiserver would create, and the `kubernetes.io/metadata.name`
+ *   label it sets;
+ * - Pod → WorkloadEndpoint; pods without one (no node, no IP, host network…) are kept as
+ *   notes;
+ * - networking.k8s.io/v1 NetworkPolicy → `knp.default.<name>`, after the apiserver's
+ *   `SetDefaults_NetworkPolicy` (calico-semantics §3.2);
  * - the default tiers as the controllers create them (`defaultTiers`);
  * - projectcalico.org/v3 objects as given; a Calico object with the same key as a generated
  *   one (e.g. an explicit WorkloadEndpoint or Profile) replaces it;
@@ -23,7 +24,7 @@ import { isStagedKind, readStaged, type StagedPolicy } from '../api/staged.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import { defaultTiers } from '../controllers/index.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
-import { convertNetworkPolicy, namespaceToProfile, podToWorkloadEndpoint, serviceAccountToProfile } from '../convert/index.ts';
+import { CONVERSIONS, type Conversion, type Converted } from '../convert/index.ts';
 
 export interface K8sNamespace {
   metadata?: { name?: string; labels?: Record<string, string> };
@@ -94,16 +95,23 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   };
   for (const t of defaultTiers()) put(t);
 
+  /** Puts what `conversion` makes of `source`, if anything; returns its rule errors. */
+  const convert = <S, T extends V3Resource>(conversion: Conversion<S, T>, source: S, origin: string): Converted<T>['errors'] => {
+    const { resource, errors } = conversion.convert(source);
+    if (resource !== undefined) put(resource, origin);
+    return errors;
+  };
+
   const saSeen = new Set<string>();
   for (const ns of objs.namespaces) {
     const name = ns.metadata?.name;
     if (!name) continue;
     const labels = { 'kubernetes.io/metadata.name': name, ...(ns.metadata?.labels ?? {}) };
-    put(namespaceToProfile({ metadata: { name, labels } }), describeInput('Namespace', ns.metadata));
+    convert(CONVERSIONS.namespaces, { metadata: { name, labels } }, describeInput('Namespace', ns.metadata));
   }
   for (const sa of objs.serviceAccounts) {
     saSeen.add(`${sa.metadata?.namespace ?? ''}/${sa.metadata?.name ?? ''}`);
-    put(serviceAccountToProfile(sa), describeInput('ServiceAccount', sa.metadata));
+    convert(CONVERSIONS.serviceaccounts, sa, describeInput('ServiceAccount', sa.metadata));
   }
   // The apiserver's ServiceAccount controller gives every namespace a `default` account,
   // and a pod's account must exist for it to be admitted.
@@ -113,21 +121,20 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   for (const key of [...implied].sort()) {
     if (saSeen.has(key)) continue;
     const [namespace = '', name = ''] = key.split('/');
-    put(serviceAccountToProfile({ metadata: { name, namespace } }), `ServiceAccount ${namespace}/${name} (implied)`);
+    convert(CONVERSIONS.serviceaccounts, { metadata: { name, namespace } }, `ServiceAccount ${namespace}/${name} (implied)`);
   }
 
   for (const pod of objs.pods) {
     const withSa: K8sPod = pod.spec?.serviceAccountName ? pod : { ...pod, spec: { ...pod.spec, serviceAccountName: 'default' } };
-    const wep = podToWorkloadEndpoint(withSa);
+    const wep = CONVERSIONS.pods.convert(withSa).resource;
     if (wep === undefined) notes.push(`Pod ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}: no workload endpoint (no node, no IP, host network or finished); skipped`);
     else put(wep, describeInput('Pod', pod.metadata));
   }
 
   for (const np of objs.networkPolicies) {
-    const { policy, errors } = convertNetworkPolicy(defaultNetworkPolicyTypes(np));
+    const errors = convert(CONVERSIONS['networkpolicies.networking.k8s.io'], defaultNetworkPolicyTypes(np), `networking.k8s.io/v1 ${describeInput('NetworkPolicy', np.metadata)}`);
     const id = `NetworkPolicy ${np.metadata?.namespace ?? ''}/${np.metadata?.name ?? ''}`;
     for (const e of errors) notes.push(`${id}: spec.${e.direction}[${e.index}]: ${e.reason} (rule dropped)`);
-    put(policy, `networking.k8s.io/v1 ${describeInput('NetworkPolicy', np.metadata)}`);
   }
 
   for (const r of objs.calico) put(r);
