@@ -17,6 +17,15 @@ import { describeType, isAbsent } from './shape.ts';
 // CRD `MaxLength=1024` on every selector field, declared with the schema.
 export { MAX_SELECTOR_LENGTH };
 
+/**
+ * Selector texts that parsed, and whether each is `global()` alone. A sync validates thousands
+ * of policies whose selectors repeat (`app == 'web'`, `projectcalico.org/orchestrator ==
+ * 'k8s'`); a parse is a tokenizer and a parser, a lookup is a hash. Texts that fail are not
+ * remembered, so their message is built as before. Bounded: cleared when full.
+ */
+const PARSED = new Map<string, boolean>();
+const PARSED_MAX = 4096;
+
 export interface SelectorFieldOptions {
   /** True only for an EntityRule `namespaceSelector`, where `global()` alone is allowed. */
   readonly allowGlobal?: boolean;
@@ -38,16 +47,20 @@ export function checkSelectorField(
   if (value.length > MAX_SELECTOR_LENGTH) {
     c.error(path, `selector is ${value.length} characters long; at most ${MAX_SELECTOR_LENGTH} are allowed`);
   }
-  let isGlobalOnly = false;
-  try {
-    isGlobalOnly = parseSelector(value).root.kind === 'global';
-  } catch (err) {
-    if (err instanceof SelectorParseError) {
-      c.error(path, err.message);
-    } else {
-      c.error(path, `selector could not be parsed: ${err instanceof Error ? err.message : String(err)}`);
+  let isGlobalOnly = PARSED.get(value);
+  if (isGlobalOnly === undefined) {
+    try {
+      isGlobalOnly = parseSelector(value).root.kind === 'global';
+    } catch (err) {
+      if (err instanceof SelectorParseError) {
+        c.error(path, err.message);
+      } else {
+        c.error(path, `selector could not be parsed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      return;
     }
-    return;
+    if (PARSED.size >= PARSED_MAX) PARSED.clear();
+    PARSED.set(value, isGlobalOnly);
   }
   if (!checkGlobal || !value.includes('global(')) return;
   if (!allowGlobal) {
