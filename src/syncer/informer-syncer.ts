@@ -17,8 +17,6 @@
  * - `run` resolves after `signal` aborts and the informers have stopped.
  */
 import { apiVersionOf, kindsWatchedBy, resourceOf, type KindRow } from '../api/kinds.ts';
-import type { StagedKind } from '../api/staged.ts';
-import type { V3Kind } from '../api/types.ts';
 import {
   DeletedFinalStateUnknown,
   InformerFactory,
@@ -33,7 +31,7 @@ import {
 import type { LivenessProbe } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
-import type { SyncerCallbacks, Update } from './update.ts';
+import type { AnyUpdate, SyncedObject, SyncerCallbacks, Update } from './update.ts';
 
 /** The kinds the agent lists and watches when it reads the API server itself (not through Typha). */
 export const AGENT_RESOURCES: readonly KindRow[] = kindsWatchedBy('agent');
@@ -54,21 +52,12 @@ export interface InformerSyncerOptions {
   readonly logger?: Logger;
 }
 
-/**
- * The kind of a row's update. Today every row the agent and Typha watch is a
- * projectcalico.org/v3 kind (their consumers read v3); a row of another group is carried with
- * its own `apiVersion`, which is what a consumer tells kinds apart by.
- */
-function updateKind(row: KindRow): V3Kind | StagedKind {
-  return row.kind as V3Kind | StagedKind;
+function upsert(row: KindRow, obj: KubeObject): AnyUpdate {
+  return { op: 'upsert', resource: { ...(obj as object), apiVersion: apiVersionOf(row), kind: row.kind } as SyncedObject };
 }
 
-function upsert(row: KindRow, obj: KubeObject): Update {
-  return { op: 'upsert', resource: { ...(obj as object), apiVersion: apiVersionOf(row), kind: row.kind } as never };
-}
-
-function deletion(row: KindRow, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): Update {
-  const kind = updateKind(row);
+function deletion(row: KindRow, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): AnyUpdate {
+  const { kind } = row;
   const apiVersion = apiVersionOf(row);
   if (obj instanceof DeletedFinalStateUnknown) {
     const [a, b] = obj.key.split('/');
@@ -78,13 +67,18 @@ function deletion(row: KindRow, obj: KubeObject | DeletedFinalStateUnknown<KubeO
   return { op: 'delete', apiVersion, kind, name: obj.metadata?.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
 }
 
-export class InformerSyncer {
+/**
+ * `U` is what the watched rows make: `Update` (projectcalico.org/v3, the default) for the
+ * agent's and Typha's rows, which is what the calc graph and Typha's cache read; a caller that
+ * watches rows of other groups declares `AnyUpdate` and tells kinds apart by `apiVersion`.
+ */
+export class InformerSyncer<U extends AnyUpdate = Update> {
   readonly #factory: InformerFactory;
   readonly #informers: ReturnType<InformerFactory['informerFor']>[];
-  readonly #callbacks: SyncerCallbacks;
+  readonly #callbacks: SyncerCallbacks<U>;
   readonly #log: Logger;
 
-  constructor(opts: InformerSyncerOptions, callbacks: SyncerCallbacks) {
+  constructor(opts: InformerSyncerOptions, callbacks: SyncerCallbacks<U>) {
     const { registry = newRegistry(), logger = silentLogger } = opts;
     this.#callbacks = callbacks;
     this.#log = logger.child({ component: 'informer-syncer' });
@@ -99,9 +93,9 @@ export class InformerSyncer {
     this.#informers = resources.map((row) => {
       const informer = this.#factory.informerFor<KubeObject>(resourceOf(row));
       informer.addEventHandler({
-        onAdd: (obj) => callbacks.onUpdates([upsert(row, obj)]),
-        onUpdate: (_old, obj) => callbacks.onUpdates([upsert(row, obj)]),
-        onDelete: (obj) => callbacks.onUpdates([deletion(row, obj)]),
+        onAdd: (obj) => callbacks.onUpdates([upsert(row, obj) as U]),
+        onUpdate: (_old, obj) => callbacks.onUpdates([upsert(row, obj) as U]),
+        onDelete: (obj) => callbacks.onUpdates([deletion(row, obj) as U]),
       });
       return informer;
     });

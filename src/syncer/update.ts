@@ -15,23 +15,46 @@
  */
 import type { StagedKind, V3Kind, V3Resource } from '../api/index.ts';
 
-/** A resource as a feed delivers it. */
-export type Update =
-  | { readonly op: 'upsert'; readonly resource: V3Resource }
+/** `apiVersion` of a delete that carries none (see the guarantees above). */
+export const DEFAULT_UPDATE_API_VERSION = 'projectcalico.org/v3';
+
+/** Any object a feed can carry: a Kubernetes object of any group/version, typed. */
+export interface SyncedObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly resourceVersion?: string };
+}
+
+/**
+ * A resource as a feed delivers it. The defaults are what every consumer reads today
+ * (projectcalico.org/v3, the staged kinds included); a feed of other groups — EndpointSlices,
+ * policy.networking.k8s.io — delivers `AnyUpdate`, and its consumer tells kinds apart by
+ * `updateApiVersion` and `kind`.
+ */
+export type Update<R extends SyncedObject = V3Resource, K extends string = V3Kind | StagedKind> =
+  | { readonly op: 'upsert'; readonly resource: R }
   | {
       readonly op: 'delete';
-      readonly kind: V3Kind | StagedKind;
+      readonly kind: K;
       readonly name: string;
       readonly namespace?: string;
-      /** @default 'projectcalico.org/v3' */
+      /** @default DEFAULT_UPDATE_API_VERSION */
       readonly apiVersion?: string;
     };
+
+/** An update of any group, version and kind. */
+export type AnyUpdate = Update<SyncedObject, string>;
+
+/** The group/version an update is about: the resource's for an upsert, the delete's (defaulted) for a delete. */
+export function updateApiVersion(update: AnyUpdate): string {
+  return update.op === 'upsert' ? update.resource.apiVersion : (update.apiVersion ?? DEFAULT_UPDATE_API_VERSION);
+}
 
 /** Felix's `api.SyncStatus`. */
 export type SyncStatus = 'wait-for-datastore' | 'resync-in-progress' | 'in-sync';
 
-/** Where a feed delivers: the calc graph, or Typha's snapshot cache. */
-export interface SyncerCallbacks {
-  onUpdates(updates: readonly Update[]): void;
+/** Where a feed delivers: the calc graph, or Typha's snapshot cache (both read `Update`, v3). */
+export interface SyncerCallbacks<U extends AnyUpdate = Update> {
+  onUpdates(updates: readonly U[]): void;
   onStatusUpdated(status: SyncStatus): void;
 }
