@@ -37,7 +37,7 @@ import { runDaemon } from '../runtime/daemon.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';
 import { endpointSliceLister, readyServiceAddresses } from '../typha/service-endpoints.ts';
 import { parseTyphaAddress, SyncClient, type SyncClientOptions, type TyphaClientTls } from '../typha/sync-client.ts';
-import { choiceFlag, intFlag, oneOf, parseFlags, readNamespacedName, textFlag, textFlagOr, usage, UsageError, valueFlag } from './args.ts';
+import { choiceFlag, intFlag, oneOf, parseFlags, readCommandLine, readNamespacedName, textFlag, textFlagOr, usage, UsageError, valueFlag } from './args.ts';
 import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
 
 /** Exit status when the host cannot be programmed (missing tools or no NET_ADMIN). */
@@ -233,18 +233,9 @@ function typhaConnection(opts: AgentCliOptions, kubeConfig: KubeConfig): TyphaCo
 }
 
 export async function runAgent(argv: readonly string[], logger?: Logger): Promise<number> {
-  let opts;
-  try {
-    opts = parseAgentArgs(argv);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`tessera agent: ${err.message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (opts === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const line = readCommandLine('agent', USAGE, () => parseAgentArgs(argv));
+  if ('exitCode' in line) return line.exitCode;
+  const opts = line.options;
   const log = logger ?? createRootLogger();
   let runner: CommandRunner;
   try {

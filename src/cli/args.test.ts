@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { choiceFlag, intFlag, listFlag, parseFlags, readNamespacedName, switchFlag, textFlag, textFlagOr, usage, UsageError } from './args.ts';
+import { choiceFlag, intFlag, listFlag, parseFlags, readCommandLine, readNamespacedName, switchFlag, textFlag, textFlagOr, usage, UsageError } from './args.ts';
 
 const FLAGS = {
   s: listFlag('--s', '<text>', 'a repeatable string'),
@@ -94,5 +94,33 @@ describe('usage', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('readCommandLine', () => {
+  function capture() {
+    const out = { stdout: '', stderr: '' };
+    return { out, streams: { stdout: (t: string) => void (out.stdout += t), stderr: (t: string) => void (out.stderr += t) } };
+  }
+
+  it('--help: the usage on stdout, exit 0; a usage error: the message, a blank line and the usage on stderr, exit 2', () => {
+    const help = capture();
+    expect(readCommandLine('x', 'usage: tessera x\n', () => 'help', help.streams)).toEqual({ exitCode: 0 });
+    expect(help.out).toEqual({ stdout: 'usage: tessera x\n', stderr: '' });
+    const bad = capture();
+    const fail = (): never => {
+      throw new UsageError('--port must be an integer 0–65535, not "x"');
+    };
+    expect(readCommandLine('x', 'usage: tessera x\n', fail, bad.streams)).toEqual({ exitCode: 2 });
+    expect(bad.out).toEqual({ stdout: '', stderr: 'tessera x: --port must be an integer 0–65535, not "x"\n\nusage: tessera x\n' });
+  });
+
+  it('passes the options on, and lets any other error through (a bug, not the user\'s mistake)', () => {
+    expect(readCommandLine('x', '', () => ({ port: 1 }), capture().streams)).toEqual({ options: { port: 1 } });
+    expect(() =>
+      readCommandLine('x', '', () => {
+        throw new TypeError('boom');
+      }),
+    ).toThrow(TypeError);
   });
 });

@@ -18,6 +18,8 @@
  */
 import { parseArgs } from 'node:util';
 
+import { EXIT_USAGE } from './exit-status.ts';
+
 /** A mistake in the command line; its message says which argument and why. */
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -184,6 +186,42 @@ export function parseFlags<F extends Flags>(argv: readonly string[], flags: F, o
     values[key] = f.read(token.value, values[key]);
   }
   return { values: values as FlagValues<F>, positionals };
+}
+
+/** Where a command writes (tests pass a capture). */
+export interface CliOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** The process's stdout and stderr. */
+export const processOutput: CliOutput = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+/** A command line read: the options to run with, or the exit status the command ends with now. */
+export type CommandLine<T> = { readonly options: T } | { readonly exitCode: number };
+
+/**
+ * Every command's first step: `parse` its argv. `--help` prints the usage on stdout (exit
+ * 0); a `UsageError` prints `tessera <command>: <message>`, a blank line and the usage on
+ * stderr (exit 2). Any other error is not the user's and propagates.
+ */
+export function readCommandLine<T>(command: string, usageText: string, parse: () => T | 'help', out: CliOutput = processOutput): CommandLine<T> {
+  let options: T | 'help';
+  try {
+    options = parse();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    out.stderr(`tessera ${command}: ${err.message}\n\n${usageText}`);
+    return { exitCode: EXIT_USAGE };
+  }
+  if (options === 'help') {
+    out.stdout(usageText);
+    return { exitCode: 0 };
+  }
+  return { options };
 }
 
 /** A command's usage text, made from its flags. */

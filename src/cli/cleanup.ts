@@ -14,9 +14,8 @@ import { CleanupError, formatPlan, planCleanup, runCleanup } from '../dataplane/
 import { NetnsCommandRunner, RealCommandRunner, type CommandRunner } from '../dataplane/command-runner.ts';
 import { IPTABLES_BACKENDS, IPTABLES_BACKEND_MODES, type IptablesBackendMode } from '../dataplane/iptables/iptables-backend.ts';
 import { judgeOwnership } from '../dataplane/iptables/ownership.ts';
-import { choiceFlag, parseFlags, switchFlag, textFlag, usage, UsageError } from './args.ts';
+import { choiceFlag, parseFlags, processOutput, switchFlag, textFlag, usage, UsageError, type CliOutput } from './args.ts';
 import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
-import type { CliOutput } from './simulate.ts';
 
 /** cleanup's flags: the one declaration its parsing and its usage come from. */
 const FLAGS = {
@@ -48,11 +47,6 @@ export function parseCleanupArgs(argv: readonly string[]): CleanupCliOptions | '
   const parsed = parseFlags(argv, FLAGS);
   return parsed === 'help' ? 'help' : parsed.values;
 }
-
-const processOutput: CliOutput = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
 
 export interface CleanupCliDeps {
   readonly out?: CliOutput;

@@ -13,7 +13,7 @@ import { startControllers } from '../controllers/controllers-process.ts';
 import { WORKLOAD_INTERFACE_NAMINGS, type WorkloadInterfaceNaming } from '../convert/workload-endpoint-builder.ts';
 import { runDaemon } from '../runtime/daemon.ts';
 import { createRootLogger } from '../runtime/logger.ts';
-import { intFlag, oneOf, parseFlags, switchFlag, textFlag, textFlagOr, usage, UsageError, valueFlag, type FlagValues } from './args.ts';
+import { intFlag, oneOf, parseFlags, readCommandLine, switchFlag, textFlag, textFlagOr, usage, valueFlag, type FlagValues } from './args.ts';
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -56,18 +56,9 @@ function leaseNamespace(o: Options): string {
 }
 
 export async function runControllers(argv: readonly string[]): Promise<number> {
-  let opts;
-  try {
-    opts = parseControllersArgs(argv);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`tessera controllers: ${err.message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (opts === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const line = readCommandLine('controllers', USAGE, () => parseControllersArgs(argv));
+  if ('exitCode' in line) return line.exitCode;
+  const opts = line.options;
   const log = createRootLogger();
   const kubeConfig = new KubeConfig();
   if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);

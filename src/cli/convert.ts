@@ -13,7 +13,7 @@
  * error, 3 when an input cannot be read or parsed or a policy is invalid (nothing is
  * printed on stdout then).
  */
-import { usage, UsageError } from './args.ts';
+import { processOutput, readCommandLine, usage, type CliOutput } from './args.ts';
 import { inputFlags, parseInputArgs } from './input-flags.ts';
 import { stringify } from 'yaml';
 
@@ -21,18 +21,8 @@ import { applyDefaults, isError, validateResource } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { fileProblem, InputError, type InputProblem } from '../runtime/input-error.ts';
 import { describeManifestSource, isManifestProblem, readManifests } from '../runtime/manifest-files.ts';
-import { EXIT_FAILED, EXIT_USAGE, reportInputError } from './exit-status.ts';
+import { EXIT_FAILED, reportInputError } from './exit-status.ts';
 import type { K8sNetworkPolicy } from '../api/index.ts';
-
-export interface ConvertOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-const processOutput: ConvertOutput = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
 
 const FLAGS = inputFlags(['yaml', 'json'] as const, 'yaml', 'leave out policies whose conversion is invalid (a note each on stderr)');
 
@@ -67,19 +57,10 @@ function isK8sNetworkPolicy(v: unknown): v is K8sNetworkPolicy {
   return o.apiVersion === 'networking.k8s.io/v1' && o.kind === 'NetworkPolicy';
 }
 
-export async function runConvert(argv: readonly string[], out: ConvertOutput = processOutput): Promise<number> {
-  let opts;
-  try {
-    opts = parseArgs(argv);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    out.stderr(`tessera convert: ${err.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (opts === 'help') {
-    out.stdout(USAGE);
-    return 0;
-  }
+export async function runConvert(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
+  const line = readCommandLine('convert', USAGE, () => parseArgs(argv), out);
+  if ('exitCode' in line) return line.exitCode;
+  const opts = line.options;
   let dropped = false;
   const problems: InputProblem[] = [];
   const policies: unknown[] = [];

@@ -13,7 +13,7 @@
  * file, a YAML syntax error, an unreachable API server, a forbidden list, an invalid object
  * (unless `--skip-invalid`) — never an empty or partial matrix with status 0.
  */
-import { usage, UsageError } from './args.ts';
+import { processOutput, usage, UsageError, type CliOutput } from './args.ts';
 import { parseSimulatorArgs, pickFlags, type SimulatorArgs } from './simulator-flags.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -43,15 +43,7 @@ import {
 } from '../simulate/index.ts';
 import { renderReport } from './report.ts';
 
-export interface CliOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-export const processOutput: CliOutput = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
+export { processOutput, type CliOutput };
 
 export { UsageError };
 

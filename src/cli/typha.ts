@@ -18,7 +18,7 @@ import { createRootLogger, type Logger } from '../runtime/logger.ts';
 import { MAX_CONNECTIONS_UPPER_LIMIT } from '../typha/rebalance.ts';
 import { DEFAULT_TYPHA_PORT, type TyphaServerTls } from '../typha/sync-server.ts';
 import { runTyphaProcess } from '../typha/typha-process.ts';
-import { intFlag, parseFlags, readNamespacedName, textFlag, textFlagOr, usage, UsageError, valueFlag } from './args.ts';
+import { intFlag, parseFlags, readCommandLine, readNamespacedName, textFlag, textFlagOr, usage, UsageError, valueFlag } from './args.ts';
 
 /** Typha's flags: the one declaration its parsing and its usage come from. */
 const FLAGS = {
@@ -111,20 +111,12 @@ export interface TyphaRunDeps {
 }
 
 export async function runTypha(argv: readonly string[], deps: TyphaRunDeps = {}): Promise<number> {
-  let opts;
-  let tls: TyphaServerTls | undefined;
-  try {
-    opts = parseTyphaArgs(argv);
-    if (opts !== 'help' && opts.tls !== undefined) tls = readTls(opts.tls);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`tessera typha: ${err.message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (opts === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const line = readCommandLine('typha', USAGE, () => {
+    const parsed = parseTyphaArgs(argv);
+    return parsed === 'help' ? parsed : { ...parsed, serverTls: parsed.tls === undefined ? undefined : readTls(parsed.tls) };
+  });
+  if ('exitCode' in line) return line.exitCode;
+  const { serverTls: tls, ...opts } = line.options;
   const logger = deps.logger ?? createRootLogger();
   const kubeConfig = new KubeConfig();
   if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);

@@ -14,7 +14,7 @@
  * when nothing is invalid, 1 when an object is invalid, 2 on a usage error, 3 when an input
  * cannot be read or parsed (whatever the objects).
  */
-import { usage, UsageError } from './args.ts';
+import { processOutput, readCommandLine, usage, type CliOutput } from './args.ts';
 import { inputFlags, parseInputArgs } from './input-flags.ts';
 import {
   applyDefaults,
@@ -31,17 +31,7 @@ import { WELL_KNOWN_TIERS } from '../api/index.ts';
 import { missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { fileProblem, formatInputProblem, type FileProblem } from '../runtime/input-error.ts';
 import { describeManifestSource, isManifestProblem, readManifests, type ManifestSource } from '../runtime/manifest-files.ts';
-import { EXIT_FAILED, EXIT_INPUT, EXIT_USAGE } from './exit-status.ts';
-
-export interface ValidateOutput {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
-
-const processOutput: ValidateOutput = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
+import { EXIT_FAILED, EXIT_INPUT } from './exit-status.ts';
 
 const FLAGS = inputFlags(['text', 'json'] as const, 'text', 'report invalid objects as notes');
 
@@ -177,7 +167,7 @@ function flagMissingTiers(outcomes: Outcome[]): void {
   }
 }
 
-function renderText(outcomes: Outcome[], out: ValidateOutput): void {
+function renderText(outcomes: Outcome[], out: CliOutput): void {
   const counts = { ok: 0, invalid: 0, skipped: 0, unreadable: 0 };
   for (const o of outcomes) {
     counts[o.status]++;
@@ -208,7 +198,7 @@ function formatLine(object: string, finding: FieldError): string {
   return finding.path === '' ? `${object}: ${finding.message}` : `${object}: ${finding.path}: ${finding.message}`;
 }
 
-function renderJSON(outcomes: Outcome[], out: ValidateOutput): void {
+function renderJSON(outcomes: Outcome[], out: CliOutput): void {
   const results = outcomes.map((o) => {
     const base = { status: o.status, ...o.source };
     if (o.status === 'skipped') return { ...base, reason: o.reason };
@@ -232,19 +222,10 @@ function renderJSON(outcomes: Outcome[], out: ValidateOutput): void {
 }
 
 /** Runs the command; returns the exit status. Output goes through `out` (tests inject it). */
-export async function runValidate(argv: readonly string[], out: ValidateOutput = processOutput): Promise<number> {
-  let options: Options | 'help';
-  try {
-    options = parseArgs(argv);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    out.stderr(`tessera validate: ${err.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (options === 'help') {
-    out.stdout(USAGE);
-    return 0;
-  }
+export async function runValidate(argv: readonly string[], out: CliOutput = processOutput): Promise<number> {
+  const line = readCommandLine('validate', USAGE, () => parseArgs(argv), out);
+  if ('exitCode' in line) return line.exitCode;
+  const options = line.options;
   const outcomes: Outcome[] = [];
   for (const input of options.paths) outcomes.push(...(await loadAndJudge(input, options.skipInvalid)));
   flagDuplicates(outcomes);
