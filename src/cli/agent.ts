@@ -271,30 +271,28 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
   }
   if (typha !== undefined) log.info({ nodeName: opts.node, typha: opts.typha ?? `service ${opts.typhaService?.namespace}/${opts.typhaService?.name}`, tls: opts.typhaTls.caFile !== undefined }, 'taking updates from Typha');
 
-  const node = opts.node;
-  const flags = opts;
   const outcome = await runDaemon(
     { logger: log, metricsPort: opts.metricsPort, metricsHost: opts.metricsHost, shutdownMessage: 'shutting down (rules stay in place)' },
     ({ registry, signal }) => {
       const running = startAgent(
         {
-          nodeName: node,
+          nodeName: opts.node,
           kubeConfig,
           runner,
           registry,
           logger: log,
-          ...(flags.iptablesRefreshSeconds === undefined ? {} : { iptablesRefreshIntervalMs: flags.iptablesRefreshSeconds * 1000 }),
-          ...(flags.ipsetsRefreshSeconds === undefined ? {} : { ipsetsRefreshIntervalMs: flags.ipsetsRefreshSeconds * 1000 }),
-          ...(flags.livenessTimeoutSeconds === undefined ? {} : { livenessTimeoutMs: flags.livenessTimeoutSeconds * 1000 }),
+          ...(opts.iptablesRefreshSeconds === undefined ? {} : { iptablesRefreshIntervalMs: opts.iptablesRefreshSeconds * 1000 }),
+          ...(opts.ipsetsRefreshSeconds === undefined ? {} : { ipsetsRefreshIntervalMs: opts.ipsetsRefreshSeconds * 1000 }),
+          ...(opts.livenessTimeoutSeconds === undefined ? {} : { livenessTimeoutMs: opts.livenessTimeoutSeconds * 1000 }),
           ipVersions: setup.ipVersions,
           iptablesBackend: setup.iptablesBackend,
-          ...(typha === undefined ? {} : { syncer: (callbacks) => new SyncClient({ ...typha, hostname: node, registry, logger: log }, callbacks) }),
-          ...(flags.interfacePrefixes === undefined ? {} : { interfacePrefixes: flags.interfacePrefixes }),
-          ...dropLogOptions(setup.dropLog, flags, log),
+          ...(typha === undefined ? {} : { syncer: (callbacks) => new SyncClient({ ...typha, hostname: opts.node, registry, logger: log }, callbacks) }),
+          ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
+          ...dropLogOptions(setup.dropLog, opts, log),
         },
         signal,
       );
-      return { ready: running.ready, live: running.live, json: { '/rules': running.ruleCounts }, servingFields: { nodeName: node, netns: flags.netns }, run: () => running.done };
+      return { ready: running.ready, live: running.live, json: { '/rules': running.ruleCounts }, servingFields: { nodeName: opts.node, netns: opts.netns }, run: () => running.done };
     },
     (outcome) => ({ outcome }),
   );

@@ -64,7 +64,6 @@ export async function runControllers(argv: readonly string[]): Promise<number> {
   if (opts.kubeconfig !== undefined) kubeConfig.loadFromFile(opts.kubeconfig);
   else kubeConfig.loadFromCluster();
 
-  const flags = opts;
   const leaseMs = opts.leaseDurationSeconds * 1000;
   const outcome = await runDaemon(
     { logger: log, metricsPort: opts.metricsPort, metricsHost: opts.metricsHost, shutdownMessage: 'shutting down' },
@@ -72,14 +71,14 @@ export async function runControllers(argv: readonly string[]): Promise<number> {
       const running = startControllers(
         {
           kubeConfig,
-          leaseNamespace: leaseNamespace(flags),
-          workloadEndpoints: flags.workloadEndpoints,
-          ...(flags.workloadInterfaceNaming === undefined ? {} : { workloadInterfaceNaming: flags.workloadInterfaceNaming }),
+          leaseNamespace: leaseNamespace(opts),
+          workloadEndpoints: opts.workloadEndpoints,
+          ...(opts.workloadInterfaceNaming === undefined ? {} : { workloadInterfaceNaming: opts.workloadInterfaceNaming }),
           leaseDurationMs: leaseMs,
           renewDeadlineMs: Math.round((leaseMs * 2) / 3),
           retryPeriodMs: Math.round((leaseMs * 2) / 15),
-          sweepIntervalMs: flags.sweepIntervalSeconds * 1000,
-          writesPerSecond: flags.writesPerSecond,
+          sweepIntervalMs: opts.sweepIntervalSeconds * 1000,
+          writesPerSecond: opts.writesPerSecond,
           registry,
           logger: log,
         },
