@@ -1,7 +1,10 @@
 /**
  * Command-line flags, declared once per command: each `Flag` names itself, says how its
  * value is read and what it defaults to, and carries its usage line. `parseFlags` reads an
- * argv with `node:util` `parseArgs` against the declaration; `usage` prints it.
+ * argv with `node:util` `parseArgs` against the declaration; `usage` prints it;
+ * `readCommandLine` is every command's first step (help and usage errors answered, with the
+ * exit status). Value readers shared by several commands (`readInt`, `oneOf`,
+ * `readNamespacedName`: the one reading of `ns/name`) live here too.
  *
  * Guarantees (every `tessera` command relies on them):
  * - a value is given as `--flag value` or `--flag=value` (a value may start with `-`:
