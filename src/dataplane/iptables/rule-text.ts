@@ -36,25 +36,42 @@ export function hashCommentFragment(hash: string): string {
   return `-m comment --comment "${RULE_HASH_PREFIX}${hash}"`;
 }
 
-const hex = (n: number): string => `0x${(n >>> 0).toString(16)}`;
-const portText = (p: PortRange): string => (p.first === p.last ? String(p.first) : `${p.first}:${p.last}`);
+/**
+ * `0x<bits>`, memoised: a ruleset uses a handful of mark values in most of its rules, and this
+ * runs for each of them whenever a chain is rendered.
+ */
+const HEX = new Map<number, string>();
+function hex(n: number): string {
+  let s = HEX.get(n);
+  if (s === undefined) HEX.set(n, (s = `0x${(n >>> 0).toString(16)}`));
+  return s;
+}
+
+function portsText(ports: readonly PortRange[]): string {
+  let out = '';
+  for (const p of ports) {
+    const one = p.first === p.last ? String(p.first) : `${p.first}:${p.last}`;
+    out = out === '' ? one : `${out},${one}`;
+  }
+  return out;
+}
 
 /** One criterion's fragment (`-m multiport --destination-ports 80`). */
 export function criterionText(c: MatchCriterion): string {
-  const not = 'negate' in c && c.negate ? '! ' : '';
   switch (c.kind) {
     case 'protocol':
-      return `${not}-p ${c.protocol}`;
+      return `${c.negate ? '! ' : ''}-p ${c.protocol}`;
     case 'interface':
       return `${c.direction === 'in' ? '-i' : '-o'} ${c.name}`;
     case 'net':
-      return `${not}${c.side === 'src' ? '--source' : '--destination'} ${c.cidr}`;
+      return `${c.negate ? '! ' : ''}${c.side === 'src' ? '--source' : '--destination'} ${c.cidr}`;
     case 'ports':
-      return `-m multiport ${not}${c.side === 'src' ? '--source-ports' : '--destination-ports'} ${c.ports.map(portText).join(',')}`;
+      return `-m multiport ${c.negate ? '! ' : ''}${c.side === 'src' ? '--source-ports' : '--destination-ports'} ${portsText(c.ports)}`;
     case 'ip-set':
-      return `-m set ${not}--match-set ${c.name} ${c.namedPort ? `${c.side},${c.side}` : c.side}`;
+      return `-m set ${c.negate ? '! ' : ''}--match-set ${c.name} ${c.namedPort ? `${c.side},${c.side}` : c.side}`;
     case 'icmp': {
       const value = c.code === undefined ? String(c.type) : `${c.type}/${c.code}`;
+      const not = c.negate ? '! ' : '';
       return c.ipVersion === 4 ? `-m icmp ${not}--icmp-type ${value}` : `-m icmp6 ${not}--icmpv6-type ${value}`;
     }
     case 'mark':
@@ -70,6 +87,7 @@ export function criterionText(c: MatchCriterion): string {
 
 /** Match fragments, joined (`-p tcp -m multiport --destination-ports 80`); '' for every packet. */
 export function matchText(match: Match): string {
+  if (match.length === 1) return criterionText(match[0]!);
   let out = '';
   for (const c of match) out = out === '' ? criterionText(c) : `${out} ${criterionText(c)}`;
   return out;
