@@ -22,7 +22,7 @@
  * nothing before in-sync).
  */
 import type { NetworkPolicy, Profile, V3Resource, WorkloadEndpoint } from '../src/api/index.ts';
-import { defaultTiers } from '../src/controllers/tier-reconciler.ts';
+import { defaultTiers } from '../src/convert/default-tiers.ts';
 
 /** The node the measured agent runs as; remote endpoints are on node-1 … node-K. */
 export const AGENT_NODE = 'node-0';

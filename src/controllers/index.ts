@@ -15,7 +15,7 @@ export {
 export type { RateLimiter } from './rate-limiter.ts';
 export { Controller, TerminalError } from './controller.ts';
 export type { ControllerOptions, ReconcileResult, Reconciler } from './controller.ts';
-export { defaultTiers, ensureDefaultTiers } from './tier-reconciler.ts';
+export { ensureDefaultTiers } from './tier-reconciler.ts';
 export { MirrorController, DEFAULT_SWEEP_INTERVAL_MS } from './mirror-controller.ts';
 export { ObjectWriter } from './object-writer.ts';
 export type { Writer, WrittenObject } from './object-writer.ts';

@@ -45,7 +45,8 @@ import { Controller } from './controller.ts';
 import { DEFAULT_SWEEP_INTERVAL_MS } from './mirror-controller.ts';
 import type { Writer } from './object-writer.ts';
 import { TIERED_POLICIES, type PolicyRef, type TierApi } from './tier-api.ts';
-import { defaultTiers, defaultTierToCreate, policyTier, TIER_FINALIZER } from './tier-reconciler.ts';
+import { defaultTiers } from '../convert/default-tiers.ts';
+import { defaultTierToCreate, policyTier, TIER_FINALIZER } from './tier-reconciler.ts';
 
 export const TIER_CONTROLLER = 'tiers';
 

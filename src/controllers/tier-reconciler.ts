@@ -8,8 +8,8 @@
  * may have tuned it, and the API's own rules keep the well-known orders fixed.
  */
 import type { Tier } from '../api/types.ts';
-import { API_VERSION } from '../api/types.ts';
-import { DEFAULT_TIER_NAME, WELL_KNOWN_TIERS } from '../api/tiers.ts';
+import { DEFAULT_TIER_NAME } from '../api/tiers.ts';
+import { defaultTiers } from '../convert/default-tiers.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './ownership.ts';
@@ -21,18 +21,9 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './ownership.ts';
  */
 export const TIER_FINALIZER = 'projectcalico.org/tier-controller';
 
-export function defaultTiers(): Tier[] {
-  return WELL_KNOWN_TIERS.map((t) => ({
-    apiVersion: API_VERSION,
-    kind: 'Tier',
-    metadata: { name: t.name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
-    spec: { order: t.order, defaultAction: t.defaultAction },
-  }));
-}
-
-/** A default tier as the controllers create it: already carrying the finalizer. */
+/** A default tier (convert/default-tiers.ts) as the controllers create it: marked as theirs, already carrying the finalizer. */
 export function defaultTierToCreate(tier: Tier): WrittenObject {
-  return { ...tier, metadata: { ...tier.metadata, finalizers: [TIER_FINALIZER] } } as WrittenObject;
+  return { ...tier, metadata: { ...tier.metadata, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE }, finalizers: [TIER_FINALIZER] } } as WrittenObject;
 }
 
 /** Creates each default tier that does not exist. */

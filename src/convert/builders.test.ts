@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { namespaceToProfile, profileSource, serviceAccountProfileName, serviceAccountToProfile } from './profile-builder.ts';
 import { podIsFinished, podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName } from './workload-endpoint-builder.ts';
-import { defaultTiers } from '../controllers/tier-reconciler.ts';
+import { defaultTiers } from './default-tiers.ts';
 import { projectPod } from './pod-projection.ts';
 import type { K8sPod } from '../api/index.ts';
 

@@ -28,4 +28,5 @@ export {
 export type { WorkloadEndpointBuildOptions, WorkloadInterfaceNaming } from './workload-endpoint-builder.ts';
 export { projectPod } from './pod-projection.ts';
 export { CONVERSIONS, networkPolicyConversion } from './conversions.ts';
+export { defaultTiers } from './default-tiers.ts';
 export type { Conversion, ConvertOptions, Converted, TargetRef } from './conversions.ts';

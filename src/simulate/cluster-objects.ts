@@ -10,7 +10,7 @@
  *   notes;
  * - networking.k8s.io/v1 NetworkPolicy → `knp.default.<name>`, after the apiserver's
  *   `SetDefaults_NetworkPolicy` (calico-semantics §3.2);
- * - the default tiers as the controllers create them (`defaultTiers`);
+ * - the default tiers every Calico cluster has (`defaultTiers`, what the controllers create);
  * - projectcalico.org/v3 objects as given; a Calico object with the same key as a generated
  *   one (e.g. an explicit WorkloadEndpoint or Profile) replaces it;
  * - every resource, given or generated, is defaulted and validated as the agent's update
@@ -22,9 +22,8 @@
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { isStagedKind, readStaged, type StagedPolicy } from '../api/staged.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
-import { defaultTiers } from '../controllers/index.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
-import { CONVERSIONS, type Conversion, type Converted } from '../convert/index.ts';
+import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
 
 export interface K8sNamespace {
   metadata?: { name?: string; labels?: Record<string, string> };
