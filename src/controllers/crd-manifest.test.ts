@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
+import { KINDS, resourceName, type KindRow } from '../api/kinds.ts';
 import { CRD_MANIFEST, renderCrdManifest } from './crd-manifest.ts';
 
 describe('manifests/01-crds.yaml', () => {
@@ -10,21 +11,14 @@ describe('manifests/01-crds.yaml', () => {
     expect(readFileSync(CRD_MANIFEST, 'utf8')).toBe(renderCrdManifest());
   });
 
-  it('holds the projectcalico.org CRDs', () => {
+  it('holds the CRD of every kind-table row marked crd, and nothing else', () => {
     const names = parseAllDocuments(readFileSync(CRD_MANIFEST, 'utf8'))
       .map((d) => d.toJS() as { kind: string; metadata: { name: string } })
       .map((o) => `${o.kind}/${o.metadata.name}`);
-    expect(names.sort()).toEqual([
-      'CustomResourceDefinition/globalnetworkpolicies.projectcalico.org',
-      'CustomResourceDefinition/globalnetworksets.projectcalico.org',
-      'CustomResourceDefinition/networkpolicies.projectcalico.org',
-      'CustomResourceDefinition/networksets.projectcalico.org',
-      'CustomResourceDefinition/profiles.projectcalico.org',
-      'CustomResourceDefinition/stagedglobalnetworkpolicies.projectcalico.org',
-      'CustomResourceDefinition/stagedkubernetesnetworkpolicies.projectcalico.org',
-      'CustomResourceDefinition/stagednetworkpolicies.projectcalico.org',
-      'CustomResourceDefinition/tiers.projectcalico.org',
-      'CustomResourceDefinition/workloadendpoints.projectcalico.org',
-    ]);
+    expect(names.sort()).toEqual(
+      KINDS.filter((r: KindRow) => r.crd === true)
+        .map((r) => `CustomResourceDefinition/${resourceName(r)}`)
+        .sort(),
+    );
   });
 });
