@@ -84,6 +84,30 @@ export function protocolInFamily(p: string | number, ipVersion: 4 | 6): boolean 
 }
 
 /**
+ * Criteria that recur across rules (a protocol, a port list, a named-port or selector set) are
+ * shared: a programmed ruleset is held for as long as it is programmed, and each object it
+ * holds costs memory and garbage-collector time (measured: ~5 MB and ~10 ms of CPU per 46k-rule
+ * program without sharing). Criteria are immutable, so sharing changes nothing else. Bounded:
+ * past `MAX_SHARED` distinct criteria the table starts afresh.
+ */
+const SHARED = new Map<string, MatchCriterion>();
+const MAX_SHARED = 4096;
+function shared(key: string, make: () => MatchCriterion): MatchCriterion {
+  let c = SHARED.get(key);
+  if (c === undefined) {
+    if (SHARED.size >= MAX_SHARED) SHARED.clear();
+    SHARED.set(key, (c = Object.freeze(make())));
+  }
+  return c;
+}
+
+function portsKey(ports: readonly PortRange[]): string {
+  let out = '';
+  for (const p of ports) out += `${p.first}:${p.last},`;
+  return out;
+}
+
+/**
  * Accumulates criteria in order; `build()` returns them. One builder per match: the methods
  * return the builder so a rule reads as a sentence (`new MatchBuilder().protocol('tcp').ports('dst', chunk)`).
  */
@@ -97,7 +121,7 @@ export class MatchBuilder {
 
   /** `token` as `protocolToken` returns it. */
   protocol(token: string, negate = false): this {
-    return this.add({ kind: 'protocol', protocol: token, negate });
+    return this.add(shared(`p${negate ? '!' : ''}${token}`, () => ({ kind: 'protocol', protocol: token, negate })));
   }
 
   inInterface(name: string): this {
@@ -116,13 +140,14 @@ export class MatchBuilder {
   /** One chunk of `splitPortList`. */
   ports(side: Side, chunk: readonly PortRange[], negate = false): this {
     for (const p of chunk) checkPort(p);
-    return this.add({ kind: 'ports', side, ports: chunk, negate });
+    // A copy of exact length: a chunk built by push() carries spare capacity.
+    return this.add(shared(`m${side}${negate ? '!' : ''}${portsKey(chunk)}`, () => ({ kind: 'ports', side, ports: chunk.slice(), negate })));
   }
 
   /** Address in set `name` (selector set), or address and port (`namedPort`). */
   ipSet(side: Side, name: string, namedPort: boolean, negate = false): this {
     if (!SET_NAME.test(name)) throw new RuleRenderError(`IP set name '${name}' is not a valid set name`);
-    return this.add({ kind: 'ip-set', side, name, namedPort, negate });
+    return this.add(shared(`s${side}${namedPort ? 'n' : ''}${negate ? '!' : ''}${name}`, () => ({ kind: 'ip-set', side, name, namedPort, negate })));
   }
 
   icmp(icmp: { readonly type: number; readonly code?: number }, ipVersion: 4 | 6, negate = false): this {
@@ -162,8 +187,12 @@ export class MatchBuilder {
     return this;
   }
 
+  /**
+   * The criteria, in an array of exact length (the builder's own grew by push and has spare
+   * capacity: ~150 bytes per rule that a programmed ruleset would hold).
+   */
   build(): Match {
-    return this.criteria;
+    return this.criteria.slice();
   }
 
   private iface(direction: 'in' | 'out', name: string): this {

@@ -63,4 +63,13 @@ describe('MatchBuilder validation (a bad value fails the render, never the resto
     expect(() => m().inInterface('cali x')).toThrow(/not a valid interface/);
     expect(() => m().inInterface('a-name-longer-than-15')).toThrow(/not a valid interface/);
   });
+
+  it('shares a recurring criterion between rules and builds matches of exact length', () => {
+    const a = m().protocol('tcp').ports('dst', [{ first: 80, last: 80 }]).ipSet('src', 'cali40s:x', false).build();
+    const b = m().protocol('tcp').ports('dst', [{ first: 80, last: 80 }]).ipSet('src', 'cali40s:x', false).build();
+    expect(a).not.toBe(b);
+    a.forEach((c, i) => expect(c).toBe(b[i]));
+    expect(Object.isFrozen(a[0])).toBe(true);
+    expect(m().ports('dst', [{ first: 80, last: 81 }]).build()[0]).not.toBe(a[1]);
+  });
 });

@@ -88,9 +88,9 @@ export function criterionText(c: MatchCriterion): string {
 /** Match fragments, joined (`-p tcp -m multiport --destination-ports 80`); '' for every packet. */
 export function matchText(match: Match): string {
   if (match.length === 1) return criterionText(match[0]!);
-  let out = '';
-  for (const c of match) out = out === '' ? criterionText(c) : `${out} ${criterionText(c)}`;
-  return out;
+  const parts: string[] = [];
+  for (const c of match) parts.push(criterionText(c));
+  return parts.join(' ');
 }
 
 /** The target (`-j ACCEPT`, `-g cali-fw-cali1234`, `-j MARK --set-xmark 0x10000/0x10000`). */
@@ -132,12 +132,13 @@ export function ruleBody(rule: ChainRule, hashFragment: string): string {
 
 /** Everything after the hash comment: `[-m comment …]* <match> <action>` (computed once per rule). */
 export function ruleTail(rule: ChainRule): string {
-  let out = '';
-  if (rule.comments !== undefined) for (const c of rule.comments) out = out === '' ? commentFragment(c) : `${out} ${commentFragment(c)}`;
-  const match = matchText(rule.match);
-  if (match !== '') out = out === '' ? match : `${out} ${match}`;
-  const action = actionText(rule.action);
-  return out === '' ? action : `${out} ${action}`;
+  // One join: a flat string, where concatenation would leave a rope of every fragment for the
+  // table to hold until something flattens it.
+  const parts: string[] = [];
+  if (rule.comments !== undefined) for (const c of rule.comments) parts.push(commentFragment(c));
+  for (const c of rule.match) parts.push(criterionText(c));
+  parts.push(actionText(rule.action));
+  return parts.join(' ');
 }
 
 /** What the drop log's digest covers of a drop rule: its match and action as written. */
