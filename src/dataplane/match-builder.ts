@@ -37,10 +37,11 @@ export function splitPortList(ports: readonly PortRange[]): PortRange[][] {
   return chunks;
 }
 
+const isPort = (v: number): boolean => Number.isInteger(v) && v >= 0 && v <= 65535;
+
 function checkPort(p: PortRange): void {
-  for (const v of [p.first, p.last]) {
-    if (!Number.isInteger(v) || v < 0 || v > 65535) throw new RuleRenderError(`port ${v} is not in 0..65535`);
-  }
+  if (!isPort(p.first)) throw new RuleRenderError(`port ${p.first} is not in 0..65535`);
+  if (!isPort(p.last)) throw new RuleRenderError(`port ${p.last} is not in 0..65535`);
   if (p.first > p.last) throw new RuleRenderError(`port range ${p.first}:${p.last} is reversed`);
 }
 
@@ -84,28 +85,32 @@ export function protocolInFamily(p: string | number, ipVersion: 4 | 6): boolean 
 }
 
 /**
- * Criteria that recur across rules (a protocol, a port list, a named-port or selector set) are
- * shared: a programmed ruleset is held for as long as it is programmed, and each object it
- * holds costs memory and garbage-collector time (measured: ~5 MB and ~10 ms of CPU per 46k-rule
- * program without sharing). Criteria are immutable, so sharing changes nothing else. Bounded:
- * past `MAX_SHARED` distinct criteria the table starts afresh.
+ * Criteria that recur across rules — a protocol, a single port, an IP set — are shared: a
+ * programmed ruleset is held for as long as it is programmed, and each object it holds costs
+ * memory and garbage-collector time (a 46k-rule program held ~5 MB more without sharing).
+ * Criteria are immutable, so sharing changes nothing else. Looked up without building a key
+ * (rendering runs per rule); bounded: a table past `MAX_SHARED` entries starts afresh.
  */
-const SHARED = new Map<string, MatchCriterion>();
 const MAX_SHARED = 4096;
-function shared(key: string, make: () => MatchCriterion): MatchCriterion {
-  let c = SHARED.get(key);
-  if (c === undefined) {
-    if (SHARED.size >= MAX_SHARED) SHARED.clear();
-    SHARED.set(key, (c = Object.freeze(make())));
+class SharedCriteria<K> {
+  private readonly byKey = new Map<K, MatchCriterion>();
+  get(key: K): MatchCriterion | undefined {
+    return this.byKey.get(key);
   }
-  return c;
+  add(key: K, c: MatchCriterion): MatchCriterion {
+    if (this.byKey.size >= MAX_SHARED) this.byKey.clear();
+    this.byKey.set(key, Object.freeze(c));
+    return c;
+  }
 }
-
-function portsKey(ports: readonly PortRange[]): string {
-  let out = '';
-  for (const p of ports) out += `${p.first}:${p.last},`;
-  return out;
-}
+/** Index: negate. */
+const PROTOCOLS = [new SharedCriteria<string>(), new SharedCriteria<string>()] as const;
+/** Single ports; index: side (src 0, dst 1) × 2 + negate. */
+const SINGLE_PORTS = [new SharedCriteria<number>(), new SharedCriteria<number>(), new SharedCriteria<number>(), new SharedCriteria<number>()] as const;
+/** Index: side × 4 + namedPort × 2 + negate. */
+const IP_SETS = Array.from({ length: 8 }, () => new SharedCriteria<string>());
+const bit = (b: boolean): number => (b ? 1 : 0);
+const sideBit = (side: Side): number => (side === 'src' ? 0 : 1);
 
 /**
  * Accumulates criteria in order; `build()` returns them. One builder per match: the methods
@@ -121,7 +126,8 @@ export class MatchBuilder {
 
   /** `token` as `protocolToken` returns it. */
   protocol(token: string, negate = false): this {
-    return this.add(shared(`p${negate ? '!' : ''}${token}`, () => ({ kind: 'protocol', protocol: token, negate })));
+    const shared = PROTOCOLS[bit(negate)]!;
+    return this.add(shared.get(token) ?? shared.add(token, { kind: 'protocol', protocol: token, negate }));
   }
 
   inInterface(name: string): this {
@@ -140,14 +146,20 @@ export class MatchBuilder {
   /** One chunk of `splitPortList`. */
   ports(side: Side, chunk: readonly PortRange[], negate = false): this {
     for (const p of chunk) checkPort(p);
+    const p = chunk.length === 1 ? chunk[0]! : undefined;
+    if (p !== undefined && p.first === p.last) {
+      const shared = SINGLE_PORTS[sideBit(side) * 2 + bit(negate)]!;
+      return this.add(shared.get(p.first) ?? shared.add(p.first, { kind: 'ports', side, ports: [p], negate }));
+    }
     // A copy of exact length: a chunk built by push() carries spare capacity.
-    return this.add(shared(`m${side}${negate ? '!' : ''}${portsKey(chunk)}`, () => ({ kind: 'ports', side, ports: chunk.slice(), negate })));
+    return this.add({ kind: 'ports', side, ports: chunk.slice(), negate });
   }
 
   /** Address in set `name` (selector set), or address and port (`namedPort`). */
   ipSet(side: Side, name: string, namedPort: boolean, negate = false): this {
     if (!SET_NAME.test(name)) throw new RuleRenderError(`IP set name '${name}' is not a valid set name`);
-    return this.add(shared(`s${side}${namedPort ? 'n' : ''}${negate ? '!' : ''}${name}`, () => ({ kind: 'ip-set', side, name, namedPort, negate })));
+    const shared = IP_SETS[sideBit(side) * 4 + bit(namedPort) * 2 + bit(negate)]!;
+    return this.add(shared.get(name) ?? shared.add(name, { kind: 'ip-set', side, name, namedPort, negate }));
   }
 
   icmp(icmp: { readonly type: number; readonly code?: number }, ipVersion: 4 | 6, negate = false): this {
