@@ -124,6 +124,15 @@ export class MatchBuilder {
     return this.criteria.length === 0;
   }
 
+  /**
+   * Forgets what was added, keeping the storage: a renderer reuses one builder for the many
+   * rules of a chain instead of allocating one (and its array) per rule.
+   */
+  reset(): this {
+    this.criteria.length = 0;
+    return this;
+  }
+
   /** `token` as `protocolToken` returns it. */
   protocol(token: string, negate = false): this {
     const shared = PROTOCOLS[bit(negate)]!;

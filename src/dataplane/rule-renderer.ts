@@ -132,6 +132,8 @@ export class RuleRenderer {
   private readonly toHostAction: Action;
   private readonly dropLog: DropLogRule | undefined;
   private readonly dropDigestText: DropDigestText;
+  /** The builder `renderRuleInto` reuses for each rule's final match. */
+  private readonly scratch = new MatchBuilder();
 
   constructor(opts: RuleRendererOptions) {
     const { ipVersion, denyAction = 'DROP', logPrefix = 'calico-packet', interfacePrefixes = ['cali'], endpointToHostAction = 'DROP' } = opts;
@@ -376,7 +378,8 @@ export class RuleRenderer {
       throw new RuleRenderError('numeric ports need protocol tcp, udp, sctp or udplite');
     }
 
-    const single = new MatchBuilder();
+    // `build()` copies, so one builder serves every rule (this runs for each of thousands).
+    const single = this.scratch.reset();
     if (proto !== undefined) single.protocol(proto);
     if (rule.notProtocol !== undefined) {
       const notProto = protocolToken(rule.notProtocol, v);
