@@ -12,7 +12,7 @@
  *   that follows in-sync reached the kernel, and while the dataplane's applies succeed: an
  *   outage (iptables-restore or ipset failing every retry) makes it false until an apply
  *   succeeds again. Chains the kernel rejected do not: they are contained, fail closed and
- *   are reported by the driver's metrics and log (src/dataplane/rejected-chains.ts);
+ *   are reported by the driver's metrics and log (src/dataplane/iptables/rejected-chains.ts);
  * - every batch the calc graph emits is counted (`tessera_agent_sent_generation`) and, once
  *   the kernel holds it, published as `tessera_agent_applied_generation` — the runner compares
  *   the two to know an agent has nothing in flight;

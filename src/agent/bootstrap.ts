@@ -3,12 +3,12 @@
  * daemon start: its preflight, `iptables.DetectBackend`, and the checks around them):
  *
  * 1. the iptables backend to program: the one the node already uses (`auto`, Felix's
- *    detection: dataplane/iptables-backend.ts), or the one asked for;
+ *    detection: dataplane/iptables/iptables-backend.ts), or the one asked for;
  * 2. preflight: the tools exist and may touch the kernel (preflight.ts);
  * 3. the node claim: the `cali-` chains and IP sets are Tessera's or nobody's, never Felix's
- *    (dataplane/ownership.ts), and the ownership mark is written before anything else;
+ *    (dataplane/iptables/ownership.ts), and the ownership mark is written before anything else;
  * 4. the IP families: as given, else those of the node's global addresses (ip-versions.ts);
- * 5. the drop log: its NFLOG/hashlimit rule is tried once per family (dataplane/drop-log-probe.ts);
+ * 5. the drop log: its NFLOG/hashlimit rule is tried once per family (dataplane/iptables/drop-log-probe.ts);
  *    where the kernel refuses it the agent runs without it rather than have every endpoint
  *    chain rejected into its fail-closed stand-in.
  *

@@ -1,7 +1,7 @@
 /**
  * `tessera cleanup`: removes everything `tessera agent` programmed on this node — the hook
  * rules in kernel chains, every `cali-` chain, the IP sets, the ownership marker — in every
- * iptables backend and IP family that holds them, and nothing else (src/dataplane/cleanup.ts).
+ * iptables backend and IP family that holds them, and nothing else (src/dataplane/iptables/cleanup.ts).
  * manifests/uninstall/ runs it on every node once the agent DaemonSet is gone.
  *
  * Exit status: 0 removed (or nothing to remove), 1 a removal step failed, 2 usage error,
