@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-import { realClock, type Clock } from '../runtime/clock.ts';
+import { every, realClock, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate } from '../runtime/metrics.ts';
 import type { RateLimiter } from './rate-limiter.ts';
@@ -90,6 +90,25 @@ export class Controller {
     this.running = Array.from({ length: this.workers }, () => this.worker(signal));
     await Promise.all(this.running);
     await this.queue.shutDownWithDrain();
+  }
+
+  /**
+   * `run`, with `sweep` called every `intervalMs` on the controller's clock (the periodic
+   * resync that re-enqueues what a missed or coalesced event left behind) and `handlers`
+   * (the informer registrations that feed the queue) disposed once the workers have stopped —
+   * sweep first, so nothing is enqueued into a queue that is shutting down.
+   */
+  async runWithSweeps(
+    signal: AbortSignal,
+    opts: { readonly intervalMs: number; readonly sweep: () => void; readonly handlers: readonly { dispose(): void }[] },
+  ): Promise<void> {
+    const sweeps = every(this.clock, opts.intervalMs, opts.sweep);
+    try {
+      await this.run(signal);
+    } finally {
+      sweeps.cancel();
+      for (const h of opts.handlers) h.dispose();
+    }
   }
 
   private async worker(signal: AbortSignal): Promise<void> {

@@ -28,7 +28,7 @@ import type { KubeObject } from '../informers/object.ts';
 import { metaNamespaceKey } from '../informers/object.ts';
 import type { SharedIndexInformer } from '../informers/shared-index-informer.ts';
 import { DeletedFinalStateUnknown } from '../informers/deleted-final-state-unknown.ts';
-import { every, realClock, type Clock } from '../runtime/clock.ts';
+import { realClock, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { Controller } from './controller.ts';
@@ -95,13 +95,11 @@ export function converged(live: KubeObject & { spec?: unknown }, want: WrittenOb
 export class MirrorController<S extends KubeObject, T extends KubeObject> {
   readonly controller: Controller;
   private readonly indexName: string;
-  private readonly clock: Clock;
   private readonly sweepIntervalMs: number;
   private readonly log: Logger;
 
   constructor(private readonly opts: MirrorControllerOptions<S, T>) {
     const { name, clock = realClock, logger = silentLogger, sweepIntervalMs = DEFAULT_SWEEP_INTERVAL_MS } = opts;
-    this.clock = clock;
     this.sweepIntervalMs = sweepIntervalMs;
     this.log = logger.child({ component: 'controller', controller: name });
     this.indexName = `source:${name}`;
@@ -141,13 +139,7 @@ export class MirrorController<S extends KubeObject, T extends KubeObject> {
       this.opts.source.addEventHandler({ onAdd: enqueueSource, onUpdate: (_, n) => enqueueSource(n), onDelete: enqueueSource }),
       this.opts.target.addEventHandler({ onAdd: enqueueTarget, onUpdate: (_, n) => enqueueTarget(n), onDelete: enqueueTarget }),
     ];
-    const sweeps = every(this.clock, this.sweepIntervalMs, () => this.sweep());
-    try {
-      await this.controller.run(signal);
-    } finally {
-      sweeps.cancel();
-      for (const r of regs) r.dispose();
-    }
+    await this.controller.runWithSweeps(signal, { intervalMs: this.sweepIntervalMs, sweep: () => this.sweep(), handlers: regs });
   }
 
   /** Enqueues every source key and every key a target was derived from. */

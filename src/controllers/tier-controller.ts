@@ -38,7 +38,7 @@ import { DeletedFinalStateUnknown } from '../informers/deleted-final-state-unkno
 import type { InformerFactory } from '../informers/informer-factory.ts';
 import type { KubeObject } from '../informers/object.ts';
 import type { SharedIndexInformer } from '../informers/shared-index-informer.ts';
-import { every, realClock, type Clock } from '../runtime/clock.ts';
+import { realClock, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry } from '../runtime/metrics.ts';
 import { Controller } from './controller.ts';
@@ -90,7 +90,6 @@ export class TierController {
   private readonly policies: ReadonlyArray<{ kind: PolicyRef['kind']; informer: SharedIndexInformer<TierObject> }>;
   private readonly writer: Writer;
   private readonly api: TierApi;
-  private readonly clock: Clock;
   private readonly sweepIntervalMs: number;
   private readonly held: Gauge<'tier'>;
   private readonly recreated: Counter<'tier'>;
@@ -101,7 +100,6 @@ export class TierController {
     const { factory, writer, api, clock = realClock, registry = newRegistry(), logger = silentLogger, sweepIntervalMs = DEFAULT_SWEEP_INTERVAL_MS } = opts;
     this.writer = writer;
     this.api = api;
-    this.clock = clock;
     this.sweepIntervalMs = sweepIntervalMs;
     const byTier = { [BY_TIER]: (p: TierObject) => [policyTier(p)] };
     this.tiers = factory.informerFor<TierObject>(resourceOf(kindRow('tiers.projectcalico.org')));
@@ -163,13 +161,7 @@ export class TierController {
       ),
     ];
     this.sweep();
-    const sweeps = every(this.clock, this.sweepIntervalMs, () => this.sweep());
-    try {
-      await this.controller.run(signal);
-    } finally {
-      sweeps.cancel();
-      for (const r of regs) r.dispose();
-    }
+    await this.controller.runWithSweeps(signal, { intervalMs: this.sweepIntervalMs, sweep: () => this.sweep(), handlers: regs });
   }
 
   /** Enqueues every cached tier and every well-known tier name. */
