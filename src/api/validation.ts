@@ -208,13 +208,14 @@ function checkLabels(c: FieldErrorCollector, path: string, labels: unknown): voi
 function checkName(c: FieldErrorCollector, kind: V3Kind, name: string): void {
   const max = kind === 'Tier' ? DNS1123_LABEL_MAX_LENGTH : DNS1123_SUBDOMAIN_MAX_LENGTH;
   if (name.length > max) c.error(NAME_FIELD, `name is too long: ${name.length} bytes (at most ${max})`);
-  const shown = JSON.stringify(name);
+  // Quoted only for a message: this runs once per object of a sync.
+  const shown = (): string => JSON.stringify(name);
   switch (kind) {
     case 'NetworkPolicy':
       if (!isNetworkPolicyName(name)) {
         c.error(
           NAME_FIELD,
-          `${shown} is not a valid NetworkPolicy name: use a DNS-1123 label or two labels joined by one '.' (lower-case letters, digits and '-')`,
+          `${shown()} is not a valid NetworkPolicy name: use a DNS-1123 label or two labels joined by one '.' (lower-case letters, digits and '-')`,
         );
       }
       break;
@@ -222,7 +223,7 @@ function checkName(c: FieldErrorCollector, kind: V3Kind, name: string): void {
       if (!isGlobalNetworkPolicyName(name)) {
         c.error(
           NAME_FIELD,
-          `${shown} is not a valid GlobalNetworkPolicy name: use a DNS-1123 label or two labels joined by one '.' (lower-case letters, digits and '-')`,
+          `${shown()} is not a valid GlobalNetworkPolicy name: use a DNS-1123 label or two labels joined by one '.' (lower-case letters, digits and '-')`,
         );
       }
       break;
@@ -230,7 +231,7 @@ function checkName(c: FieldErrorCollector, kind: V3Kind, name: string): void {
       if (!isDns1123Label(name) && name.length <= max) {
         c.error(
           NAME_FIELD,
-          `${shown} is not a valid Tier name: use a DNS-1123 label (lower-case letters, digits and '-', no '.')`,
+          `${shown()} is not a valid Tier name: use a DNS-1123 label (lower-case letters, digits and '-', no '.')`,
         );
       }
       break;
@@ -238,7 +239,7 @@ function checkName(c: FieldErrorCollector, kind: V3Kind, name: string): void {
       if (!isDns1123Subdomain(name) && name.length <= max) {
         c.error(
           NAME_FIELD,
-          `${shown} is not a valid ${kind} name: use a DNS-1123 subdomain (lower-case letters, digits, '-' and '.')`,
+          `${shown()} is not a valid ${kind} name: use a DNS-1123 subdomain (lower-case letters, digits, '-' and '.')`,
         );
       }
   }
