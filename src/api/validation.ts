@@ -408,30 +408,36 @@ function isValidMAC(mac: string): boolean {
   return !(mac.includes(':') && mac.includes('-'));
 }
 
-/** Name fields, and whether their values repeat across endpoints (worth remembering as valid). */
-const WORKLOAD_ENDPOINT_NAME_FIELDS = [
-  ['orchestrator', true],
-  ['workload', false],
-  ['node', true],
-  ['pod', false],
-  ['endpoint', true],
-  ['serviceAccountName', true],
-] as const;
-const GATEWAY_FIELDS = [
-  ['ipv4Gateway', 4],
-  ['ipv6Gateway', 6],
-] as const;
+/**
+ * A WorkloadEndpoint name field (`spec.node`, `spec.pod`, …): a DNS-1123 subdomain. `repeats`:
+ * its values repeat across endpoints (orchestrator, node, endpoint, service account), so
+ * valid ones are remembered; `workload` and `pod` are unique per endpoint and always checked.
+ */
+function checkEndpointNameField(c: FieldErrorCollector, field: string, v: unknown, repeats: boolean): void {
+  if (isAbsent(v) || v === '') return;
+  if (typeof v === 'string' && (repeats ? VALID_SUBDOMAINS.test(v) : isDns1123Subdomain(v))) return;
+  if (expectString(c, `spec.${field}`, v)) c.error(`spec.${field}`, `${JSON.stringify(v)} is not a valid name (DNS-1123 subdomain)`);
+}
+
+/** `spec.ipv4Gateway` / `spec.ipv6Gateway`: an address of that family. */
+function checkGateway(c: FieldErrorCollector, field: string, v: unknown, version: 4 | 6): void {
+  if (isAbsent(v) || v === '') return;
+  const result = parseIP(v);
+  if (!result.ok) c.error(`spec.${field}`, result.message);
+  else if (result.value.version !== version) c.error(`spec.${field}`, `${JSON.stringify(v)} is not an IPv${version} address`);
+}
 
 function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, unknown>): void {
   SPEC_SHAPES.WorkloadEndpoint.checkFields(c, 'spec', spec);
 
-  // Runs on every endpoint update: paths are built only for an error.
-  for (const [field, repeats] of WORKLOAD_ENDPOINT_NAME_FIELDS) {
-    const v = spec[field];
-    if (isAbsent(v) || v === '') continue;
-    if (typeof v === 'string' && (repeats ? VALID_SUBDOMAINS.test(v) : isDns1123Subdomain(v))) continue;
-    if (expectString(c, `spec.${field}`, v)) c.error(`spec.${field}`, `${JSON.stringify(v)} is not a valid name (DNS-1123 subdomain)`);
-  }
+  // Runs on every endpoint update: paths are built only for an error, and each field is read
+  // by its name (a loop over a field table made every read a keyed, megamorphic load).
+  checkEndpointNameField(c, 'orchestrator', spec['orchestrator'], true);
+  checkEndpointNameField(c, 'workload', spec['workload'], false);
+  checkEndpointNameField(c, 'node', spec['node'], true);
+  checkEndpointNameField(c, 'pod', spec['pod'], false);
+  checkEndpointNameField(c, 'endpoint', spec['endpoint'], true);
+  checkEndpointNameField(c, 'serviceAccountName', spec['serviceAccountName'], true);
   const containerID = spec['containerID'];
   if (!isAbsent(containerID) && containerID !== '' && expectString(c, 'spec.containerID', containerID)) {
     if (!containerIDRegex.test(containerID)) {
@@ -471,13 +477,8 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
     }
   }
 
-  for (const [field, version] of GATEWAY_FIELDS) {
-    const v = spec[field];
-    if (isAbsent(v) || v === '') continue;
-    const result = parseIP(v);
-    if (!result.ok) c.error(`spec.${field}`, result.message);
-    else if (result.value.version !== version) c.error(`spec.${field}`, `${JSON.stringify(v)} is not an IPv${version} address`);
-  }
+  checkGateway(c, 'ipv4Gateway', spec['ipv4Gateway'], 4);
+  checkGateway(c, 'ipv6Gateway', spec['ipv6Gateway'], 6);
 
   const nats = spec['ipNATs'];
   if (!isAbsent(nats) && expectArray(c, 'spec.ipNATs', nats)) {
