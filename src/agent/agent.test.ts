@@ -8,6 +8,7 @@ import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watc
 import { startAgent } from './agent.ts';
 import { AGENT_RESOURCES, type SyncerFactory } from '../syncer/index.ts';
 import type { V3Resource } from '../api/index.ts';
+import { untilAborted } from '../runtime/until-aborted.ts';
 
 /** Items as a list response returns them: no kind/apiVersion per item. */
 const LISTS: Record<string, KubeObject[]> = {
@@ -140,7 +141,7 @@ describe('startAgent', () => {
         callbacks.onStatusUpdated('resync-in-progress');
         callbacks.onUpdates(resources.map((resource) => ({ op: 'upsert', resource })));
         callbacks.onStatusUpdated('in-sync');
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await untilAborted(signal);
         feedStopped = true;
       },
     });

@@ -45,6 +45,7 @@ import { RuleCounters, type DropLogOptions, type RuleCount } from '../dataplane/
 import { DeniedFlowLog, EndpointLookup, resolveFromTables, type DeniedFlowLogOptions } from '../flowlog/index.ts';
 
 import type { Syncer, SyncerFactory, Update } from '../syncer/index.ts';
+import { untilAborted } from '../runtime/until-aborted.ts';
 
 export interface AgentOptions {
   readonly nodeName: string;
@@ -250,7 +251,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
         return 'failed' as const;
       },
     );
-    const outcome = await Promise.race([driverRun, new Promise<'stopped'>((resolve) => stop.signal.addEventListener('abort', () => resolve('stopped'), { once: true }))]);
+    const outcome = await Promise.race([driverRun, untilAborted(stop.signal).then(() => 'stopped' as const)]);
     stop.abort();
     await syncerRun;
     await driverRun;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { createRootLogger } from './logger.ts';
 import { runDaemon, type DaemonContext } from './daemon.ts';
+import { untilAborted } from './until-aborted.ts';
 
 function logs() {
   const lines: Array<Record<string, unknown>> = [];
@@ -9,7 +10,6 @@ function logs() {
   return { lines, logger };
 }
 
-const aborted = (signal: AbortSignal): Promise<void> => new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 
 describe('runDaemon', () => {
   const listeners = { term: process.listenerCount('SIGTERM'), int: process.listenerCount('SIGINT') };
@@ -39,7 +39,7 @@ describe('runDaemon', () => {
             answers['/readyz later'] = (await fetch(`${url}/readyz`)).status;
             expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^process_cpu_user_seconds_total /m);
             process.emit('SIGTERM', 'SIGTERM');
-            await aborted(c.signal);
+            await untilAborted(c.signal);
             return 'stopped' as const;
           },
         };
@@ -61,7 +61,7 @@ describe('runDaemon', () => {
     stop.abort();
     const code = await runDaemon(
       { logger, metricsPort: 0, metricsHost: '127.0.0.1', shutdownMessage: 'shutting down', stop: stop.signal },
-      (c) => ({ ready: () => true, run: async () => (await aborted(c.signal), c.reason() === 'stop' ? 0 : 1) }),
+      (c) => ({ ready: () => true, run: async () => (await untilAborted(c.signal), c.reason() === 'stop' ? 0 : 1) }),
       (exitCode) => ({ exitCode }),
     );
     expect(code).toBe(0);

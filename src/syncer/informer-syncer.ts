@@ -32,6 +32,7 @@ import type { LivenessProbe } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { AnyUpdate, SyncedObject, SyncerCallbacks, Update } from './update.ts';
+import { untilAborted } from '../runtime/until-aborted.ts';
 
 /** The kinds the agent lists and watches when it reads the API server itself (not through Typha). */
 export const AGENT_RESOURCES: readonly KindRow[] = kindsWatchedBy('agent');
@@ -119,7 +120,7 @@ export class InformerSyncer<U extends AnyUpdate = Update> {
       this.#log.info('informers synced: in-sync');
       this.#callbacks.onStatusUpdated('in-sync');
     })();
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await untilAborted(signal);
     await synced;
     await this.#factory.stop();
   }

@@ -27,6 +27,7 @@ import { InformerSyncer, TYPHA_RESOURCES } from '../syncer/index.ts';
 import { MAX_CONNECTIONS_LOWER_LIMIT, RebalancePoller, rebalanceApi } from './rebalance.ts';
 import { SnapshotCache } from './snapshot-cache.ts';
 import { SyncServer, type TyphaServerTls } from './sync-server.ts';
+import { untilAborted } from '../runtime/until-aborted.ts';
 
 /** Typha `ShutdownConnectionDropIntervalMaxSecs`: during shutdown, connections close at least this often. */
 const SHUTDOWN_DROP_INTERVAL_MAX_MS = 1000;
@@ -91,7 +92,7 @@ export function runTyphaProcess(opts: TyphaProcessOptions): Promise<number> {
           const { port } = await server.listen();
           listening = true;
           log.info({ port, tls: tls !== undefined, rebalanceService: opts.rebalanceService }, 'Typha serving agents');
-          await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+          await untilAborted(signal);
           shuttingDown = true;
           gracefulMs = Math.min(opts.shutdownTimeoutSeconds * 1000, server.connectionCount * SHUTDOWN_DROP_INTERVAL_MAX_MS);
           log.info({ signal: reason(), connections: server.connectionCount, gracefulMs }, 'shutting down: closing agent connections');
