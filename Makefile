@@ -3,10 +3,11 @@
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces; iputils-ping (ICMP probes) and conntrack
-# (flushing flows between policy rounds) for the differential test.
+# (flushing flows between policy rounds) for the differential test; tcpdump, through which the
+# agent's denied-flow log reads NFLOG (its netns test and the images' checks need it).
 # podman, runc and debootstrap build and run the images (images/, e2e/containers); podman's
 # dnsname CNI plugin lets kind's nodes resolve each other (e2e/kind).
-DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack ca-certificates chromium podman runc debootstrap golang-github-containernetworking-plugin-dnsname
+DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack tcpdump ca-certificates chromium podman runc debootstrap golang-github-containernetworking-plugin-dnsname
 
 setup: deps controlplane
 
