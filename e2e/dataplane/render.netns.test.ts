@@ -1,6 +1,7 @@
 /**
  * `tessera render` output is real restore input: it loads with `ipset restore` and
- * `iptables-nft-restore` (--test, then for real) in a fresh network namespace. Lives in the
+ * `iptables-nft-restore` (--test, then for real; the filter and raw tables) in a fresh network
+ * namespace. Lives in the
  * `dataplane` project because it needs root, iproute2, ipset and iptables-nft.
  */
 import { execFileSync } from 'node:child_process';
@@ -38,6 +39,9 @@ describe('tessera render output in a real kernel', () => {
       execFileSync('ip', ['netns', 'exec', ns, 'iptables-nft-restore', '--noflush'], { input: iptables });
       const saved = execFileSync('ip', ['netns', 'exec', ns, 'iptables-nft-save', '-t', 'filter'], { encoding: 'utf8' });
       expect(saved).toMatch(/^-A FORWARD .*-j cali-FORWARD$/m);
+      const raw = execFileSync('ip', ['netns', 'exec', ns, 'iptables-nft-save', '-t', 'raw'], { encoding: 'utf8' });
+      expect(raw).toMatch(/^-A PREROUTING .*-j cali-PREROUTING$/m);
+      expect(raw).toMatch(/^-A cali-PREROUTING .*-m rpfilter --validmark --invert -j DROP$/m);
       const sets = execFileSync('ip', ['netns', 'exec', ns, 'ipset', 'list', '-n'], { encoding: 'utf8' });
       expect(sets.split('\n').filter((l) => l.startsWith('cali40')).length).toBeGreaterThan(0);
     } finally {

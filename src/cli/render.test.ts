@@ -14,6 +14,9 @@ describe('tessera render', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^# ipset restore\ncreate cali40/);
     expect(r.stdout).toContain('\n# iptables-nft-restore --noflush --wait 10 --wait-interval 50000\n*filter\n');
+    // The raw table follows: anti-spoofing for packets from workload interfaces.
+    expect(r.stdout).toContain('\n# iptables-nft-restore --noflush --wait 10 --wait-interval 50000\n*raw\n');
+    expect(r.stdout).toMatch(/^-A cali-PREROUTING .*-m mark --mark 0x40000\/0x40000 -m rpfilter --invert --validmark -j DROP$/m);
     expect(r.stdout.trimEnd().endsWith('COMMIT')).toBe(true);
     expectGolden('render-examples-node-1.txt', r.stdout);
   });

@@ -6,7 +6,8 @@
  * Nothing is re-rendered here: the node's calc graph output is sent to the real
  * `DataplaneDriver`, whose command runner records the restore transactions (and answers the
  * read-backs as an empty kernel would), and those inputs are printed: first the ipset input,
- * then the iptables input (the driver's backend: `iptables-nft-restore --noflush`), each
+ * then the iptables input (the driver's backend: `iptables-nft-restore --noflush`; the filter
+ * table, then the raw table's anti-spoofing chains), each
  * preceded by a `# <command line>` comment. Exit 1 when the node has no endpoints (the base
  * chains are still printed), 2 on a usage error, 3 when the input cannot be used
  * (exit-status.ts; nothing is printed then).

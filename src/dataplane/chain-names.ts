@@ -90,6 +90,10 @@ export const CHAIN_FILTER_OUTPUT = 'cali-OUTPUT';
 export const CHAIN_WL_TO_HOST = 'cali-wl-to-host';
 export const CHAIN_FROM_WL_DISPATCH = 'cali-from-wl-dispatch';
 export const CHAIN_TO_WL_DISPATCH = 'cali-to-wl-dispatch';
+/** Raw table: the anti-spoofing check of packets from workloads (anti-spoofing.ts). */
+export const CHAIN_RAW_PREROUTING = 'cali-PREROUTING';
+/** Raw table: workload source prefixes exempt from that check (Felix `ChainRpfSkip`). */
+export const CHAIN_RPF_SKIP = 'cali-rpf-skip';
 
 /**
  * The direction a policy, profile or endpoint chain decides: `ingress` for `cali-pi-`,

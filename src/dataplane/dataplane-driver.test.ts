@@ -56,8 +56,19 @@ describe('DataplaneDriver', () => {
     expect(runner.calls).toEqual([]);
     driver.send({ type: 'InSync' });
     await driver.flushed();
-    // Both reads start first (they overlap with rendering), then the writes in order.
-    expect(runner.calls.map((c) => `${c.cmd} ${c.args[0]}`)).toEqual(['iptables-nft-save -t', 'ipset list', 'ipset restore', 'iptables-nft-restore --noflush']);
+    // The reads start first (they overlap with rendering), then the writes in order: the IP
+    // sets, the filter table, the raw table (anti-spoofing).
+    expect(runner.calls.map((c) => [c.cmd, ...c.args.slice(0, 2)].join(' '))).toEqual([
+      'iptables-nft-save -t filter',
+      'iptables-nft-save -t raw',
+      'ipset list -o',
+      'ipset restore',
+      'iptables-nft-restore --noflush --wait',
+      'iptables-nft-restore --noflush --wait',
+    ]);
+    expect(runner.callsTo('iptables-nft-restore').map((c) => c.stdin!.split('\n')[0])).toEqual(['*filter', '*raw']);
+    expect(kernel.raw.get('PREROUTING')).toEqual([expect.stringMatching(/^-m comment --comment "cali:\S+" -j cali-PREROUTING$/)]);
+    expect(kernel.raw.get('cali-PREROUTING')!.some((r) => r.endsWith('-m mark --mark 0x40000/0x40000 -m rpfilter --invert --validmark -j DROP'))).toBe(true);
     expect(kernel.chains.get('cali-tw-cali0a')!.some((r) => r.includes('-j cali-pi-np/shop/web'))).toBe(true);
     expect(kernel.chains.get('cali-to-wl-dispatch')![0]).toContain('-o cali0a');
     expect(kernel.sets.get('cali40s:clients')!.members.has('10.65.1.2')).toBe(true);
@@ -169,10 +180,34 @@ describe('DataplaneDriver', () => {
     // The post-write check (5 s) is due long before the IP sets' own refresh (90 s).
     await clock.advance(5_000);
     for (let i = 0; i < 5; i++) await flushMicrotasks();
-    expect(runner.calls.map((c) => `${c.cmd} ${c.args[0]}`)).toEqual(['iptables-nft-save -t', 'ipset list', 'ipset restore', 'iptables-nft-restore --noflush']);
+    // Both tables are read back; only the filter table, tampered with, is rewritten.
+    expect(runner.calls.map((c) => [c.cmd, ...c.args.slice(0, 2)].join(' '))).toEqual([
+      'iptables-nft-save -t filter',
+      'iptables-nft-save -t raw',
+      'ipset list -o',
+      'ipset restore',
+      'iptables-nft-restore --noflush --wait',
+    ]);
+    expect(runner.callsTo('iptables-nft-restore')[0]!.stdin!.split('\n')[0]).toBe('*filter');
     expect(kernel.sets.get('cali40s:clients')!.members.has('10.65.1.2')).toBe(true);
     expect(kernel.chains.get(policyChain)!.length).toBeGreaterThan(0);
     expect(await driver.metrics.restoreErrors.get()).toMatchObject({ values: [] });
+  });
+
+  it('the raw table is read back and repaired like the filter table: a flushed cali-PREROUTING and a deleted hook come back, foreign raw rules stay', async () => {
+    const { driver, kernel, clock, runner } = start();
+    driver.send([...state, { type: 'InSync' }]);
+    await driver.flushed();
+    const programmed = { hook: [...kernel.raw.get('PREROUTING')!], chain: [...kernel.raw.get('cali-PREROUTING')!] };
+    kernel.raw.set('cali-PREROUTING', []);
+    kernel.raw.set('PREROUTING', ['-s 10.99.0.0/16 -j NOTRACK']);
+    runner.clear();
+    await clock.advance(5_000);
+    for (let i = 0; i < 5; i++) await flushMicrotasks();
+    const restores = runner.callsTo('iptables-nft-restore');
+    expect(restores.map((c) => c.stdin!.split('\n')[0])).toEqual(['*raw']);
+    expect(kernel.raw.get('cali-PREROUTING')).toEqual(programmed.chain);
+    expect(kernel.raw.get('PREROUTING')).toEqual([...programmed.hook, '-s 10.99.0.0/16 -j NOTRACK']);
   });
 
   it('an outage never stops run(): applies are retried with capped exponential backoff on the clock, and the first that works writes everything sent meanwhile', async () => {
@@ -297,8 +332,8 @@ describe('DataplaneDriver', () => {
     void driver.run(stop.signal);
     driver.send([{ type: 'IPSetUpdate', id: 's:dual', ipsetType: 'hash:net', members: ['10.65.0.1/32', 'fd00::1/128'] }, ...state.slice(1), { type: 'InSync' }]);
     await driver.flushed();
-    expect(runner.callsTo('iptables-nft-restore')).toHaveLength(1);
-    expect(runner.callsTo('ip6tables-nft-restore')).toHaveLength(1);
+    // Per family: the filter table, then the raw table (anti-spoofing).
+    for (const cmd of ['iptables-nft-restore', 'ip6tables-nft-restore']) expect(runner.callsTo(cmd).map((c) => c.stdin!.split('\n')[0])).toEqual(['*filter', '*raw']);
     expect([...kernel.sets.get('cali40s:dual')!.members]).toEqual(['10.65.0.1']);
     expect([...kernel.sets.get('cali60s:dual')!.members]).toEqual(['fd00::1']);
   });

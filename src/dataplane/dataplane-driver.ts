@@ -9,7 +9,8 @@
  *   restart the previous agent's rules keep enforcing. The first apply after `InSync` reads the
  *   kernel back and rewrites only chains whose hashes differ — rules that are still right are
  *   never flushed, and no packet sees a gap.
- * - Apply order: resolve interfaces → IP set creates/updates → iptables tables → IP set
+ * - Apply order: resolve interfaces → IP set creates/updates → iptables tables (per family:
+ *   filter, then raw) → IP set
  *   deletions (at most one per apply; more applies are scheduled while any remain). A rule never
  *   references a missing set, and a set is never destroyed while referenced.
  * - Read-backs are scheduled: the loop wakes when a table's or the IP sets' next check is due.
@@ -208,6 +209,7 @@ export class DataplaneDriver {
     this.retryBackoff = new Backoff(clock, { initialMs: retryInitialMs, maxMs: retryMaxMs, jitter: 0, resetAfterMs: Infinity });
 
     const families: FamilyTables[] = [];
+    const tables: Table[] = [];
     const sets: IpSets[] = [];
     for (const ipVersion of [...new Set(ipVersions)]) {
       const renderer = new RuleRenderer({
@@ -218,7 +220,7 @@ export class DataplaneDriver {
         ...(endpointToHostAction && { endpointToHostAction }),
         ...(dropLog && { dropLog }),
       });
-      const filter = new IptablesTable({
+      const tableOptions = {
         ipVersion,
         runner,
         clock,
@@ -230,17 +232,23 @@ export class DataplaneDriver {
         maxAttempts,
         ...(rejectedRetryMs === undefined ? {} : { rejectedRetryMs }),
         ...(rejectedRetryMaxMs === undefined ? {} : { rejectedRetryMaxMs }),
-        beforeRetry: () => this.resyncIpSets(),
-      });
+      };
+      const filter = new IptablesTable({ ...tableOptions, beforeRetry: () => this.resyncIpSets() });
       filter.updateChains(renderer.staticChains());
       // Tessera's ownership mark: written with the first chains, in the same transaction.
       filter.updateChain(ownerMarkerChain());
       filter.updateChains(renderer.dispatchChains([]));
       filter.setKernelHooks(renderer.kernelHooks());
+      // Anti-spoofing (anti-spoofing.ts). Applied after the filter table, so it never reaches a
+      // kernel whose filter table lacks the ownership mark; it names no IP set.
+      const raw = new IptablesTable({ ...tableOptions, table: 'raw' });
+      raw.updateChains(renderer.rawChains());
+      raw.setKernelHooks(renderer.rawKernelHooks());
       families.push({ renderer, filter });
+      tables.push(filter, raw);
       sets.push(new IpSets({ ipVersion, runner, clock, logger, metrics: this.metrics, maxElem: maxIpsetSize, refreshIntervalMs: ipsetsRefreshIntervalMs, maxAttempts }));
     }
-    this.tables = families.map((f) => f.filter);
+    this.tables = tables;
     this.ipsets = sets;
     this.managers = [new IpSetsManager(sets), new PolicyManager(families, logger, this.currentPhases), new EndpointManager(families, runner, logger, this.metrics)];
   }

@@ -109,6 +109,7 @@ const PROTOCOLS = [new SharedCriteria<string>(), new SharedCriteria<string>()] a
 const SINGLE_PORTS = [new SharedCriteria<number>(), new SharedCriteria<number>(), new SharedCriteria<number>(), new SharedCriteria<number>()] as const;
 /** Index: side × 4 + namedPort × 2 + negate. */
 const IP_SETS = Array.from({ length: 8 }, () => new SharedCriteria<string>());
+const RPF_FAILED: MatchCriterion = Object.freeze({ kind: 'rpf-failed' });
 const bit = (b: boolean): number => (b ? 1 : 0);
 const sideBit = (side: Side): number => (side === 'src' ? 0 : 1);
 
@@ -200,6 +201,11 @@ export class MatchBuilder {
 
   rateLimit(rate: string, burst: number, bucket: string): this {
     return this.add({ kind: 'rate-limit', rate, burst, bucket });
+  }
+
+  /** The strict reverse-path check fails (anti-spoofing; see `MatchCriterion`). */
+  rpfCheckFailed(): this {
+    return this.add(RPF_FAILED);
   }
 
   /** Appends every criterion of `match`. */

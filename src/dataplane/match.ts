@@ -37,7 +37,13 @@ export type MatchCriterion =
    * At most `rate` (`N/second|minute|hour|day`) packets, `burst` at once, counted in the
    * shared bucket `bucket`.
    */
-  | { readonly kind: 'rate-limit'; readonly rate: string; readonly burst: number; readonly bucket: string };
+  | { readonly kind: 'rate-limit'; readonly rate: string; readonly burst: number; readonly bucket: string }
+  /**
+   * The strict reverse-path check fails: the route back to the source address, looked up with
+   * the packet's mark, does not leave by the interface the packet came in on (iptables
+   * `-m rpfilter --invert --validmark`; Felix `RPFCheckFailed`).
+   */
+  | { readonly kind: 'rpf-failed' };
 
 /** Criteria, all of which a packet meets; in the order a backend writes them. */
 export type Match = readonly MatchCriterion[];

@@ -8,6 +8,8 @@
  * family; rules that cannot apply to the family (an ICMPv6 rule in the IPv4 table, a rule whose
  * positive CIDRs are all of the other family) render to nothing.
  *
+ * The raw table holds the anti-spoofing check (anti-spoofing.ts: `rawKernelHooks`, `rawChains`).
+ *
  * Layout (filter table):
  * - kernel hooks: `FORWARD → cali-FORWARD`, `INPUT → cali-INPUT`, `OUTPUT → cali-OUTPUT` at
  *   the top, and at the end of FORWARD an ACCEPT for packets carrying the accept mark;
@@ -25,6 +27,7 @@
  */
 import { isStagedPolicy, type PolicyId, type Policy, type PortRange, type Profile, type Rule, type TierInfo, type WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
+import { rawChains, rawKernelHooks, type RpfSkip } from './anti-spoofing.ts';
 import { ACCEPT, DROP, REJECT, RETURN, clearMark, goTo, jump, setMark, type Action } from './action.ts';
 import type { Chain, ChainRule, KernelHooks } from './chain.ts';
 import { dropLogTarget, type DropLogOptions, type DropLogRule, type RuleTag } from './drop-log.ts';
@@ -205,6 +208,16 @@ export class RuleRenderer {
       { name: CHAIN_FILTER_OUTPUT, rules: output },
       { name: CHAIN_WL_TO_HOST, rules: wlToHost },
     ];
+  }
+
+  /** The hook from the kernel's raw `PREROUTING` into ours (anti-spoofing.ts). */
+  rawKernelHooks(): KernelHooks[] {
+    return rawKernelHooks();
+  }
+
+  /** The raw table's `cali-PREROUTING` and `cali-rpf-skip` for this family's workload interfaces (anti-spoofing.ts). */
+  rawChains(skips: readonly RpfSkip[] = []): Chain[] {
+    return rawChains(this.ipVersion, this.prefixes, skips);
   }
 
   // ---- dispatch -----------------------------------------------------------------------------

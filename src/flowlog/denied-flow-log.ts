@@ -94,7 +94,8 @@ export function resolveFromTables(tables: readonly Table[]): DropResolver {
     const where = parseDropLogPrefix(prefix);
     if (where === undefined) return undefined;
     const { chain, position } = where;
-    const table = tables.find((t) => t.ipVersion === ipVersion);
+    // Drop rules (and their log rules) live in the filter table; raw holds only anti-spoofing.
+    const table = tables.find((t) => t.ipVersion === ipVersion && t.table === 'filter');
     const found = table?.ruleAt(chain, position);
     const tag = found?.rule.tag;
     if (found === undefined || tag === undefined) return undefined;

@@ -1,7 +1,7 @@
 /**
  * For unit tests: a `CommandHandler` that behaves like `iptables-restore --noflush`,
- * `iptables-save`, `ipset restore|list -o save|destroy` and `ip route show exact` against an
- * in-memory model, strictly enough to catch wrong indices, deleting a referenced chain,
+ * `iptables-save [-t <table>]`, `ipset restore|list -o save|destroy` and `ip route show exact`
+ * against an in-memory model (the filter and raw tables; one model for both families), strictly enough to catch wrong indices, deleting a referenced chain,
  * duplicate creates and missing sets. Rules are kept as the text written (no reordering).
  * Failures are injectable: transient lock failures, outages (every restore fails), and rules
  * rejected in each of the ways iptables-restore reports it.
@@ -11,11 +11,26 @@ import type { CommandHandler, CommandResult, RecordedCommand } from '../command-
 const ok = (stdout = ''): CommandResult => ({ code: 0, stdout, stderr: '' });
 const fail = (stderr: string): CommandResult => ({ code: 1, stdout: '', stderr });
 
-const BUILTIN = ['INPUT', 'FORWARD', 'OUTPUT'];
+/** The kernel's own chains of each table the model holds. */
+const BUILTIN: Readonly<Record<string, readonly string[]>> = { filter: ['INPUT', 'FORWARD', 'OUTPUT'], raw: ['PREROUTING', 'OUTPUT'] };
 
 export class FakeKernel {
-  /** chain → rule bodies (text after `-A <chain> `). */
-  chains = new Map<string, string[]>(BUILTIN.map((c) => [c, []]));
+  /** table → chain → rule bodies (text after `-A <chain> `). */
+  tables = new Map<string, Map<string, string[]>>(Object.entries(BUILTIN).map(([t, cs]) => [t, new Map(cs.map((c) => [c, []]))]));
+
+  /** The filter table's chains → rule bodies (text after `-A <chain> `). */
+  get chains(): Map<string, string[]> {
+    return this.tables.get('filter')!;
+  }
+
+  set chains(chains: Map<string, string[]>) {
+    this.tables.set('filter', chains);
+  }
+
+  /** The raw table's chains → rule bodies. */
+  get raw(): Map<string, string[]> {
+    return this.tables.get('raw')!;
+  }
   sets = new Map<string, { header: string; members: Set<string> }>();
   routes = new Map<string, string>();
   /** Makes the next N restores fail as a held xtables lock does (no line named). */
@@ -39,7 +54,10 @@ export class FakeKernel {
 
   private handle(call: RecordedCommand): CommandResult {
     const { cmd, args, stdin } = call;
-    if (/^ip6?tables-(nft|legacy)-save$/.test(cmd)) return ok(this.save());
+    if (/^ip6?tables-(nft|legacy)-save$/.test(cmd)) {
+      const t = args.indexOf('-t');
+      return ok(t < 0 ? [...this.tables.keys()].map((name) => this.save(name)).join('') : this.save(args[t + 1]!));
+    }
     if (/^ip6?tables-(nft|legacy)-restore$/.test(cmd)) {
       if (!args.includes('--noflush')) return fail('expected --noflush');
       this.restores.push(stdin ?? '');
@@ -60,18 +78,22 @@ export class FakeKernel {
     return fail(`fake kernel: unexpected command ${cmd} ${args.join(' ')}`);
   }
 
-  save(): string {
-    const out = ['*filter'];
-    for (const c of this.chains.keys()) out.push(BUILTIN.includes(c) ? `:${c} ACCEPT [0:0]` : `:${c} - [0:0]`);
-    for (const [c, rules] of this.chains) for (const r of rules) out.push(`-A ${c} ${r}`);
+  /** `iptables-save -t <table>` of one table. */
+  save(table = 'filter'): string {
+    const chains = this.tables.get(table) ?? new Map<string, string[]>();
+    const out = [`*${table}`];
+    for (const c of chains.keys()) out.push(BUILTIN[table]?.includes(c) === true ? `:${c} ACCEPT [0:0]` : `:${c} - [0:0]`);
+    for (const [c, rules] of chains) for (const r of rules) out.push(`-A ${c} ${r}`);
     out.push('COMMIT', '');
     return out.join('\n');
   }
 
   private restore(input: string): CommandResult {
-    const next = new Map([...this.chains].map(([k, v]) => [k, [...v]]));
     const lines = input.split('\n').filter((l) => l !== '');
-    if (lines[0] !== '*filter' || lines[lines.length - 1] !== 'COMMIT') return fail('bad transaction framing');
+    const table = lines[0]?.slice(1) ?? '';
+    const current = this.tables.get(table);
+    if (!lines[0]?.startsWith('*') || current === undefined || lines[lines.length - 1] !== 'COMMIT') return fail('bad transaction framing');
+    const next = new Map([...current].map(([k, v]) => [k, [...v]]));
     for (const [n, line] of lines.slice(1, -1).entries()) {
       const err = (m: string) => fail(`line ${n + 2}: ${m}: ${line}`);
       if (line.startsWith(':')) {
@@ -118,7 +140,7 @@ export class FakeKernel {
         }
       }
     }
-    this.chains = next;
+    this.tables.set(table, next);
     return ok();
   }
 
@@ -167,7 +189,7 @@ export class FakeKernel {
         }
         case 'destroy': {
           if (set === undefined) return fail(`no set ${name}`);
-          for (const rs of this.chains.values()) if (rs.some((r) => r.includes(`--match-set ${name} `))) return fail(`Set ${name} is in use`);
+          for (const chains of this.tables.values()) for (const rs of chains.values()) if (rs.some((r) => r.includes(`--match-set ${name} `))) return fail(`Set ${name} is in use`);
           this.sets.delete(name!);
           break;
         }

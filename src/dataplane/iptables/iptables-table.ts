@@ -247,6 +247,8 @@ export class IptablesTable implements Table {
 
   async readRuleCounts(): Promise<TaggedRuleCount[]> {
     const tagged = this.taggedRules();
+    // No tagged rule (the raw table): nothing to count, no iptables-save to run.
+    if (tagged.size === 0) return [];
     const text = await this.saveWithCounters();
     const out: TaggedRuleCount[] = [];
     for (const line of text.split('\n')) {

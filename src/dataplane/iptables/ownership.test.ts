@@ -4,6 +4,7 @@ import { RecordingCommandRunner } from '../command-runner.ts';
 import { OWNER_MARKER_CHAIN, claimNode, claimOwnership, judgeOwnership, ownerMarkerChain } from './ownership.ts';
 
 const HOOK = '-A FORWARD -m comment --comment "cali:7pTy6zL-g-qtvVY1" -j cali-FORWARD';
+const RAW_HOOK = '-A PREROUTING -m comment --comment "cali:6gwbT8clXdHdC1b1" -j cali-PREROUTING';
 
 function table(over: Partial<CaliTableState>): CaliTableState {
   return { backend: 'nft', ipVersion: 4, table: 'filter', chains: [], hookRules: [], foreignReferences: [], ...over };
@@ -41,10 +42,41 @@ describe('judgeOwnership', () => {
       reasons: [/holds cali: hook rules/],
     },
     {
+      // Felix's raw table (felix/fv/cali-iptables-dump.txt) next to our marked filter table.
       name: "Felix's raw chains next to our marked filter table (Felix started after Tessera)",
-      state: state([table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }), table({ table: 'raw', chains: ['cali-PREROUTING'] })]),
+      state: state([
+        table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }),
+        table({ table: 'raw', chains: ['cali-OUTPUT', 'cali-PREROUTING', 'cali-from-host-endpoint', 'cali-rpf-skip', 'cali-to-host-endpoint'], hookRules: [RAW_HOOK] }),
+      ]),
       verdict: 'foreign',
-      reasons: [/^iptables-nft raw holds cali- chains Tessera never writes \(cali-PREROUTING\)$/],
+      reasons: [/^iptables-nft raw holds cali- chains Tessera never writes there \(cali-OUTPUT, cali-from-host-endpoint, cali-to-host-endpoint\)$/],
+    },
+    {
+      name: "Felix's mangle chains next to our marked filter table",
+      state: state([table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }), table({ table: 'mangle', chains: ['cali-PREROUTING'] })]),
+      verdict: 'foreign',
+      reasons: [/^iptables-nft mangle holds cali- chains Tessera never writes \(cali-PREROUTING\)$/],
+    },
+    {
+      name: 'our anti-spoofing raw chains, the marker in the same backend (the IPv4 filter table vouches for IPv6 raw too)',
+      state: state([
+        table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }),
+        table({ table: 'raw', chains: ['cali-PREROUTING', 'cali-rpf-skip'], hookRules: [RAW_HOOK] }),
+        table({ table: 'raw', ipVersion: 6, chains: ['cali-PREROUTING', 'cali-rpf-skip'], hookRules: [RAW_HOOK] }),
+      ]),
+      verdict: 'ours',
+    },
+    {
+      name: 'raw chains named like ours without any marker',
+      state: state([table({ table: 'raw', chains: ['cali-PREROUTING', 'cali-rpf-skip'] })]),
+      verdict: 'foreign',
+      reasons: [/^iptables-nft raw holds cali- chains \(cali-PREROUTING, cali-rpf-skip\) while no filter table of iptables-nft holds Tessera's marker chain/],
+    },
+    {
+      name: 'raw hook rules alone, marker only in the other backend',
+      state: state([table({ backend: 'legacy', chains: [OWNER_MARKER_CHAIN] }), table({ table: 'raw', hookRules: [RAW_HOOK] })]),
+      verdict: 'foreign',
+      reasons: [/^iptables-nft raw holds cali: hook rules .* while no filter table of iptables-nft holds/],
     },
     {
       name: "Felix's IP sets without any marker",

@@ -17,15 +17,19 @@
  * and its presence is one line of `iptables-save`.
  *
  * The judgement (`judgeOwnership`) over every table of both backends and both families:
- * - a table other than filter holding `cali-` chains is foreign: Tessera writes only filter,
- *   while Felix always programs its raw, mangle and nat chains;
+ * - a table other than filter and raw holding `cali-` chains is foreign: Tessera writes only
+ *   filter and raw, while Felix always programs its mangle and nat chains too;
+ * - a raw table holding a `cali-` chain Tessera never writes there (Felix's `cali-OUTPUT`,
+ *   `cali-from-host-endpoint`, …; Tessera's are `TESSERA_RAW_CHAINS`) is foreign;
  * - a filter table holding `cali-` chains or `cali:`-hashed hook rules without the mark is
- *   foreign;
+ *   foreign; so is a raw table holding either while its backend's filter tables hold no mark
+ *   (the driver writes raw only after filter, so ours never exists without the mark);
  * - owned-named IP sets while no table anywhere holds the mark are foreign;
  * - otherwise the state is ours (some mark present) or there is none.
  * A Felix started after Tessera on the same node is caught by its non-filter chains.
  */
 import type { Chain } from '../chain.ts';
+import { CHAIN_RAW_PREROUTING, CHAIN_RPF_SKIP } from '../chain-names.ts';
 import type { CommandRunner } from '../command-runner.ts';
 import { describeTable, readCaliState, type CaliState } from './cali-state.ts';
 import { iptablesCommand } from './iptables-backend.ts';
@@ -38,6 +42,9 @@ export const OWNER_MARKER_CHAIN = 'cali-tessera-owner';
 export function ownerMarkerChain(): Chain {
   return { name: OWNER_MARKER_CHAIN, rules: [] };
 }
+
+/** The chains Tessera writes into the raw table (anti-spoofing.ts). */
+export const TESSERA_RAW_CHAINS: readonly string[] = [CHAIN_RAW_PREROUTING, CHAIN_RPF_SKIP];
 
 export type OwnershipVerdict = 'none' | 'ours' | 'foreign';
 
@@ -61,6 +68,14 @@ export function judgeOwnership(state: CaliState): Ownership {
   const marked = new Set<IptablesBackend>();
   for (const t of state.tables) if (t.table === 'filter' && t.chains.includes(OWNER_MARKER_CHAIN)) marked.add(t.backend);
   for (const t of state.tables) {
+    if (t.table === 'raw') {
+      const alien = t.chains.filter((c) => !TESSERA_RAW_CHAINS.includes(c));
+      if (alien.length > 0) reasons.push(`${describeTable(t)} holds cali- chains Tessera never writes there (${someNames(alien)})`);
+      else if (marked.has(t.backend)) continue;
+      else if (t.chains.length > 0) reasons.push(`${describeTable(t)} holds cali- chains (${someNames(t.chains)}) while no filter table of iptables-${t.backend} holds Tessera's marker chain ${OWNER_MARKER_CHAIN}`);
+      else if (t.hookRules.length > 0) reasons.push(`${describeTable(t)} holds cali: hook rules (${someNames(t.hookRules)}) while no filter table of iptables-${t.backend} holds Tessera's marker chain ${OWNER_MARKER_CHAIN}`);
+      continue;
+    }
     if (t.table !== 'filter') {
       if (t.chains.length > 0) reasons.push(`${describeTable(t)} holds cali- chains Tessera never writes (${someNames(t.chains)})`);
       continue;

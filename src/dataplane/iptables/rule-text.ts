@@ -82,6 +82,8 @@ export function criterionText(c: MatchCriterion): string {
       return `-m ${c.protocol} --dport ${c.port}`;
     case 'rate-limit':
       return `-m hashlimit --hashlimit-upto ${c.rate} --hashlimit-burst ${c.burst} --hashlimit-name ${c.bucket}`;
+    case 'rpf-failed':
+      return '-m rpfilter --invert --validmark';
   }
 }
 
