@@ -2,7 +2,7 @@
  * `tessera cleanup` (the real CLI process) on real iptables and IP sets, for each backend:
  *
  * - a node the agent's path programmed (backend detected, node claimed, calc graph → driver:
- *   IPv4 and IPv6 chains, hooks, selector and named-port IP sets) goes back to exactly what it
+ *   IPv4 and IPv6 chains and hooks in filter and raw, selector and named-port IP sets) goes back to exactly what it
  *   held before — the foreign chains, rules and IP sets seeded first included;
  * - `--dry-run` prints the plan and changes nothing; a second run finds nothing to remove;
  * - Felix-like state (cali- chains in filter and raw, a cali40 IP set, no marker) is refused
@@ -45,8 +45,10 @@ COMMIT
 
 /** Felix's layout in miniature: hooks with cali: hashes into filter and raw chains, no marker. */
 const FELIX = `*raw
+:cali-OUTPUT - [0:0]
 :cali-PREROUTING - [0:0]
 -A PREROUTING -m comment --comment "cali:6gwbT8clXdHdC1b1" -j cali-PREROUTING
+-A OUTPUT -m comment --comment "cali:tVnHkvAo15HuiPy0" -j cali-OUTPUT
 -A cali-PREROUTING -m comment --comment "cali:x8SBHMrdN1Fz3QHT" -j MARK --set-xmark 0x0/0xf0000
 COMMIT
 *filter
@@ -122,6 +124,9 @@ describe.each(['nft', 'legacy'] as const)('tessera cleanup on real iptables-%s',
     const programmed = nodeStateSnapshot(ns);
     expect(programmed).toContain(':cali-tw-calibk0 - [0:0]');
     expect(programmed).toContain(':cali-tessera-owner - [0:0]');
+    // Anti-spoofing: the raw chains and the PREROUTING hook, in both families.
+    expect(programmed.match(/^:cali-rpf-skip - \[0:0\]$/gm)).toHaveLength(2);
+    expect(programmed.match(/^-A PREROUTING -m comment --comment "cali:\S+" -j cali-PREROUTING$/gm)).toHaveLength(2);
     expect(programmed).toMatch(/\ncreate cali40s:/);
     expect(programmed).toMatch(/\ncreate cali60n:/);
 
@@ -137,6 +142,8 @@ describe.each(['nft', 'legacy'] as const)('tessera cleanup on real iptables-%s',
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain(`removed iptables-${backend} filter: 4 hook rule(s)`);
+    expect(run.stdout).toContain(`removed iptables-${backend} raw: 1 hook rule(s), 2 chain(s)`);
+    expect(run.stdout).toContain(`removed ip6tables-${backend} raw: 1 hook rule(s), 2 chain(s)`);
     expect(run.stdout).toContain('IP set(s)');
     expect(nodeStateSnapshot(ns)).toBe(before);
 
@@ -154,7 +161,7 @@ describe.each(['nft', 'legacy'] as const)('tessera cleanup on real iptables-%s',
     const refused = cleanupCli(ns);
     expect(refused.status).toBe(4);
     expect(refused.stderr).toContain("refusing: this node's cali- state was not written by Tessera");
-    expect(refused.stderr).toContain(`iptables-${backend} raw holds cali- chains Tessera never writes (cali-PREROUTING)`);
+    expect(refused.stderr).toContain(`iptables-${backend} raw holds cali- chains Tessera never writes there (cali-OUTPUT)`);
     expect(refused.stderr).toContain(`iptables-${backend} filter holds cali- chains (cali-FORWARD, cali-INPUT) without Tessera's marker chain cali-tessera-owner`);
     expect(nodeStateSnapshot(ns)).toBe(felix);
 
