@@ -41,7 +41,11 @@ const DENY_INTO_A: ManifestObject = {
 const B_TO_A: Probe = { from: 'lx/b', to: 'lx/a', port: 80, protocol: 'TCP', expected: false };
 const A_TO_B: Probe = { from: 'lx/a', to: 'lx/b', port: 80, protocol: 'TCP', expected: true };
 
-/** kubelet's hint and some foreign rules in legacy (both families), and a foreign IP set. */
+/**
+ * kubelet's hint and some foreign rules in legacy (both families), and a foreign IP set. The
+ * foreign raw rule also makes the raw table (where the agent's anti-spoofing goes) exist before
+ * the agent: legacy shows a table once anyone used it, so before and after compare like for like.
+ */
 const LEGACY_NODE = `*mangle
 :KUBE-IPTABLES-HINT - [0:0]
 :KUBE-KUBELET-CANARY - [0:0]
@@ -50,6 +54,9 @@ COMMIT
 :KUBE-FIREWALL - [0:0]
 -A INPUT -j KUBE-FIREWALL
 -A KUBE-FIREWALL -m mark --mark 0x8000/0x8000 -j DROP
+COMMIT
+*raw
+-A PREROUTING -m mark --mark 0x4000/0x4000 -j NOTRACK
 COMMIT
 `;
 
