@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { NflogPcapParser, LINKTYPE_NFLOG } from './nflog-pcap.ts';
 import { parsePacket } from './packet-header.ts';
-import { DeniedFlowLog, type DeniedFlow } from './denied-flow-log.ts';
+import { DeniedFlowLog, resolveFromTables, type DeniedFlow } from './denied-flow-log.ts';
+import { DataplaneMetrics, IptablesTable, RecordingCommandRunner, RuleRenderer } from '../dataplane/index.ts';
+import { newRegistry } from '../runtime/metrics.ts';
 import { EndpointLookup } from './endpoint-lookup.ts';
 import { FakeClock } from '../runtime/clock.ts';
 import { silentLogger } from '../runtime/logger.ts';
@@ -131,6 +133,25 @@ describe('DeniedFlowLog.handle', () => {
     log.handle(record(1));
     log.handle(record(2, 'calico-packet'));
     expect(lines).toEqual([]);
+  });
+});
+
+describe('resolveFromTables', () => {
+  it("resolves a drop-log prefix against the family's filter table, also when the raw table (anti-spoofing, no drop-log rules) is listed first", () => {
+    const renderer = new RuleRenderer({ ipVersion: 4, dropLog: {} });
+    const metrics = new DataplaneMetrics(newRegistry());
+    const table = (name: string): IptablesTable => new IptablesTable({ table: name, ipVersion: 4, runner: new RecordingCommandRunner(), clock: new FakeClock(0), logger: silentLogger, metrics });
+    const raw = table('raw');
+    raw.updateChains(renderer.rawChains());
+    const filter = table('filter');
+    const [toWorkload] = renderer.endpointChains('cali0a', { interfaceName: 'cali0a', state: 'active', mac: '', ipv4Nets: ['10.65.0.2/32'], ipv6Nets: [], profileIds: [], tiers: [] });
+    filter.updateChain(toWorkload!);
+    // The chain ends in the no-profile drop, right after its NFLOG rule.
+    const log = toWorkload!.rules.at(-2)!.action;
+    expect(log.type).toBe('nflog');
+    const prefix = log.type === 'nflog' ? log.prefix : '';
+    expect(resolveFromTables([raw, filter])(4, prefix)).toEqual({ direction: 'ingress', decision: 'no-profile-matched' });
+    expect(resolveFromTables([raw])(4, prefix)).toBeUndefined();
   });
 });
 

@@ -475,3 +475,22 @@ describe('IptablesTable', () => {
   });
 });
 
+
+describe('IptablesTable: the raw table', () => {
+  it('programs raw through `*raw` transactions and `iptables-save -t raw`, and reads no counters from it (no tagged rule there)', async () => {
+    const kernel = new FakeKernel();
+    const runner = new RecordingCommandRunner(kernel.handler);
+    const renderer = new RuleRenderer({ ipVersion: 4 });
+    const raw = new IptablesTable({ table: 'raw', ipVersion: 4, runner, clock: new FakeClock(), logger: silentLogger, metrics: new DataplaneMetrics(newRegistry()) });
+    raw.updateChains(renderer.rawChains());
+    raw.setKernelHooks(renderer.rawKernelHooks());
+    await raw.apply();
+    expect(runner.calls.map((c) => [c.cmd, ...c.args.slice(0, 2)].join(' '))).toEqual(['iptables-nft-save -t raw', 'iptables-nft-restore --noflush --wait']);
+    expect(runner.calls[1]!.stdin!.split('\n')[0]).toBe('*raw');
+    expect(kernel.raw.get('PREROUTING')).toHaveLength(1);
+    expect(kernel.chains.has('cali-PREROUTING')).toBe(false);
+    runner.clear();
+    expect(await raw.readRuleCounts()).toEqual([]);
+    expect(runner.calls).toEqual([]);
+  });
+});
