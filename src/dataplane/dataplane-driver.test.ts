@@ -210,6 +210,20 @@ describe('DataplaneDriver', () => {
     expect(kernel.raw.get('PREROUTING')).toEqual([...programmed.hook, '-s 10.99.0.0/16 -j NOTRACK']);
   });
 
+  it("a kernel refusing the anti-spoofing rule (no rpfilter match) holds back no family's policy: both filter tables are written, the apply fails and is reported", async () => {
+    const kernel = new FakeKernel();
+    kernel.rejectRules = /-m rpfilter/;
+    const { driver, runner } = start(kernel, new FakeClock(), { ipVersions: [4, 6], maxAttempts: 1 });
+    driver.send([...state, { type: 'InSync' }]);
+    for (let i = 0; i < 20 && driver.health().consecutiveFailures === 0; i++) await flushMicrotasks();
+    expect(driver.health()).toMatchObject({ consecutiveFailures: 1, lastError: expect.stringContaining('(table raw)') });
+    // Every family's filter table went in before any raw table was tried.
+    const tables = runner.calls.filter((c) => c.cmd.endsWith('-restore') && c.cmd !== 'ipset').map((c) => `${c.cmd} ${c.stdin!.split('\n')[0]}`);
+    expect(tables.slice(0, 2)).toEqual(['iptables-nft-restore *filter', 'ip6tables-nft-restore *filter']);
+    expect(kernel.chains.get('cali-tw-cali0a')!.some((r) => r.includes('-j cali-pi-np/shop/web'))).toBe(true);
+    expect(kernel.raw.has('cali-PREROUTING')).toBe(false);
+  });
+
   it('an outage never stops run(): applies are retried with capped exponential backoff on the clock, and the first that works writes everything sent meanwhile', async () => {
     const log = capturingLogger();
     const { driver, kernel, clock, runner, registry } = start(new FakeKernel(), new FakeClock(), { logger: log.logger });

@@ -9,8 +9,8 @@
  *   restart the previous agent's rules keep enforcing. The first apply after `InSync` reads the
  *   kernel back and rewrites only chains whose hashes differ — rules that are still right are
  *   never flushed, and no packet sees a gap.
- * - Apply order: resolve interfaces → IP set creates/updates → iptables tables (per family:
- *   filter, then raw) → IP set
+ * - Apply order: resolve interfaces → IP set creates/updates → iptables tables (every family's
+ *   filter, then every family's raw) → IP set
  *   deletions (at most one per apply; more applies are scheduled while any remain). A rule never
  *   references a missing set, and a set is never destroyed while referenced.
  * - Read-backs are scheduled: the loop wakes when a table's or the IP sets' next check is due.
@@ -209,7 +209,8 @@ export class DataplaneDriver {
     this.retryBackoff = new Backoff(clock, { initialMs: retryInitialMs, maxMs: retryMaxMs, jitter: 0, resetAfterMs: Infinity });
 
     const families: FamilyTables[] = [];
-    const tables: Table[] = [];
+    const filters: Table[] = [];
+    const raws: Table[] = [];
     const sets: IpSets[] = [];
     for (const ipVersion of [...new Set(ipVersions)]) {
       const renderer = new RuleRenderer({
@@ -239,16 +240,19 @@ export class DataplaneDriver {
       filter.updateChain(ownerMarkerChain());
       filter.updateChains(renderer.dispatchChains([]));
       filter.setKernelHooks(renderer.kernelHooks());
-      // Anti-spoofing (anti-spoofing.ts). Applied after the filter table, so it never reaches a
-      // kernel whose filter table lacks the ownership mark; it names no IP set.
+      // Anti-spoofing (anti-spoofing.ts). Applied after every filter table: it never reaches a
+      // kernel whose filter table lacks the ownership mark, and a raw table the kernel refuses
+      // (no `rpfilter` match) fails the apply — retried, reported — without holding back any
+      // family's policy. It names no IP set.
       const raw = new IptablesTable({ ...tableOptions, table: 'raw' });
       raw.updateChains(renderer.rawChains());
       raw.setKernelHooks(renderer.rawKernelHooks());
       families.push({ renderer, filter });
-      tables.push(filter, raw);
+      filters.push(filter);
+      raws.push(raw);
       sets.push(new IpSets({ ipVersion, runner, clock, logger, metrics: this.metrics, maxElem: maxIpsetSize, refreshIntervalMs: ipsetsRefreshIntervalMs, maxAttempts }));
     }
-    this.tables = tables;
+    this.tables = [...filters, ...raws];
     this.ipsets = sets;
     this.managers = [new IpSetsManager(sets), new PolicyManager(families, logger, this.currentPhases), new EndpointManager(families, runner, logger, this.metrics)];
   }
