@@ -31,9 +31,21 @@ describe('parsePort', () => {
     expect(parsePort(input)).toEqual({ ok: false, message: `port range "${input}" is out of range (1-65535)` });
   });
 
-  it.each(['http', 'metrics-2', 'my_port.v1', 'A', 'x'.repeat(128)])('reads %s as a named port', (input) => {
+  it.each(['http', 'metrics-2', 'a', '9-http', 'x'.repeat(15)])('reads %s as a named port', (input) => {
     expect(parsePort(input)).toEqual({ ok: true, value: { kind: 'named', name: input } });
   });
+
+  // Calico's numorstring.Port.PortName is validate:"portName" (Kubernetes IsValidPortName):
+  // these parse as names in numorstring but Calico's validator rejects them.
+  it.each(['my_port.v1', 'A', 'HTTP', 'a.b', 'x'.repeat(16), 'x'.repeat(128), '-http', 'http-', 'a--b', '123-456-7'])(
+    'rejects %s, which is not a Kubernetes port name, as Calico does',
+    (input) => {
+      expect(parsePort(input)).toEqual({
+        ok: false,
+        message: `${JSON.stringify(input)} is not a valid port name (1-15 of lower-case letters, digits and '-', with at least one letter, no leading, trailing or double '-')`,
+      });
+    },
+  );
 
   it('rejects a named port longer than 128 characters', () => {
     expect(parsePort('x'.repeat(129)).ok).toBe(false);

@@ -6,10 +6,13 @@
  * which Felix resolves per endpoint through named-port IP sets. Port numbers are 1–65535:
  * Calico parses 0 as a number and its validator then rejects it, so both layers agree.
  *
- * One deliberate difference: `numorstring` would accept `"80-90"` as a *named* port (the
- * name charset allows '-'), which then silently matches nothing. Tessera rejects a name made
- * of two numbers joined by '-' and suggests the range syntax instead.
+ * A named port is then checked as Calico's validator checks it: `numorstring.Port.PortName`
+ * carries `validate:"portName"`, Kubernetes' IsValidPortName (an IANA service name: 1–15 of
+ * lower-case letters, digits and '-', at least one letter, no leading, trailing or double
+ * '-'). So `"HTTP"`, `"my_port"` and `"a.b"` parse as names but are rejected, as Calico rejects
+ * them. `"80-90"` is one of those (it has no letter); its message suggests the range syntax.
  */
+import { isValidEndpointPortName } from './names.ts';
 import { failed, parsed, show } from './parse-result.ts';
 import type { ParseResult } from './parse-result.ts';
 
@@ -63,6 +66,11 @@ export function parsePort(value: unknown): ParseResult<Port> {
   if (!portNameRegex.test(value)) {
     return failed(
       `${show(value)} is not a port, a "min:max" range or a port name (names match ^[a-zA-Z0-9_.-]{1,128}$)`,
+    );
+  }
+  if (!isValidEndpointPortName(value)) {
+    return failed(
+      `${show(value)} is not a valid port name (1-15 of lower-case letters, digits and '-', with at least one letter, no leading, trailing or double '-')`,
     );
   }
   return parsed({ kind: 'named', name: value });

@@ -223,9 +223,15 @@ describe('service accounts', () => {
     expect(ingress({ action: 'Allow', source: { serviceAccounts: { names: ['frontend'], selector: "team == 'a'" } } })).toEqual([]);
   });
 
-  it('rejects empty names and non-list names', () => {
+  it('admits an empty name as Calico does (no check on names), with a warning', () => {
     expect(ingress({ action: 'Allow', source: { serviceAccounts: { names: [''] } } })).toEqual([
-      { path: 'spec.ingress[0].source.serviceAccounts.names[0]', message: 'service account name must not be empty' },
+      { path: 'spec.ingress[0].source.serviceAccounts.names[0]', message: 'an empty service account name matches no pod', severity: 'warning' },
+    ]);
+  });
+
+  it('rejects a repeated name (the CRD list is a set) and non-list names', () => {
+    expect(ingress({ action: 'Allow', source: { serviceAccounts: { names: ['a', 'b', 'a'] } } })).toEqual([
+      { path: 'spec.ingress[0].source.serviceAccounts.names[2]', message: '"a" is listed more than once' },
     ]);
     expect(ingress({ action: 'Allow', source: { serviceAccounts: { names: 'frontend' } } })).toEqual([
       { path: 'spec.ingress[0].source.serviceAccounts.names', message: 'must be a list, not a string' },
@@ -337,6 +343,15 @@ describe('HTTP match', () => {
     ]);
     expect(errors(egress({ action: 'Allow', http: {} })).map((f) => f.message)).toEqual([
       'HTTP match is not allowed in egress rules',
+    ]);
+  });
+});
+
+describe('nets are sets', () => {
+  it('rejects a CIDR repeated in nets or notNets, as the API server does for a set list', () => {
+    expect(ingress({ action: 'Allow', source: { nets: ['10.0.0.0/8', '10.0.0.0/8'] }, destination: { notNets: ['10.1.0.0/16', '10.2.0.0/16', '10.1.0.0/16'] } })).toEqual([
+      { path: 'spec.ingress[0].source.nets[1]', message: '"10.0.0.0/8" is listed more than once' },
+      { path: 'spec.ingress[0].destination.notNets[2]', message: '"10.1.0.0/16" is listed more than once' },
     ]);
   });
 });

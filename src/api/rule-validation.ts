@@ -154,10 +154,14 @@ function checkEntityRule(
     const names = sa['names'];
     const namesPath = fieldPath(saPath, 'names');
     if (!isAbsent(names) && expectArray(c, namesPath, names)) {
+      // Calico does not check the names (`validate:"omitempty"`); the CRD makes the list a
+      // set, so only a repeat is an error. An empty name is admitted and matches no pod.
+      const seen = new Set<string>();
       names.forEach((n, i) => {
-        if (expectString(c, indexPath(namesPath, i), n) && n === '') {
-          c.error(indexPath(namesPath, i), 'service account name must not be empty');
-        }
+        if (!expectString(c, indexPath(namesPath, i), n)) return;
+        if (seen.has(n)) c.error(indexPath(namesPath, i), `${JSON.stringify(n)} is listed more than once`);
+        else if (n === '') c.warning(indexPath(namesPath, i), 'an empty service account name matches no pod');
+        seen.add(n);
       });
     }
     checkSelectorField(c, fieldPath(saPath, 'selector'), sa['selector']);
@@ -216,12 +220,16 @@ function checkRuleNets(
       if (isAbsent(list) || !expectArray(c, at, list, MAX_NETS)) continue;
       let v4 = false;
       let v6 = false;
+      // The CRD makes nets and notNets sets (`+listType=set`): the API server refuses a repeat.
+      const seen = new Set<string>();
       list.forEach((n, i) => {
         const itemPath = indexPath(at, i);
         if (typeof n !== 'string') {
           c.error(itemPath, `must be a CIDR string, not ${describeType(n)}`);
           return;
         }
+        if (seen.has(n)) c.error(itemPath, `${JSON.stringify(n)} is listed more than once`);
+        seen.add(n);
         const result = parseCidr(n);
         if (!result.ok) {
           c.error(itemPath, result.message);

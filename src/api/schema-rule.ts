@@ -17,13 +17,20 @@ export const LABEL_PATTERN = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 /** 1–65535, without leading zeros (those are allowed separately with `0*`). */
 const PORT_NUMBER = '(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})';
 /**
+ * A named port as Calico's validator admits it (`PortName` is `validate:"portName"`, Kubernetes'
+ * IsValidPortName): lower-case letters, digits and single '-' between them, with at least one
+ * letter. The 15-character limit is not expressible in the same pattern; src/api validation
+ * rejects a longer name.
+ */
+const PORT_NAME = '([a-z0-9]+-)*[0-9]*[a-z][a-z0-9]*(-[a-z0-9]+)*';
+/**
  * numorstring.PortFromString: all digits → one port; `a:b` → a range; anything else must be a
- * named port `[a-zA-Z0-9_.-]{1,128}`. A named port therefore always has a non-digit
- * character, which is how "0" or "70000" fail here instead of passing as names. The
+ * named port (PORT_NAME). A named port therefore always has a letter, which is how "0" or
+ * "70000" fail here instead of passing as names. The
  * min ≤ max check of a range needs string parsing, which is too costly for CEL on an
  * int-or-string value; src/api validation covers it.
  */
-export const PORT_PATTERN = `^(0*${PORT_NUMBER}|0*${PORT_NUMBER}:0*${PORT_NUMBER}|[a-zA-Z0-9_.-]*[a-zA-Z_.-][a-zA-Z0-9_.-]*)$`;
+export const PORT_PATTERN = `^(0*${PORT_NUMBER}|0*${PORT_NUMBER}:0*${PORT_NUMBER}|${PORT_NAME})$`;
 /**
  * numorstring.Protocol: Calico's validator accepts exactly these (case-sensitive) names or a
  * number 1–255; a numeric string such as "6" is parsed as the number.
@@ -81,7 +88,8 @@ function ports(description: string) {
 }
 
 function nets(description: string) {
-  return arr(description, str(undefined, { maxLength: 64, pattern: NET_PATTERN }), { maxItems: MAX_NETS });
+  // Calico's EntityRule: `+listType=set` (a repeated CIDR is refused).
+  return arr(description, str(undefined, { maxLength: 64, pattern: NET_PATTERN }), { maxItems: MAX_NETS, 'x-kubernetes-list-type': 'set' });
 }
 
 function icmpFields(description: string) {
@@ -119,7 +127,7 @@ function entityRule(side: 'source' | 'destination') {
       notPorts: opt(ports('Match traffic not on any of these ports.')),
       serviceAccounts: opt(
         obj(`Match traffic that ${ends} a pod running as one of these service accounts.`, {
-          names: opt(arr('Service account names; any of them matches.', str(undefined, { maxLength: 253 }))),
+          names: opt(arr('Service account names; any of them matches.', str(undefined, { maxLength: 253 }), { 'x-kubernetes-list-type': 'set' })),
           selector: opt(selector('A selector over service account labels; AND-ed with names.')),
         }),
       ),
@@ -138,12 +146,6 @@ function entityRule(side: 'source' | 'destination') {
         rule: "!has(self.selector) || !self.selector.contains('global(')",
         message: 'selector: global() can only be used in namespaceSelector',
         fieldPath: '.selector',
-        reason: 'FieldValueInvalid',
-      },
-      {
-        rule: "!has(self.notSelector) || !self.notSelector.contains('global(')",
-        message: 'notSelector: global() can only be used in namespaceSelector',
-        fieldPath: '.notSelector',
         reason: 'FieldValueInvalid',
       },
       {
