@@ -135,10 +135,11 @@ describe('CalcGraph', () => {
     expect((dp.profiles.get('prof-1') as Profile).outboundRules.map((r) => r.action)).toEqual(['deny']);
   });
 
-  it('drops invalid objects as deletes, logs and counts them, and never throws', () => {
+  it('enforces an invalid policy fail-closed, drops other invalid objects, logs and counts them, and never throws', async () => {
     const registry = new Registry();
     const { graph, dp } = graphWith([policy1Order20, localWlEp1], { registry });
-    const bad = { ...policy1Order20, spec: { ...policy1Order20.spec, ingress: [{ action: 'Allow', destination: { ports: ['80-90'] } }] } } as V3Resource;
+    // "80-90" is no port, range or Kubernetes port name (Calico refuses it too).
+    const bad = { ...policy1Order20, spec: { ...policy1Order20.spec, ingress: [{ action: 'Allow', protocol: 'TCP', destination: { ports: ['80-90'] } }] } } as V3Resource;
     expect(() =>
       graph.onUpdates([
         { op: 'upsert', resource: bad },
@@ -147,10 +148,13 @@ describe('CalcGraph', () => {
       ]),
     ).not.toThrow();
     dp.apply(graph.flush());
-    expect(dp.policies.size).toBe(0);
-    return registry.getSingleMetricAsString('tessera_calc_invalid_updates_total').then((text) => {
-      expect(text).toContain('tessera_calc_invalid_updates_total{kind="GlobalNetworkPolicy"} 1');
-    });
+    expect([...dp.policies.values()].map((p) => [p.id.name, p.policy.inboundRules.length, p.policy.outboundRules.length])).toEqual([['pol-1', 0, 0]]);
+    expect(await registry.getSingleMetricAsString('tessera_calc_invalid_updates_total')).toContain('tessera_calc_invalid_updates_total{kind="GlobalNetworkPolicy"} 1');
+    expect(await registry.getSingleMetricAsString('tessera_invalid_policies')).toContain('tessera_invalid_policies{kind="GlobalNetworkPolicy"} 1');
+    graph.onUpdates([{ op: 'upsert', resource: policy1Order20 }]);
+    dp.apply(graph.flush());
+    expect([...dp.policies.values()].map((p) => [p.id.name, p.policy.inboundRules.length])).toEqual([['pol-1', 1]]);
+    expect(await registry.getSingleMetricAsString('tessera_invalid_policies')).not.toContain('kind="GlobalNetworkPolicy"');
   });
 
   it('registers Felix-named metrics on the injected registry', async () => {

@@ -4,7 +4,7 @@
  *
  * Wiring (each arrow a direct, synchronous call):
  * ```
- * Update → UpdateProcessor (validation filter; invalid = deleted)
+ * Update → UpdateProcessor (validation filter; an invalid policy or profile = its fail-closed stand-in, anything else invalid = deleted)
  *   → Dispatcher ─ tier     → PolicyResolver, MissingTierIndex
  *                ├ policy   → PolicyResolver, ActiveRulesCalculator, MissingTierIndex
  *                ├ profile  → IPSetMemberIndex (labels), ActiveRulesCalculator
@@ -21,8 +21,9 @@
  *   they were fed (any order, batching or intermediate states);
  * - `flush()` returns nothing before `onStatusUpdated('in-sync')`; the first flush after it
  *   returns the full state followed by `{type: 'InSync'}`; later flushes return deltas;
- * - an invalid object never throws out of `onUpdates`: it is logged, counted and treated
- *   as deleted;
+ * - an invalid object never throws out of `onUpdates`: it is logged and counted; a policy or
+ *   profile is enforced fail-closed (fail-closed.ts; `tessera_invalid_policies` by kind), any
+ *   other kind is treated as deleted;
  * - a policy naming a tier that has no Tier object is logged (once per change, from the
  *   first flush after in-sync) and counted in `tessera_calc_policies_missing_tier`. A Tier
  *   being deleted (deletionTimestamp set, held by a finalizer) is still a Tier: it keeps
@@ -88,7 +89,14 @@ export class CalcGraph {
     this.#processor = new UpdateProcessor({
       onInvalid: (inv) => {
         this.#metrics.invalidUpdates.inc({ kind: inv.kind });
-        this.#log.warn({ kind: inv.kind, namespace: inv.namespace, name: inv.name, reason: inv.reason }, 'dropping invalid object (treated as deleted)');
+        const fields = { kind: inv.kind, namespace: inv.namespace, name: inv.name, reason: inv.reason };
+        if (inv.failClosed === undefined) this.#log.warn(fields, 'dropping invalid object (treated as deleted)');
+        else if (inv.failClosed.selectorFallback === undefined) this.#log.error(fields, 'invalid policy enforced fail-closed: no rules, so the endpoints it selects are denied in its directions unless allowed earlier');
+        else this.#log.error({ ...fields, selector: inv.failClosed.selectorFallback }, 'invalid policy enforced fail-closed, and its selector cannot be read: every endpoint it could select is denied in its directions unless allowed earlier');
+      },
+      onFailClosedCount: (byKind) => {
+        this.#metrics.invalidPolicies.reset();
+        for (const [kind, n] of byKind) this.#metrics.invalidPolicies.set({ kind }, n);
       },
     });
     const seq = this.#sequencer;

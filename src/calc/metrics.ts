@@ -15,6 +15,7 @@ export interface CalcGraphMetrics {
   readonly resyncState: Gauge;
   readonly invalidUpdates: Counter<'kind'>;
   readonly policiesMissingTier: Gauge;
+  readonly invalidPolicies: Gauge<'kind'>;
 }
 
 export function calcGraphMetrics(registry: Registry): CalcGraphMetrics {
@@ -35,7 +36,9 @@ export function calcGraphMetrics(registry: Registry): CalcGraphMetrics {
     resyncState: getOrCreate(registry, 'felix_resync_state', () =>
       new Gauge({ name: 'felix_resync_state', help: 'Datastore sync state: 1 = wait, 2 = resync, 3 = in-sync.', registers })),
     invalidUpdates: getOrCreate(registry, 'tessera_calc_invalid_updates_total', () =>
-      new Counter({ name: 'tessera_calc_invalid_updates_total', help: 'Objects dropped by the validation filter, by kind.', labelNames: ['kind'], registers })),
+      new Counter({ name: 'tessera_calc_invalid_updates_total', help: 'Invalid objects seen by the validation filter (dropped, or for policies and profiles enforced fail-closed), by kind.', labelNames: ['kind'], registers })),
+    invalidPolicies: getOrCreate(registry, 'tessera_invalid_policies', () =>
+      new Gauge({ name: 'tessera_invalid_policies', help: 'Invalid policies and profiles currently enforced fail-closed (no rules: the endpoints they select are denied in their directions), by kind.', labelNames: ['kind'], registers })),
     policiesMissingTier: getOrCreate(registry, 'tessera_calc_policies_missing_tier', () =>
       new Gauge({ name: 'tessera_calc_policies_missing_tier', help: 'Policies whose tier has no Tier object (enforced in a tier ordered after every existing one).', registers })),
   };

@@ -142,13 +142,15 @@ describe('UpdateProcessor (v1 view)', () => {
     });
   });
 
-  it('turns an invalid object into a delete of the key it had, with a reason', () => {
+  it('turns an invalid endpoint into a delete of the key it had, with a reason', () => {
     const invalid: InvalidResource[] = [];
     const p = new UpdateProcessor({ onInvalid: (i) => invalid.push(i) });
-    p.process({ op: 'upsert', resource: knpWeb });
-    const out = p.process({ op: 'upsert', resource: { ...knpWeb, spec: { ...knpWeb.spec, selector: 'a ==' } } });
-    expect(out).toEqual([{ kind: 'policy', key: 'NetworkPolicy/prod/default/knp.default.web', value: null }]);
-    expect(invalid).toEqual([expect.objectContaining({ kind: 'NetworkPolicy', namespace: 'prod', name: 'knp.default.web', reason: expect.stringContaining('spec.selector') })]);
+    const ep = { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', metadata: { name: 'n-k8s-web-eth0', namespace: 'prod' }, spec: { ipNetworks: ['10.0.0.1/32'] } } as V3Resource;
+    p.process({ op: 'upsert', resource: ep });
+    const out = p.process({ op: 'upsert', resource: { ...ep, spec: { ipNetworks: ['10.0.0.0/24'] } } as V3Resource });
+    expect(out).toEqual([{ kind: 'endpoint', key: 'prod/n-k8s-web-eth0', value: null }]);
+    expect(invalid).toEqual([expect.objectContaining({ kind: 'WorkloadEndpoint', namespace: 'prod', name: 'n-k8s-web-eth0', reason: expect.stringContaining('spec.ipNetworks[0]') })]);
+    expect(invalid[0]?.failClosed).toBeUndefined();
   });
 
   it('moves a policy whose tier changed: delete under the old id, then upsert under the new', () => {
@@ -164,5 +166,94 @@ describe('UpdateProcessor (v1 view)', () => {
     expect(p.process({ op: 'delete', kind: 'NetworkPolicy', namespace: 'prod', name: 'web2' })).toEqual([
       { kind: 'policy', key: 'NetworkPolicy/prod/security/web2', value: null },
     ]);
+  });
+});
+
+describe('UpdateProcessor: invalid policies and profiles fail closed', () => {
+  function run(...resources: V3Resource[]): { out: ModelUpdate[]; invalid: InvalidResource[]; counts: Map<string, number>[]; p: UpdateProcessor } {
+    const invalid: InvalidResource[] = [];
+    const counts: Map<string, number>[] = [];
+    const p = new UpdateProcessor({ onInvalid: (i) => invalid.push(i), onFailClosedCount: (c) => counts.push(new Map(c)) });
+    let out: ModelUpdate[] = [];
+    for (const r of resources) out = p.process({ op: 'upsert', resource: r });
+    return { out, invalid, counts, p };
+  }
+  const policyIn = (out: ModelUpdate[]): ModelPolicy => {
+    const u = out.at(-1);
+    if (u?.kind !== 'policy' || u.value === null) throw new Error('no policy');
+    return u.value;
+  };
+
+  it('keeps id, order, selector and directions of a policy with an invalid rule, and drops every rule', () => {
+    const valid = policyOf(knpWeb);
+    // "HTTP" is not a Kubernetes port name: Calico's validator refuses it.
+    const bad = { ...knpWeb, spec: { ...knpWeb.spec, egress: [{ action: 'Allow' }], types: ['Ingress', 'Egress'], ingress: [{ action: 'Allow', protocol: 'TCP', destination: { ports: ['HTTP'] } }] } } as NetworkPolicy;
+    const { out, invalid, counts } = run(knpWeb, bad);
+    expect(out).toEqual([{ kind: 'policy', key: valid.key, value: expect.anything() }]);
+    expect(policyIn(out)).toEqual({ ...valid, inboundRules: [], outboundRules: [], governsIngress: true, governsEgress: true });
+    expect(invalid).toEqual([
+      { kind: 'NetworkPolicy', namespace: 'prod', name: 'knp.default.web', reason: expect.stringContaining('spec.ingress[0].destination.ports[0]'), failClosed: {} },
+    ]);
+    expect(counts).toEqual([new Map([['NetworkPolicy', 1]])]);
+  });
+
+  it('selects every endpoint of its namespace when a NetworkPolicy selector cannot be parsed', () => {
+    const { out, invalid } = run({ ...knpWeb, spec: { ...knpWeb.spec, selector: 'a ==' } } as NetworkPolicy);
+    expect(policyIn(out)).toMatchObject({ selector: "projectcalico.org/namespace == 'prod'", inboundRules: [], governsIngress: true, governsEgress: false });
+    expect(invalid[0]?.failClosed).toEqual({ selectorFallback: "projectcalico.org/namespace == 'prod'" });
+  });
+
+  it('selects all() when a GlobalNetworkPolicy selector cannot be parsed, and keeps a readable one', () => {
+    const g = (spec: Record<string, unknown>): GlobalNetworkPolicy => ({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name: 'g' }, spec } as unknown as GlobalNetworkPolicy);
+    expect(policyIn(run(g({ selector: "app == 'x' &&", types: ['Egress'] })).out)).toMatchObject({ selector: 'all()', governsIngress: false, governsEgress: true });
+    expect(policyIn(run(g({ selector: "app == 'x'", namespaceSelector: "team == 'a'", types: ['Egress', 'Egress'] })).out)).toMatchObject({
+      selector: canon("(app == 'x') && (pcns.team == 'a')"),
+      governsIngress: false,
+      governsEgress: true,
+    });
+  });
+
+  it('reads the stricter value where a field cannot be read: tier default, no order, both directions, no untracked/preDNAT', () => {
+    const bad = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'GlobalNetworkPolicy',
+      metadata: { name: 'g' },
+      spec: { tier: 'Not_A_Tier', order: 'high', types: 'Ingress', selector: "app == 'x'", doNotTrack: true, preDNAT: 'yes' },
+    } as unknown as GlobalNetworkPolicy;
+    expect(policyIn(run(bad).out)).toMatchObject({
+      id: { tier: 'default', name: 'g', kind: 'GlobalNetworkPolicy' },
+      order: undefined,
+      selector: canon("app == 'x'"),
+      governsIngress: true,
+      governsEgress: true,
+      untracked: false,
+      preDnat: false,
+      applyOnForward: false,
+    });
+  });
+
+  it('is replaced by the valid policy once fixed, and removed by a delete; the count follows', () => {
+    const bad = { ...knpWeb, spec: { ...knpWeb.spec, selector: 'a ==' } } as NetworkPolicy;
+    const { p, counts } = run(bad);
+    const fixed = p.process({ op: 'upsert', resource: knpWeb });
+    expect(policyIn(fixed).inboundRules).toHaveLength(3);
+    p.process({ op: 'upsert', resource: bad });
+    expect(p.process({ op: 'delete', kind: 'NetworkPolicy', namespace: 'prod', name: 'knp.default.web' })).toEqual([
+      { kind: 'policy', key: 'NetworkPolicy/prod/default/knp.default.web', value: null },
+    ]);
+    expect(counts).toEqual([new Map([['NetworkPolicy', 1]]), new Map(), new Map([['NetworkPolicy', 1]]), new Map()]);
+  });
+
+  it('keeps the valid labels of an invalid profile and drops its rules', () => {
+    const prof = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'Profile',
+      metadata: { name: 'kns.prod' },
+      spec: { labelsToApply: { 'pcns.team': 'a', 'bad key!': 'x' }, ingress: [{ action: 'Allow' }], egress: [{ action: 'Allow', protocol: 'ICMP', destination: { ports: [80] } }] },
+    } as unknown as V3Resource;
+    const { out, invalid, counts } = run(prof);
+    expect(out).toEqual([{ kind: 'profile', key: 'kns.prod', value: { name: 'kns.prod', labels: { 'pcns.team': 'a' }, inboundRules: [], outboundRules: [] } }]);
+    expect(invalid).toEqual([expect.objectContaining({ kind: 'Profile', name: 'kns.prod', failClosed: {} })]);
+    expect(counts).toEqual([new Map([['Profile', 1]])]);
   });
 });

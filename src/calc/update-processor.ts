@@ -4,8 +4,11 @@
  * Felix: `libcalico-go/lib/backend/syncersv1/updateprocessors` (networkpolicyprocessor.go,
  * rules.go) and `calc/validation_filter.go`. Guarantees:
  * - an invalid object (defaulting, then `validateResource` errors, or anything the
- *   conversion cannot parse) is logged, counted and turned into a delete of its key, so
- *   the graph never holds a half-understood object and never throws;
+ *   conversion cannot parse) is logged and counted, and never throws. A NetworkPolicy,
+ *   GlobalNetworkPolicy or Profile is replaced by its fail-closed stand-in (fail-closed.ts:
+ *   same selector, tier, order and directions, no rules), so an invalid policy denies rather
+ *   than lifts; any other kind becomes a delete of its key, so the graph never holds a
+ *   half-understood object;
  * - deletes name (kind, namespace, name) only; the processor remembers which tier each
  *   policy is in, so a delete (or a tier move) removes the right policy id;
  * - selectors are namespace-scoped and prefixed exactly as calico-semantics §3.8 says, and
@@ -38,6 +41,7 @@ import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
 import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
 import { flat } from '../runtime/flat-string.ts';
+import { failClosedPolicy, failClosedProfile, type PolicySelectorFields } from './fail-closed.ts';
 import { Interner } from './interner.ts';
 import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
 import type { K8sNetworkPolicy } from '../api/index.ts';
@@ -47,17 +51,24 @@ export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
 export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
 const SA_NAME_LABEL = 'pcsa.projectcalico.org/name';
 
-/** Why an object was dropped; passed to `onInvalid`. */
+/** Why an object was dropped or replaced; passed to `onInvalid`. */
 export interface InvalidResource {
   readonly kind: string;
   readonly namespace?: string;
   readonly name: string;
   readonly reason: string;
+  /**
+   * Set for a policy or profile: it is enforced fail-closed (fail-closed.ts), not deleted.
+   * `selectorFallback` is set when its own selector could not be read.
+   */
+  readonly failClosed?: { readonly selectorFallback?: string };
 }
 
 export interface UpdateProcessorOptions {
-  /** Called for every dropped object (the graph logs and counts it). */
+  /** Called for every invalid object, dropped or enforced fail-closed (the graph logs and counts it). */
   readonly onInvalid: (invalid: InvalidResource) => void;
+  /** Called with the count of fail-closed objects by kind whenever it changes. */
+  readonly onFailClosedCount?: (byKind: ReadonlyMap<string, number>) => void;
 }
 
 /** Thrown internally for a value that passed validation but cannot be converted. */
@@ -69,9 +80,38 @@ export class UpdateProcessor {
   /** `<kind>/<ns>/<name>` → the policy key currently held for it. */
   readonly #policyKeys = new Map<string, string>();
   readonly #intern = new Interner();
+  readonly #onFailClosedCount: ((byKind: ReadonlyMap<string, number>) => void) | undefined;
+  /** `<kind>/<ns>/<name>` → kind, for every object currently enforced fail-closed. */
+  readonly #failClosed = new Map<string, string>();
 
   constructor(opts: UpdateProcessorOptions) {
     this.#onInvalid = opts.onInvalid;
+    this.#onFailClosedCount = opts.onFailClosedCount;
+  }
+
+  /** Records whether the object `rk` is held fail-closed; reports the counts when they change. */
+  #markFailClosed(rk: string, kind: string | undefined): void {
+    if (kind === undefined ? !this.#failClosed.delete(rk) : this.#failClosed.get(rk) === kind) return;
+    if (kind !== undefined) this.#failClosed.set(rk, kind);
+    if (this.#onFailClosedCount === undefined) return;
+    const counts = new Map<string, number>();
+    for (const k of this.#failClosed.values()) counts.set(k, (counts.get(k) ?? 0) + 1);
+    this.#onFailClosedCount(counts);
+  }
+
+  /** The fail-closed stand-in for an invalid policy or profile (fail-closed.ts). */
+  #standIn(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'Profile', name: string, ns: string, raw: unknown, reason: string): ModelUpdate[] {
+    if (kind === 'Profile') {
+      this.#onInvalid({ kind, name, reason, failClosed: {} });
+      this.#markFailClosed(`Profile//${name}`, kind);
+      return [{ kind: 'profile', key: name, value: failClosedProfile(name, raw) }];
+    }
+    const namespace = kind === 'NetworkPolicy' ? ns : undefined;
+    const { policy, selectorFallback } = failClosedPolicy(kind, name, namespace, raw, (fields) => policySelector(namespace, fields));
+    this.#onInvalid({ kind, name, ...(namespace === undefined ? {} : { namespace }), reason, failClosed: selectorFallback === undefined ? {} : { selectorFallback } });
+    const rk = `${kind}/${namespace ?? ''}/${name}`;
+    this.#markFailClosed(rk, kind);
+    return this.#setPolicy(rk, policy);
   }
 
   process(update: Update): ModelUpdate[] {
@@ -95,7 +135,10 @@ export class UpdateProcessor {
     } catch (err) {
       const rawNs = raw?.metadata?.namespace;
       const ns = typeof rawNs === 'string' && rawNs !== '' ? rawNs : NAMESPACED_KINDS.has(kind) ? 'default' : '';
-      this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason: err instanceof Error ? err.message : String(err) });
+      const reason = err instanceof Error ? err.message : String(err);
+      // A policy or profile fails closed: deleting it would lift what it denied.
+      if (kind === 'NetworkPolicy' || kind === 'GlobalNetworkPolicy' || kind === 'Profile') return this.#standIn(kind, name, ns, update.resource, reason);
+      this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason });
       return this.#delete(kind, name, ns);
     }
   }
@@ -148,11 +191,14 @@ export class UpdateProcessor {
     switch (kind) {
       case 'NetworkPolicy':
       case 'GlobalNetworkPolicy': {
-        return this.#deletePolicy(`${kind}/${kind === 'NetworkPolicy' ? namespace || 'default' : ''}/${name}`);
+        const rk = `${kind}/${kind === 'NetworkPolicy' ? namespace || 'default' : ''}/${name}`;
+        this.#markFailClosed(rk, undefined);
+        return this.#deletePolicy(rk);
       }
       case 'Tier':
         return [{ kind: 'tier', key: name, value: null }];
       case 'Profile':
+        this.#markFailClosed(`Profile//${name}`, undefined);
         return [{ kind: 'profile', key: name, value: null }];
       case 'WorkloadEndpoint':
         return [{ kind: 'endpoint', key: `${namespace || 'default'}/${name}`, value: null }];
@@ -168,7 +214,9 @@ export class UpdateProcessor {
       case 'NetworkPolicy':
       case 'GlobalNetworkPolicy': {
         const policy = convertPolicy(r);
-        return this.#setPolicy(`${r.kind}/${policy.id.namespace ?? ''}/${r.metadata.name}`, policy);
+        const rk = `${r.kind}/${policy.id.namespace ?? ''}/${r.metadata.name}`;
+        this.#markFailClosed(rk, undefined);
+        return this.#setPolicy(rk, policy);
       }
       case 'Tier':
         return [
@@ -178,19 +226,16 @@ export class UpdateProcessor {
             value: { name: r.metadata.name, order: r.spec.order, defaultAction: r.spec.defaultAction ?? 'Deny' },
           },
         ];
-      case 'Profile':
-        return [
-          {
-            kind: 'profile',
-            key: r.metadata.name,
-            value: {
-              name: r.metadata.name,
-              labels: { ...(r.spec.labelsToApply ?? {}) },
-              inboundRules: (r.spec.ingress ?? []).map((rule) => convertRule(rule, undefined)),
-              outboundRules: (r.spec.egress ?? []).map((rule) => convertRule(rule, undefined)),
-            },
-          },
-        ];
+      case 'Profile': {
+        const value = {
+          name: r.metadata.name,
+          labels: { ...(r.spec.labelsToApply ?? {}) },
+          inboundRules: (r.spec.ingress ?? []).map((rule) => convertRule(rule, undefined)),
+          outboundRules: (r.spec.egress ?? []).map((rule) => convertRule(rule, undefined)),
+        };
+        this.#markFailClosed(`Profile//${r.metadata.name}`, undefined);
+        return [{ kind: 'profile', key: r.metadata.name, value }];
+      }
       case 'WorkloadEndpoint': {
         // Every remote endpoint's model stays in the graph: what endpoints share (labels,
         // profiles, ports, the namespace and node names) is interned, see interner.ts.
@@ -336,16 +381,11 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
     ...(namespace === undefined ? {} : { namespace }),
     kind: r.kind,
   };
-  const terms: string[] = [];
-  if (spec.selector !== undefined && spec.selector.trim() !== '') terms.push(`(${canonical(spec.selector)})`);
-  if (namespace !== undefined) terms.push(`${NAMESPACE_LABEL} == '${namespace}'`);
-  if (r.kind === 'GlobalNetworkPolicy' && r.spec.namespaceSelector !== undefined && r.spec.namespaceSelector.trim() !== '') {
-    terms.push(`(${namespaceSelector(r.spec.namespaceSelector)})`);
-  }
-  if (spec.serviceAccountSelector !== undefined && spec.serviceAccountSelector.trim() !== '') {
-    terms.push(`(${prefixLabels(parse(spec.serviceAccountSelector), 'pcsa.').toString()})`);
-  }
-  const selector = terms.length === 0 ? 'all()' : canonical(terms.join(' && '));
+  const selector = policySelector(namespace, {
+    ...(spec.selector === undefined ? {} : { selector: spec.selector }),
+    ...(r.kind === 'GlobalNetworkPolicy' && r.spec.namespaceSelector !== undefined ? { namespaceSelector: r.spec.namespaceSelector } : {}),
+    ...(spec.serviceAccountSelector === undefined ? {} : { serviceAccountSelector: spec.serviceAccountSelector }),
+  });
   const types = spec.types ?? [];
   const gnp = r.kind === 'GlobalNetworkPolicy' ? r.spec : undefined;
   return {
@@ -362,6 +402,24 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
     preDnat: gnp?.preDNAT ?? false,
     applyOnForward: gnp?.applyOnForward ?? false,
   };
+}
+
+/**
+ * The v1 selector of a policy (§3.8): its own selector, scoped to its namespace (a
+ * NetworkPolicy) or to the namespaces its namespaceSelector selects (a GlobalNetworkPolicy),
+ * and its service account selector. Throws a ConversionError for a selector that cannot be parsed.
+ */
+function policySelector(namespace: string | undefined, fields: PolicySelectorFields): string {
+  const terms: string[] = [];
+  if (fields.selector !== undefined && fields.selector.trim() !== '') terms.push(`(${canonical(fields.selector)})`);
+  if (namespace !== undefined) terms.push(`${NAMESPACE_LABEL} == '${namespace}'`);
+  if (fields.namespaceSelector !== undefined && fields.namespaceSelector.trim() !== '') {
+    terms.push(`(${namespaceSelector(fields.namespaceSelector)})`);
+  }
+  if (fields.serviceAccountSelector !== undefined && fields.serviceAccountSelector.trim() !== '') {
+    terms.push(`(${prefixLabels(parse(fields.serviceAccountSelector), 'pcsa.').toString()})`);
+  }
+  return terms.length === 0 ? 'all()' : canonical(terms.join(' && '));
 }
 
 function parse(text: string): Selector {

@@ -110,8 +110,18 @@ describe('an invalid object is an error naming the object and field path, unless
     const skipped = await capture(run, args([...input, '--skip-invalid']));
     expect(skipped.code).toBe(0);
     expect(skipped.stdout).not.toBe('');
-    expect(skipped.stderr).toContain('note: NetworkPolicy shop/web: invalid, skipped as the agent would: spec.ingress[0].destination.ports[0]');
-    expect(skipped.stderr).toContain('note: networking.k8s.io/v1 NetworkPolicy shop/db (as NetworkPolicy shop/knp.default.db): invalid, skipped');
+    expect(skipped.stderr).toContain('note: NetworkPolicy shop/web: invalid, enforced fail-closed as the agent would (no rules: the endpoints it selects are denied in its directions): spec.ingress[0].destination.ports[0]');
+    expect(skipped.stderr).toContain('note: networking.k8s.io/v1 NetworkPolicy shop/db (as NetworkPolicy shop/knp.default.db): invalid, enforced fail-closed');
+  });
+
+  it('tessera explain --skip-invalid: the invalid policies deny, and the walk names their errors', async () => {
+    const r = await capture(runExplain, ['-f', at('shop.yaml'), '-f', at('invalid.yaml'), '--skip-invalid', '--from', 'shop/a', '--to', 'shop/b', '--port', '80']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('shop/a → shop/b TCP/80: DENIED');
+    expect(r.stdout).toContain('    NetworkPolicy shop/web\n      (invalid, enforced fail-closed with no rules: spec.ingress[0].destination.ports[0]: "80-90" is not a port or a range (use "80:90"))');
+    expect(r.stdout).toMatch(/end of tier default: defaultAction Deny → DROP\n {4}\(reached because of the fail-closed stand-in of invalid NetworkPolicy shop\/knp\.default\.db, NetworkPolicy shop\/web\)/);
+    const json = await capture(runExplain, ['-f', at('shop.yaml'), '-f', at('invalid.yaml'), '--skip-invalid', '--from', 'shop/a', '--to', 'shop/b', '--port', '80', '--output', 'json']);
+    expect(Object.keys((JSON.parse(json.stdout) as { failClosed: object }).failClosed)).toEqual(['NetworkPolicy shop/knp.default.db', 'NetworkPolicy shop/web']);
   });
 
   it('tessera validate: exit 1 (its answer), naming the object and path; with --skip-invalid a note and exit 0', async () => {

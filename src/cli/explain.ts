@@ -77,7 +77,7 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     const stagedSim = committed === undefined ? undefined : new Simulation(committed);
     const names = new IpSetNames(translated.resources.values());
     // The staged walk names its IP sets from the committed cluster: a staged rule's selector may be in no enforced policy.
-    const code = explainOne(sim, names, a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers, stagedSim, committed === undefined ? undefined : new IpSetNames(committed.values()));
+    const code = explainOne(sim, names, a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers, stagedSim, committed === undefined ? undefined : new IpSetNames(committed.values()), translated.failClosed);
     if (code !== 0 || !live) return code;
     const from = peerFor(sim, a.from)!;
     const to = peerFor(sim, a.to)!;
@@ -104,6 +104,7 @@ export function explainOne(
   missingTiers: ReadonlySet<string> = new Set(),
   stagedSim?: Simulation,
   stagedNames: IpSetNames = names,
+  failClosed: ReadonlyMap<string, string> = new Map(),
 ): number {
   for (const n of notes) out.stderr(`note: ${n}\n`);
   const from = peerFor(sim, fromId);
@@ -124,9 +125,10 @@ export function explainOne(
   const sv = stagedSim === undefined || stagedFrom === undefined || stagedTo === undefined ? undefined : stagedSim.verdict(stagedFrom, stagedTo, protocol, port, true);
   if (output === 'json') {
     const networkSets = Object.fromEntries(external.map((p) => [p.id, sim.networkSetsHolding(p.ip)]));
-    out.stdout(`${JSON.stringify({ from: fromId, to: toId, protocol, port, ...v, ...(external.length === 0 ? {} : { networkSets }), ...(sv === undefined ? {} : { staged: sv }) }, null, 1)}\n`);
+    const invalid = failClosed.size === 0 ? {} : { failClosed: Object.fromEntries(failClosed) };
+    out.stdout(`${JSON.stringify({ from: fromId, to: toId, protocol, port, ...v, ...invalid, ...(external.length === 0 ? {} : { networkSets }), ...(sv === undefined ? {} : { staged: sv }) }, null, 1)}\n`);
   } else {
-    const lines = describeVerdict(from, to, protocol, port, v, names, missingTiers);
+    const lines = describeVerdict(from, to, protocol, port, v, names, missingTiers, failClosed);
     for (const p of external) lines.push(...describeNetworkSets(p.ip, sim.networkSetsHolding(p.ip)));
     if (sv !== undefined && stagedFrom !== undefined && stagedTo !== undefined) {
       const change = sv.allowed === v.allowed ? 'no change' : sv.allowed ? 'would become ALLOWED' : 'would become DENIED';

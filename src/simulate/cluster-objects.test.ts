@@ -47,13 +47,14 @@ describe('translateCluster: invalid objects', () => {
     ]);
   });
 
-  it('with skipInvalid each invalid object is one note and left out, as the calc graph drops it', () => {
+  it('with skipInvalid each invalid policy is one note and kept, as the calc graph enforces it fail-closed', () => {
     const t = translateCluster(cluster({ calico: [BAD_PORT], networkPolicies: [BAD_SELECTOR_K8S] }), { skipInvalid: true });
     expect(t.notes).toEqual([
-      expect.stringMatching(/^networking\.k8s\.io\/v1 NetworkPolicy shop\/db \(as NetworkPolicy shop\/knp\.default\.db\): invalid, skipped as the agent would: spec\.selector: /),
-      'NetworkPolicy shop/web: invalid, skipped as the agent would: spec.ingress[0].destination.ports[0]: "80-90" is not a port or a range (use "80:90")',
+      expect.stringMatching(/^networking\.k8s\.io\/v1 NetworkPolicy shop\/db \(as NetworkPolicy shop\/knp\.default\.db\): invalid, enforced fail-closed as the agent would \(no rules: the endpoints it selects are denied in its directions\): spec\.selector: /),
+      'NetworkPolicy shop/web: invalid, enforced fail-closed as the agent would (no rules: the endpoints it selects are denied in its directions): spec.ingress[0].destination.ports[0]: "80-90" is not a port or a range (use "80:90")',
     ]);
-    expect([...t.resources.keys()].filter((k) => k.startsWith('NetworkPolicy/'))).toEqual([]);
+    expect([...t.resources.keys()].filter((k) => k.startsWith('NetworkPolicy/'))).toEqual(['NetworkPolicy/shop/knp.default.db', 'NetworkPolicy/shop/web']);
+    expect([...t.failClosed.keys()]).toEqual(['NetworkPolicy shop/knp.default.db', 'NetworkPolicy shop/web']);
     expect(t.resources.has('Profile//kns.shop')).toBe(true);
   });
 });

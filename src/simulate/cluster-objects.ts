@@ -16,8 +16,9 @@
  * - every resource, given or generated, is defaulted and validated as the agent's update
  *   processor does it. An invalid one is an `InputError` naming the object it came from
  *   and the field path, so a simulation never silently answers without a policy the user
- *   wrote; with `skipInvalid` it is a note and left out — its key deleted, as the calc
- *   graph turns an invalid object into a delete.
+ *   wrote; with `skipInvalid` it is a note, and left out (its key deleted, as the calc
+ *   graph deletes it) unless it is a policy or profile, which is kept: the calc graph enforces
+ *   it fail-closed, as the agent's does.
  */
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { isStagedKind, readStaged, type StagedPolicy } from '../api/staged.ts';
@@ -50,6 +51,12 @@ export interface TranslatedCluster {
   readonly resources: ReadonlyMap<string, V3Resource>;
   /** Dropped rules, skipped invalid objects and pods without an endpoint, one line each. */
   readonly notes: readonly string[];
+  /**
+   * With `skipInvalid`: the invalid policies and profiles kept, which the calc graph enforces
+   * fail-closed as the agent does (calc/fail-closed.ts), keyed as explanations name them
+   * (`NetworkPolicy ns/name`, `GlobalNetworkPolicy name`, `Profile name`), each with its errors.
+   */
+  readonly failClosed: ReadonlyMap<string, string>;
 }
 
 export interface TranslateOptions {
@@ -139,21 +146,27 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   for (const r of objs.calico) put(r);
 
   const invalid: ObjectProblem[] = [];
+  const failClosed = new Map<string, string>();
   for (const [key, r] of resources) {
     const errors = validateResource(applyDefaults(r)).filter(isError);
     if (errors.length === 0) continue;
     const origin = origins.get(key);
     const self = describeInput(r.kind, r.metadata);
     const object = origin === undefined ? self : `${origin} (as ${self})`;
-    if (skipInvalid) {
-      notes.push(`${object}: invalid, skipped as the agent would: ${errors.map((e) => (e.path === '' ? e.message : `${e.path}: ${e.message}`)).join('; ')}`);
+    const reasons = errors.map((e) => (e.path === '' ? e.message : `${e.path}: ${e.message}`)).join('; ');
+    if (skipInvalid && (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy' || r.kind === 'Profile')) {
+      // Kept: the calc graph enforces it fail-closed, as the agent's does.
+      notes.push(`${object}: invalid, enforced fail-closed as the agent would (no rules: the endpoints it selects are denied in its directions): ${reasons}`);
+      failClosed.set(self, reasons);
+    } else if (skipInvalid) {
+      notes.push(`${object}: invalid, skipped as the agent would: ${reasons}`);
       resources.delete(key);
     } else {
       for (const e of errors) invalid.push({ type: 'object', object, path: e.path, reason: e.message });
     }
   }
   if (invalid.length > 0) throw new InputError(invalid);
-  return { resources, notes };
+  return { resources, notes, failClosed };
 }
 
 /** Sorts documents into a `ClusterObjects` by apiVersion/kind; anything else is a note. */

@@ -6,7 +6,9 @@
  * Rules are named as in the object: `ingress[0]` is the first rule of `spec.ingress` (for
  * a converted Kubernetes policy, of the knp.default.* policy). IP sets are shown by the
  * selector they stand for (`IpSetNames`). A tier that has no Tier object (`missingTiers`) is
- * marked where the walk meets it: its policies are ordered after every existing tier.
+ * marked where the walk meets it: its policies are ordered after every existing tier. An
+ * invalid policy or profile (`failClosed`) is marked with its errors where the walk meets its
+ * fail-closed stand-in, and so is an end-of-tier DROP in a tier holding one.
  */
 import type { PolicyId } from '../proto/index.ts';
 import type { IpSetNames } from './ipset-names.ts';
@@ -49,7 +51,13 @@ function ruleLine(r: RuleTrace, direction: Direction, names: IpSetNames | undefi
 }
 
 /** The walk of one direction, indented by `indent`; `missingTiers` names tiers without a Tier object. */
-export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined, indent = '  ', missingTiers: ReadonlySet<string> = new Set()): string[] {
+export function describeWalk(
+  v: DirectionVerdict,
+  names: IpSetNames | undefined,
+  indent = '  ',
+  missingTiers: ReadonlySet<string> = new Set(),
+  failClosed: ReadonlyMap<string, string> = new Map(),
+): string[] {
   const lines: string[] = [];
   if (v.decision.kind === 'outside-cluster') return lines;
   const dir = v.direction;
@@ -60,6 +68,8 @@ export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined,
     if (missingTiers.has(t.tier)) lines.push(`${indent}  (no Tier ${t.tier} exists: ordered after every existing tier, defaultAction Deny)`);
     for (const p of t.policies) {
       lines.push(`${indent}  ${policyName(p.policy)}`);
+      const invalid = failClosed.get(policyName(p.policy));
+      if (invalid !== undefined) lines.push(`${indent}    (invalid, enforced fail-closed with no rules: ${invalid})`);
       if (p.outcome === 'missing') lines.push(`${indent}    (not programmed on this node)`);
       else if (p.rules.length === 0) lines.push(`${indent}    (no ${dir} rules)`);
       for (const r of p.rules) lines.push(`${indent}    ${ruleLine(r, dir, names)}`);
@@ -68,11 +78,15 @@ export function describeWalk(v: DirectionVerdict, names: IpSetNames | undefined,
     }
     if (t.outcome === 'end-of-tier') {
       lines.push(t.defaultAction === 'Deny' ? `${indent}  end of tier ${t.tier}: defaultAction Deny → DROP` : `${indent}  end of tier ${t.tier}: defaultAction Pass → next tier`);
+      const stand = t.policies.filter((p) => failClosed.has(policyName(p.policy))).map((p) => policyName(p.policy));
+      if (t.defaultAction === 'Deny' && stand.length > 0) lines.push(`${indent}  (reached because of the fail-closed stand-in of invalid ${stand.join(', ')})`);
     }
   }
   if (v.decision.kind === 'profile' || v.decision.kind === 'no-profile-matched') {
     for (const p of v.profiles ?? []) {
       lines.push(`${indent}profile ${p.profile}`);
+      const invalid = failClosed.get(`Profile ${p.profile}`);
+      if (invalid !== undefined) lines.push(`${indent}  (invalid, enforced fail-closed with no rules: ${invalid})`);
       if (p.outcome === 'missing') lines.push(`${indent}  (not programmed on this node)`);
       else if (p.rules.length === 0) lines.push(`${indent}  (no ${dir} rules)`);
       for (const r of p.rules) lines.push(`${indent}  ${ruleLine(r, dir, names)}`);
@@ -109,12 +123,13 @@ export function describeVerdict(
   v: Verdict,
   names: IpSetNames | undefined,
   missingTiers: ReadonlySet<string> = new Set(),
+  failClosed: ReadonlyMap<string, string> = new Map(),
 ): string[] {
   const lines = [`${from.id} → ${to.id} ${protocol}/${port}: ${v.allowed ? 'ALLOWED' : 'DENIED'}`];
   lines.push(`egress of ${endpointLabel(from)}: ${describeDecision(v.egress.decision, 'egress')}`);
-  lines.push(...describeWalk(v.egress, names, '  ', missingTiers));
+  lines.push(...describeWalk(v.egress, names, '  ', missingTiers, failClosed));
   if (!v.egress.allowed) lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')} (not reached: egress already dropped the packet)`);
   else lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')}`);
-  lines.push(...describeWalk(v.ingress, names, '  ', missingTiers));
+  lines.push(...describeWalk(v.ingress, names, '  ', missingTiers, failClosed));
   return lines;
 }

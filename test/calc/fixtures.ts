@@ -604,21 +604,31 @@ export const lifecycleStates: readonly State[] = [
   emptyState,
 ];
 
-// ---- invalid objects are treated as deleted -------------------------------------------------------
+// ---- invalid policies are enforced fail-closed (src/calc/fail-closed.ts) ----------------------------
 
-const invalidPolicy = {
+/** Its selector cannot be parsed: the GlobalNetworkPolicy's stand-in selects all(). */
+const invalidSelectorPolicy = {
   ...policy1Order20,
   spec: { ...policy1Order20.spec, selector: "a == 'a' &&" },
+} as GlobalNetworkPolicy;
+
+/** A rule is invalid ("HTTP" is not a Kubernetes port name): the stand-in keeps the selector. */
+const invalidRulePolicy = {
+  ...policy1Order20,
+  spec: { ...policy1Order20.spec, ingress: [{ action: 'Allow', protocol: 'TCP', destination: { ports: ['HTTP'] } }] },
 } as GlobalNetworkPolicy;
 
 export const invalidStates: readonly State[] = [
   localEp1WithPolicy.withName('valid policy').build(),
   localEp1WithPolicy
-    .withName('policy replaced by an invalid one: treated as deleted')
-    .withKVUpdates(invalidPolicy)
+    .withName('policy replaced by one with an unreadable selector: still applies to ep1 in both directions, with no rules')
+    .withKVUpdates(invalidSelectorPolicy)
     .withoutIPSets()
-    .withActivePolicies()
-    .withEndpoint('default/ep1', [])
+    .build(),
+  localEp1WithPolicy
+    .withName('policy replaced by one with an invalid rule: same selector and directions, no rules')
+    .withKVUpdates(invalidRulePolicy)
+    .withoutIPSets()
     .build(),
 ];
 
