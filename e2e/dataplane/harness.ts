@@ -5,7 +5,7 @@
  * never import each other).
  */
 import type { NetworkPolicy, GlobalNetworkPolicy, Profile, Tier, WorkloadEndpoint, V3Resource } from '../../src/api/index.ts';
-import { CalcGraph } from '../../src/calc/index.ts';
+import { CalcGraph, type CalcGraphOptions } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner, type DataplaneDriverOptions } from '../../src/dataplane/index.ts';
 import { Topology, type PodSpec } from './netns.ts';
 import { ProbeAgent, checkConnectivity, type Expectation, type IpFamily } from './probes.ts';
@@ -68,7 +68,7 @@ export const PODS: readonly HarnessPod[] = [
 export const DUAL_STACK_PODS: readonly HarnessPod[] = PODS.map((p) => ({ ...p, ip6: `fd00:65::${p.ip.split('.')[3]}` }));
 
 export class Harness {
-  readonly graph = new CalcGraph({ nodeName: NODE });
+  readonly graph: CalcGraph;
   driver!: DataplaneDriver;
   private stop = new AbortController();
   private running: Promise<void> | undefined;
@@ -77,12 +77,18 @@ export class Harness {
   private constructor(
     readonly topo: Topology,
     readonly podSpecs: readonly HarnessPod[],
-  ) {}
+    graphOpts: Omit<CalcGraphOptions, 'nodeName'>,
+  ) {
+    this.graph = new CalcGraph({ ...graphOpts, nodeName: NODE });
+  }
 
-  /** Starts the topology of `pods` (@default {@link PODS}), a probe agent per pod and the driver. */
-  static async create(driverOpts: Partial<DataplaneDriverOptions> = {}, pods: readonly HarnessPod[] = PODS): Promise<Harness> {
+  /**
+   * Starts the topology of `pods` (@default {@link PODS}), a probe agent per pod and the driver;
+   * `graphOpts` give the calc graph a registry and logger (@default its own, silent).
+   */
+  static async create(driverOpts: Partial<DataplaneDriverOptions> = {}, pods: readonly HarnessPod[] = PODS, graphOpts: Omit<CalcGraphOptions, 'nodeName'> = {}): Promise<Harness> {
     const topo = Topology.create(pods);
-    const h = new Harness(topo, pods);
+    const h = new Harness(topo, pods, graphOpts);
     try {
       for (const p of topo.pods) h.agents.set(p.name, await ProbeAgent.start(p));
       h.startDriver(driverOpts);
