@@ -347,8 +347,11 @@ describe('CRD schemas', () => {
   it('accept ports as numbers, ranges and names, and reject what Calico rejects', () => {
     const port = schemaAt('NetworkPolicy', 'spec.ingress.[].destination.ports.[]');
     const ok = (v: unknown): boolean => validate(port, v).length === 0;
-    for (const v of [1, 65535, '80', '080', '1:65535', '8080:8081', 'http', 'http-api', 'web_1.x', '80-90']) expect(ok(v), String(v)).toBe(true);
-    for (const v of [0, 65536, -1, '0', '65536', '1:2:3', ':80', '80:', 'a b', 'x'.repeat(129), 1.5, true]) {
+    for (const v of [1, 65535, '80', '080', '1:65535', '8080:8081', 'http', 'http-api', '9-http', 'a1']) expect(ok(v), String(v)).toBe(true);
+    // Names are Kubernetes port names (Calico's portName check): no '_', '.', upper case, edge or double '-', and a letter.
+    // (The 15-character limit is src/api validation's: the pattern cannot also count.)
+    const notNames = ['web_1.x', '80-90', 'HTTP', '-http', 'http-', 'a--b'];
+    for (const v of [0, 65536, -1, '0', '65536', '1:2:3', ':80', '80:', 'a b', 'x'.repeat(129), 1.5, true, ...notNames]) {
       expect(ok(v), String(v)).toBe(false);
     }
   });
