@@ -27,6 +27,7 @@ const ORDER = [
   'maxLength',
   'pattern',
   'required',
+  'minItems',
   'maxItems',
   'x-kubernetes-list-type',
   'x-kubernetes-list-map-keys',

@@ -29,10 +29,12 @@ const IP_PATTERN = '^[0-9a-fA-F:.]+$';
 
 // ----- policies (networkpolicy.go, globalnetworkpolicy.go) ---------------------------------
 
+// Calico: `validate:"omitempty,name"`, a DNS-1123 subdomain (a Tier's own name is a label, so a
+// dotted tier names no Tier: the policy is enforced in a tier ordered after every existing one).
 const TIER_FIELD = str('The tier this policy belongs to; the tier must exist. Defaults to "default".', {
   default: 'default',
-  maxLength: 63,
-  pattern: `^${LABEL_PATTERN}$`,
+  maxLength: 253,
+  pattern: `^${LABEL_PATTERN}(\\.${LABEL_PATTERN})*$`,
 });
 const ORDER_FIELD = num('Position within the tier: lower orders apply first; omitted means last; ties are broken by name.');
 const POLICY_SELECTOR = selector('Selects the endpoints this policy applies to, e.g. app == "web". Empty means all().');
@@ -40,7 +42,8 @@ const TYPES_FIELD = arr(
   'Directions this policy governs. When omitted Calico derives it from the rules present: ' +
     '[Ingress] unless only egress rules exist ([Egress]) or both do ([Ingress, Egress]).',
   strEnum(undefined, POLICY_TYPES),
-  { maxItems: 2, 'x-kubernetes-list-type': 'set' },
+  // Calico: MinItems=1, MaxItems=2, a set. (Absent is fine: then the types are derived.)
+  { minItems: 1, maxItems: 2, 'x-kubernetes-list-type': 'set' },
 );
 const SA_SELECTOR = selector('Further restricts the selected endpoints to pods whose service account matches this selector.');
 const PERFORMANCE_HINTS = arr(

@@ -212,9 +212,13 @@ describe('policy spec', () => {
     ]);
   });
 
-  it('requires the tier to be a DNS-1123 label and the order a number', () => {
+  it('accepts a dotted tier name, as Calico does (its tier field is a name: a DNS-1123 subdomain)', () => {
+    expect(validateResource(np('web', { tier: 'team.security' }))).toEqual([]);
+  });
+
+  it('requires the tier to be a DNS-1123 subdomain and the order a number', () => {
     expect(validateResource(np('web', { tier: 'My.Tier', order: '10' }))).toEqual([
-      { path: 'spec.tier', message: '"My.Tier" is not a valid tier name (DNS-1123 label)' },
+      { path: 'spec.tier', message: '"My.Tier" is not a valid tier name (DNS-1123 subdomain)' },
       { path: 'spec.order', message: 'must be a number, not a string' },
     ]);
   });

@@ -253,9 +253,10 @@ function checkPolicySpec(
   const global = kind === 'GlobalNetworkPolicy';
   SPEC_SHAPES[kind].checkFields(c, 'spec', spec);
 
+  // Calico checks a policy's tier as a name (`validate:"omitempty,name"`: a DNS-1123 subdomain).
   const tier = spec['tier'];
-  if (!isAbsent(tier) && tier !== '' && expectString(c, 'spec.tier', tier) && !isDns1123Label(tier)) {
-    c.error('spec.tier', `${JSON.stringify(tier)} is not a valid tier name (DNS-1123 label)`);
+  if (!isAbsent(tier) && tier !== '' && expectString(c, 'spec.tier', tier) && !isDns1123Subdomain(tier)) {
+    c.error('spec.tier', `${JSON.stringify(tier)} is not a valid tier name (DNS-1123 subdomain)`);
   }
   if (!isAbsent(spec['order'])) expectNumber(c, 'spec.order', spec['order']);
 

@@ -11,7 +11,7 @@
  * reach their profiles are dropped unless another of their profiles allows.
  *
  * Where a part of the object cannot be read, the stand-in is the stricter reading:
- * - `spec.tier` missing, empty or not a tier name → `default` (a tier name no Tier can have
+ * - `spec.tier` missing, empty or not a name Calico accepts → `default` (a garbled tier name
  *   would otherwise sort after every tier, past allows of later tiers);
  * - `spec.order` not a finite number → none (last in the tier, after every ordered policy);
  * - `spec.types` malformed → both directions; absent or empty → Calico's default (Ingress,
@@ -23,7 +23,7 @@
  * - `doNotTrack`, `preDNAT` and `applyOnForward` are dropped: an untracked or pre-DNAT policy
  *   with no rules would not drop (those chains fall through), the filter table's does.
  */
-import { isDns1123Label, isValidLabelValue, qualifiedNameProblems } from '../api/index.ts';
+import { isDns1123Subdomain, isValidLabelValue, qualifiedNameProblems } from '../api/index.ts';
 import { policyIdKey, type PolicyId } from '../proto/index.ts';
 import type { ModelPolicy, ModelProfile } from './model.ts';
 
@@ -72,7 +72,7 @@ export function failClosedPolicy(
 ): FailClosedPolicy {
   const spec = record(record(raw)['spec']);
   const tierValue = spec['tier'];
-  const tier = typeof tierValue === 'string' && tierValue !== '' && isDns1123Label(tierValue) ? tierValue : 'default';
+  const tier = typeof tierValue === 'string' && tierValue !== '' && isDns1123Subdomain(tierValue) ? tierValue : 'default';
   const orderValue = spec['order'];
   const order = typeof orderValue === 'number' && Number.isFinite(orderValue) ? orderValue : undefined;
   const id: PolicyId = { tier, name, ...(namespace === undefined ? {} : { namespace }), kind };
