@@ -44,6 +44,17 @@ export interface FailClosedPolicy {
   readonly selectorFallback?: string;
 }
 
+/**
+ * Every endpoint of `namespace`. A namespace read from an object that never passed the API
+ * server may hold a quote, which a selector literal cannot escape: a name with both quotes
+ * names no real namespace, so it selects nothing.
+ */
+function namespaceSelector(namespace: string): string {
+  if (!namespace.includes("'")) return `${NAMESPACE_LABEL} == '${namespace}'`;
+  if (!namespace.includes('"')) return `${NAMESPACE_LABEL} == "${namespace}"`;
+  return '!all()';
+}
+
 function record(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
@@ -99,7 +110,7 @@ export function failClosedPolicy(
       selector = undefined;
     }
   }
-  const fallback = namespace === undefined ? 'all()' : `${NAMESPACE_LABEL} == '${namespace}'`;
+  const fallback = namespace === undefined ? 'all()' : namespaceSelector(namespace);
   const { ingress, egress } = directions(spec);
   const policy: ModelPolicy = {
     id,

@@ -203,6 +203,14 @@ describe('UpdateProcessor: invalid policies and profiles fail closed', () => {
     expect(invalid[0]?.failClosed).toEqual({ selectorFallback: "projectcalico.org/namespace == 'prod'" });
   });
 
+  it('never builds a selector it cannot parse, whatever the namespace of an object that bypassed the API server', () => {
+    for (const [namespace, selector] of [["it's", `projectcalico.org/namespace == "it's"`], [`it's "x"`, '!all()']] as const) {
+      const { out } = run({ ...knpWeb, metadata: { ...knpWeb.metadata, namespace }, spec: { ...knpWeb.spec, selector: 'a ==' } } as NetworkPolicy);
+      expect(policyIn(out).selector).toBe(selector);
+      expect(() => parseSelector(policyIn(out).selector)).not.toThrow();
+    }
+  });
+
   it('selects all() when a GlobalNetworkPolicy selector cannot be parsed, and keeps a readable one', () => {
     const g = (spec: Record<string, unknown>): GlobalNetworkPolicy => ({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name: 'g' }, spec } as unknown as GlobalNetworkPolicy);
     expect(policyIn(run(g({ selector: "app == 'x' &&", types: ['Egress'] })).out)).toMatchObject({ selector: 'all()', governsIngress: false, governsEgress: true });
