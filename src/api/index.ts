@@ -67,6 +67,7 @@ export {
   isValidEndpointPortName,
   isValidLabelValue,
   KNP_NAME_PREFIX,
+  NAMESPACE_LABEL,
   OSSG_NAME_PREFIX,
   qualifiedNameProblems,
 } from './names.ts';
