@@ -33,7 +33,8 @@ function cmpString(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function comparePolicies(a: ModelPolicy, b: ModelPolicy): number {
+/** Felix's policy order within a tier (module comment); anything with an `order` and an `id` sorts so (the simulator's report lists policies this way). */
+export function comparePolicies(a: Pick<ModelPolicy, 'order' | 'id'>, b: Pick<ModelPolicy, 'order' | 'id'>): number {
   const oa = orderOf(a.order);
   const ob = orderOf(b.order);
   if (oa !== ob) return oa < ob ? -1 : 1;
