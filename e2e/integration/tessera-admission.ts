@@ -26,6 +26,12 @@ const GUARDED_WRITES: readonly string[] = [
     metadata: { name: 'knp.default.tessera-admission-probe', namespace: 'default' },
     spec: { selector: 'all()', types: ['Ingress'] },
   }),
+  JSON.stringify({
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'GlobalNetworkSet',
+    metadata: { name: 'tessera-admission-probe', labels: { 'projectcalico.org/namespace': 'default' } },
+    spec: { nets: ['192.0.2.0/24'] },
+  }),
 ];
 
 /**

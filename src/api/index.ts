@@ -67,6 +67,7 @@ export {
   isValidEndpointPortName,
   isValidLabelValue,
   KNP_NAME_PREFIX,
+  NAMESPACE_LABEL,
   OSSG_NAME_PREFIX,
   qualifiedNameProblems,
 } from './names.ts';
@@ -96,7 +97,7 @@ export {
   UnsupportedResourceError,
 } from './keys.ts';
 export type { UnsupportedReason } from './keys.ts';
-export { STAGED_KINDS, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from './staged.ts';
+export { STAGED_ACTIONS, STAGED_KINDS, DELETE_WITH_SPEC, isPreviewedAction, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from './staged.ts';
 export type { K8sContainerPort, K8sMetaObject, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sPeer, K8sPort, K8sPod } from './kubernetes.ts';
 export { apiVersionOf, kindRow, kindRowOf, KINDS, kindsWatchedBy, resourceName, resourceOf } from './kinds.ts';
 export type { KindResource, KindRow, KindWatcher, ResourceName } from './kinds.ts';

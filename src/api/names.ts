@@ -26,6 +26,17 @@ export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
  */
 export const KNP_NAME_PREFIX = 'knp.default.';
 
+/**
+ * The label through which Calico matches an endpoint's or a network set's namespace
+ * (`apiv3.LabelNamespace`): Felix's namespace-scoped selectors test it. Calico sets it itself
+ * when it maps a namespaced object into its v1 model; on a v3 NetworkSet or GlobalNetworkSet
+ * it is rejected (validator.go `validateNetworkSet`, `validateGlobalNetworkSet`): a
+ * GlobalNetworkSet carrying `projectcalico.org/namespace: ns1` would be matched by ns1's
+ * namespace-scoped rule selectors, so whoever may write GlobalNetworkSets could put addresses
+ * into another namespace's rules.
+ */
+export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
+
 /** The other converter-owned prefix Calico's NetworkPolicy name rule admits (OpenStack). */
 export const OSSG_NAME_PREFIX = 'ossg.default.';
 

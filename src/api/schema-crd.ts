@@ -11,6 +11,9 @@ import { KINDS, resourceName } from './kinds.ts';
 import type { KindRow } from './kinds.ts';
 import { KIND_SCHEMAS, STAGED_ACTION, STAGED_KUBERNETES_NETWORK_POLICY_SPEC } from './schema.ts';
 import type { KindSchema } from './schema.ts';
+import type { CelRule } from './schema-node.ts';
+import { DELETE_WITH_SPEC } from './staged.ts';
+import type { TSchema } from '@sinclair/typebox';
 import { toOpenApi } from './schema-openapi.ts';
 import type { OpenApiNode } from './schema-openapi.ts';
 
@@ -121,7 +124,12 @@ function crd(row: KindRow, schema: KindSchema, view: Presentation): OpenApiNode 
  */
 function staged(row: KindRow, enforced: keyof typeof KIND_SCHEMAS): OpenApiNode {
   const base = KIND_SCHEMAS[enforced];
-  const spec = { ...base.spec, properties: { ...base.spec.properties, stagedAction: STAGED_ACTION } };
+  const properties = { ...base.spec.properties, stagedAction: STAGED_ACTION };
+  const spec = {
+    ...base.spec,
+    properties,
+    'x-kubernetes-validations': [...(base.spec['x-kubernetes-validations'] as CelRule[] | undefined ?? []), deleteRule(properties, ['tier'], DELETE_WITH_SPEC.StagedNetworkPolicy)],
+  };
   const schema: KindSchema = {
     ...base,
     description: `Staged (never enforced): ${base.description} Tessera's simulate and explain show what committing it would change.`,
@@ -130,6 +138,24 @@ function staged(row: KindRow, enforced: keyof typeof KIND_SCHEMAS): OpenApiNode 
   };
   const { shortNames: _enforcedOnly, ...view } = PRESENTATION[enforced];
   return crd(row, schema, view);
+}
+
+/**
+ * Calico's rule for a staged Delete (api/staged.ts `DELETE_WITH_SPEC`): every spec field but
+ * `stagedAction` and the `exempt` ones at its zero value — a string empty, a boolean false,
+ * anything else absent; a label selector (`podSelector`) without terms.
+ */
+function deleteRule(properties: Readonly<Record<string, TSchema>>, exempt: readonly string[], message: string): CelRule {
+  const zero = Object.entries(properties)
+    .filter(([name]) => name !== 'stagedAction' && !exempt.includes(name))
+    .map(([name, node]) => {
+      const type = (node as { type?: unknown }).type;
+      if (type === 'string') return `(!has(self.${name}) || self.${name} == '')`;
+      if (type === 'boolean') return `(!has(self.${name}) || !self.${name})`;
+      if (name === 'podSelector') return `(!has(self.${name}) || (!has(self.${name}.matchLabels) && !has(self.${name}.matchExpressions)))`;
+      return `!has(self.${name})`;
+    });
+  return { rule: `!has(self.stagedAction) || self.stagedAction != 'Delete' || (${zero.join(' && ')})`, message, reason: 'FieldValueForbidden' };
 }
 
 function crdOf(row: KindRow): OpenApiNode {
@@ -144,7 +170,10 @@ function crdOf(row: KindRow): OpenApiNode {
       row,
       {
         description: "Staged (never enforced): a Kubernetes NetworkPolicy's spec. Tessera's simulate and explain show what committing it would change.",
-        spec: STAGED_KUBERNETES_NETWORK_POLICY_SPEC,
+        spec: {
+          ...STAGED_KUBERNETES_NETWORK_POLICY_SPEC,
+          'x-kubernetes-validations': [deleteRule(STAGED_KUBERNETES_NETWORK_POLICY_SPEC.properties, [], DELETE_WITH_SPEC.StagedKubernetesNetworkPolicy)],
+        },
         specRequired: false,
       },
       { printerColumns: [AGE_COLUMN] },

@@ -13,6 +13,7 @@
  * where Calico's are (`omitempty`).
  */
 import type { Static, TObject } from '@sinclair/typebox';
+import { Unsafe } from '@sinclair/typebox';
 import { arr, bool, cel, celRegex, int, intOrString, num, obj, opt, requiredInOrder, str, strEnum, stringMap } from './schema-node.ts';
 import type { CelRule } from './schema-node.ts';
 import { LABEL_PATTERN, NET_PATTERN, rules, selector } from './schema-rule.ts';
@@ -279,15 +280,36 @@ export const NETWORK_SET_SPEC = obj('The set.', {
 
 // ----- staged kinds (Calico 3.30 OSS) ----------------------------------------------------------
 
+/** Calico's enum (`+kubebuilder:validation:Enum=Set;Delete;Learn;Ignore`, api/staged.ts). */
 export const STAGED_ACTION = strEnum(
-  'Set: committing creates or replaces the policy of the same name; Delete: committing deletes it. Set when absent.',
-  ['Set', 'Delete'],
+  'Set: committing creates or replaces the policy of the same name; Delete: committing deletes it (the spec must then be empty but for stagedAction and tier). ' +
+    "Learn, Ignore: Calico Enterprise's policy-recommendation actions, accepted and never enforced; Tessera's simulate and explain do not preview them, the agent counts them as any staged policy. Set when absent.",
+  ['Set', 'Delete', 'Learn', 'Ignore'],
 );
 
-/** StagedKubernetesNetworkPolicy: a networking.k8s.io/v1 NetworkPolicy spec plus `stagedAction`, kept as written. */
+/** An object kept as written (a Kubernetes rule, a label selector requirement). */
+const OPAQUE = Unsafe<Record<string, unknown>>({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+
+/**
+ * StagedKubernetesNetworkPolicy: a networking.k8s.io/v1 NetworkPolicy spec plus `stagedAction`,
+ * kept as written. Its fields are declared (loosely) so that the Delete rule (schema-crd.ts) can
+ * see them: a CEL rule reads only declared fields.
+ */
 export const STAGED_KUBERNETES_NETWORK_POLICY_SPEC = obj(
   'The Kubernetes NetworkPolicy spec (podSelector, policyTypes, ingress, egress) and stagedAction.',
-  { stagedAction: opt(STAGED_ACTION) },
+  {
+    stagedAction: opt(STAGED_ACTION),
+    podSelector: opt(
+      obj(
+        'The pods the policy selects (a Kubernetes label selector).',
+        { matchLabels: opt(stringMap('Labels the pods must carry.')), matchExpressions: opt(arr('Label requirements (key, operator, values) the pods must meet.', OPAQUE)) },
+        { 'x-kubernetes-preserve-unknown-fields': true },
+      ),
+    ),
+    policyTypes: opt(arr('Ingress, Egress.', str(undefined))),
+    ingress: opt(arr('The Kubernetes ingress rules.', OPAQUE)),
+    egress: opt(arr('The Kubernetes egress rules.', OPAQUE)),
+  },
   { 'x-kubernetes-preserve-unknown-fields': true },
 );
 

@@ -445,4 +445,23 @@ describe('NetworkSet and GlobalNetworkSet', () => {
     expect(validateResource(set('NetworkSet', ['10.0.0.0/8']))).toEqual([{ path: 'metadata.namespace', message: 'namespace is required: NetworkSet is a namespaced kind' }]);
     expect(applyDefaults(set('NetworkSet', ['10.0.0.0/8']) as V3Resource).metadata.namespace).toBe('default');
   });
+
+  it('rejects a set that claims a namespace through projectcalico.org/namespace (issue 27 item 4; Calico validateGlobalNetworkSet)', () => {
+    const claim = (kind: 'NetworkSet' | 'GlobalNetworkSet', namespace?: string): unknown => ({
+      apiVersion: 'projectcalico.org/v3',
+      kind,
+      metadata: { name: 'inject', labels: { 'projectcalico.org/namespace': 'ns1', role: 'db' }, ...(namespace === undefined ? {} : { namespace }) },
+      spec: { nets: ['203.0.113.0/24'] },
+    });
+    for (const [kind, ns] of [['GlobalNetworkSet', undefined], ['NetworkSet', 'ns2'], ['NetworkSet', 'ns1']] as const) {
+      expect(validateResource(claim(kind, ns))).toEqual([
+        {
+          path: 'metadata.labels.projectcalico.org/namespace',
+          message: `projectcalico.org/namespace is not a valid label name on a ${kind}: Calico sets it from the namespace an object is in, and namespace-scoped rule selectors would match the set's nets as that namespace's`,
+        },
+      ]);
+    }
+    // Other projectcalico.org labels, and the label on other kinds, are not this rule's business.
+    expect(validateResource({ ...(claim('GlobalNetworkSet') as object), metadata: { name: 'ok', labels: { 'projectcalico.org/name': 'x' } } })).toEqual([]);
+  });
 });

@@ -20,6 +20,8 @@
  * - Profile: `labelsToApply` are valid labels.
  * - WorkloadEndpoint: single-address `ipNetworks`, gateways of the right family, NATs
  *   inside the endpoint's networks, interface name, MAC, container ID and named ports.
+ * - NetworkSet / GlobalNetworkSet: no `projectcalico.org/namespace` label (names.ts
+ *   `NAMESPACE_LABEL`: it would place the set's addresses in that namespace's rules).
  *
  * What each object may contain comes from the schema declaration (schema.ts): every object
  * node is checked against the fields it declares (schema-fields.ts), the limits are the CRDs'
@@ -46,6 +48,7 @@ import {
   isValidEndpointPortName,
   isValidLabelValue,
   KNP_NAME_PREFIX,
+  NAMESPACE_LABEL,
   qualifiedNameProblems,
 } from './names.ts';
 import { parseProtocol, supportsPorts } from './protocol.ts';
@@ -155,6 +158,12 @@ function checkMetadata(c: FieldErrorCollector, kind: V3Kind, metadata: unknown):
 
   const labels = metadata['labels'];
   if (!isAbsent(labels)) checkLabels(c, 'metadata.labels', labels);
+  if ((kind === 'NetworkSet' || kind === 'GlobalNetworkSet') && isRecord(labels) && Object.prototype.hasOwnProperty.call(labels, NAMESPACE_LABEL)) {
+    c.error(
+      `metadata.labels.${NAMESPACE_LABEL}`,
+      `${NAMESPACE_LABEL} is not a valid label name on a ${kind}: Calico sets it from the namespace an object is in, and namespace-scoped rule selectors would match the set's nets as that namespace's`,
+    );
+  }
   checkAnnotations(c, 'metadata.annotations', metadata['annotations']);
 }
 

@@ -5,5 +5,6 @@
 export { CalcGraph, type CalcGraphOptions } from './calc-graph.ts';
 export { AsyncCalcGraph, type AsyncCalcGraphOptions } from './async-calc-graph.ts';
 export type { InvalidResource } from './update-processor.ts';
+export { comparePolicies, felixPolicyKey, type FelixPolicyKey } from './policy-sorter.ts';
 export type { DataplaneMessage } from '../proto/index.ts';
 export { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers, type MissingTierPolicy } from './missing-tier-index.ts';

@@ -100,6 +100,25 @@ describe('network sets in the calc graph', () => {
     expect(members(dp, sel(trusted))).toEqual([]);
   });
 
+  it("a GlobalNetworkSet labelled projectcalico.org/namespace: shop never reaches shop's namespace-scoped rules (issue 27 item 4)", () => {
+    const claim = { 'projectcalico.org/namespace': 'shop', role: 'trusted-saas' };
+    const scopedSel = sel(`(projectcalico.org/namespace == 'shop') && (${trusted})`);
+    const { graph, dp } = graphWith([
+      client,
+      knp('shop', 'to-partners', { selector: "app == 'client'", egress: [{ action: 'Allow', destination: { selector: trusted } }], types: ['Egress'] }),
+      netset('partners', { namespace: 'shop', labels: { role: 'trusted-saas' }, nets: ['198.51.100.0/24'] }),
+      netset('inject', { labels: claim, nets: ['203.0.113.0/24'] }),
+      netset('inject-ns', { namespace: 'other', labels: claim, nets: ['192.0.2.0/24'] }),
+    ]);
+    expect(members(dp, scopedSel)).toEqual(['198.51.100.0/24']);
+    // A valid set that later claims the namespace is removed, not kept with its old labels.
+    graph.onUpdates([{ op: 'upsert', resource: netset('later', { labels: { role: 'trusted-saas' }, nets: ['100.64.0.0/10'] }) }]);
+    dp.apply(graph.flush());
+    graph.onUpdates([{ op: 'upsert', resource: netset('later', { labels: claim, nets: ['100.64.0.0/10'] }) }]);
+    dp.apply(graph.flush());
+    expect(members(dp, scopedSel)).toEqual(['198.51.100.0/24']);
+  });
+
   it('a 10,000-CIDR set changed by one CIDR is one IP-set delta with one added and one removed member', () => {
     const nets = Array.from({ length: 10_000 }, (_, i) => `10.${100 + (i >> 8)}.${i & 255}.0/24`);
     const { graph, dp } = graphWith([client, gnp('g', { selector: 'all()', egress: [{ action: 'Deny', destination: { selector: trusted } }], types: ['Egress'] }), netset('big', { labels: { role: 'trusted-saas' }, nets })]);

@@ -3,7 +3,14 @@
  *
  * - Tiers: tiers with a Tier object first; then ascending `order`, absent = +∞; then name.
  * - Policies within a tier: ascending `order`, absent = +∞; ties broken by the string
- *   `"<name>/<namespace>/<kind>"` (Felix at HEAD).
+ *   `"<name>/<namespace>/<kind>"` of Felix's policy key (Calico ≥ 3.32, `PolKVLess`). Felix
+ *   keys a Kubernetes NetworkPolicy by its own name with kind `KubernetesNetworkPolicy` (and a
+ *   StagedKubernetesNetworkPolicy by its name with kind `StagedKubernetesNetworkPolicy`), not
+ *   by the converted name `knp.default.<name>` Tessera's policies carry: `felixPolicyKey`
+ *   maps one to the other as Calico maps a pre-3.32 key (`model.parseLegacyPolicyName`). So
+ *   the Kubernetes policy `zeta` (`knp.default.zeta`) runs after a Calico NetworkPolicy `m` of
+ *   the same order, tier and namespace — `m/…` < `zeta/…` — where comparing the converted
+ *   names would put it first (`k` < `m`).
  * - Untracked (doNotTrack) and pre-DNAT policies stay active but are left out of workload
  *   endpoint tiers: Felix's event sequencer files them under separate untracked / pre-DNAT
  *   tiers, which only host endpoints use (`tierInfoToProtoTierInfo`).
@@ -14,6 +21,7 @@
  *   staged policies select carries empty enforced lists, so nothing of it is enforced (no
  *   end-of-tier drop: the renderer and the simulator skip a direction without policies).
  */
+import { KNP_NAME_PREFIX } from '../api/index.ts';
 import { isStagedPolicy, type PolicyId, type TierInfo } from '../proto/index.ts';
 import type { ModelPolicy, ModelTier } from './model.ts';
 
@@ -25,15 +33,40 @@ function cmpString(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function comparePolicies(a: ModelPolicy, b: ModelPolicy): number {
+/** Felix's policy order within a tier (module comment); anything with an `order` and an `id` sorts so (the simulator's report lists policies this way). */
+export function comparePolicies(a: Pick<ModelPolicy, 'order' | 'id'>, b: Pick<ModelPolicy, 'order' | 'id'>): number {
   const oa = orderOf(a.order);
   const ob = orderOf(b.order);
   if (oa !== ob) return oa < ob ? -1 : 1;
   return cmpString(tieBreak(a.id), tieBreak(b.id));
 }
 
+/** A policy's key as Felix (Calico ≥ 3.32) holds it: a converted Kubernetes policy under its own name and kind. */
+export interface FelixPolicyKey {
+  readonly name: string;
+  readonly namespace: string;
+  readonly kind: PolicyId['kind'] | 'KubernetesNetworkPolicy' | 'StagedKubernetesNetworkPolicy';
+}
+
+/**
+ * The Felix key of a Tessera policy id. Only the controllers write `knp.default.*`
+ * NetworkPolicies (admission refuses anyone else), and a StagedKubernetesNetworkPolicy
+ * reaches the calc graph as a StagedNetworkPolicy of that name, so the prefix is what marks
+ * a Kubernetes policy, as in Calico's own reading of pre-3.32 keys.
+ */
+export function felixPolicyKey(id: PolicyId): FelixPolicyKey {
+  const namespace = id.namespace ?? '';
+  if (namespace !== '' && id.name.startsWith(KNP_NAME_PREFIX)) {
+    const name = id.name.slice(KNP_NAME_PREFIX.length);
+    if (id.kind === 'NetworkPolicy') return { name, namespace, kind: 'KubernetesNetworkPolicy' };
+    if (id.kind === 'StagedNetworkPolicy') return { name, namespace, kind: 'StagedKubernetesNetworkPolicy' };
+  }
+  return { name: id.name, namespace, kind: id.kind };
+}
+
 function tieBreak(id: PolicyId): string {
-  return `${id.name}/${id.namespace ?? ''}/${id.kind}`;
+  const k = felixPolicyKey(id);
+  return `${k.name}/${k.namespace}/${k.kind}`;
 }
 
 export function compareTiers(a: { name: string; tier: ModelTier | undefined }, b: { name: string; tier: ModelTier | undefined }): number {

@@ -53,10 +53,33 @@ describe('staged policies in the calc graph', () => {
     expect([...both.endpoints.values()][0]!.tiers[0]!.stagedIngressPolicies).toEqual([{ tier: 'default', name: 'allow', namespace: 'shop', kind: 'StagedNetworkPolicy' }]);
   });
 
+  it("Learn and Ignore are counted as Felix counts them (like Set, never enforced); a Delete with a spec is invalid with Calico's message (issue 27 item 12)", () => {
+    const { dp } = graphWith([
+      tier,
+      web,
+      staged('StagedNetworkPolicy', 'learned', { stagedAction: 'Learn', selector: "app == 'web'", types: ['Ingress'], ingress: [{ action: 'Deny' }] }, 'shop'),
+      staged('StagedGlobalNetworkPolicy', 'ignored', { stagedAction: 'Ignore', selector: 'all()', types: ['Egress'], egress: [{ action: 'Deny' }] }),
+    ]);
+    const t = [...dp.endpoints.values()][0]!.tiers[0]!;
+    expect(t.ingressPolicies).toEqual([]);
+    expect(t.egressPolicies).toEqual([]);
+    expect(t.stagedIngressPolicies?.map((p) => p.name)).toEqual(['learned']);
+    expect(t.stagedEgressPolicies?.map((p) => p.name)).toEqual(['ignored']);
+    const invalid: InvalidResource[] = [];
+    const out = new UpdateProcessor({ onInvalid: (i) => invalid.push(i) }).process({
+      op: 'upsert',
+      resource: staged('StagedNetworkPolicy', 'd', { stagedAction: 'Delete', selector: 'all()', ingress: [{ action: 'Allow' }] }, 'shop'),
+    });
+    expect(out).toEqual([]);
+    expect(invalid).toEqual([
+      { kind: 'StagedNetworkPolicy', name: 'd', namespace: 'shop', reason: 'StagedNetworkPolicy shop/d: spec: Spec fields, except Tier, should all be zero-value if stagedAction is Delete (set: selector, ingress)' },
+    ]);
+  });
+
   it('stagedAction Delete holds nothing, a change to Delete removes it, and a bad one is invalid', () => {
     const { graph, dp } = graphWith([tier, web, staged('StagedNetworkPolicy', 'p', { selector: 'all()', ingress: [{ action: 'Deny' }] }, 'shop')]);
     expect(dp.policies.size).toBe(1);
-    graph.onUpdates([{ op: 'upsert', resource: staged('StagedNetworkPolicy', 'p', { stagedAction: 'Delete', selector: 'all()' }, 'shop') }]);
+    graph.onUpdates([{ op: 'upsert', resource: staged('StagedNetworkPolicy', 'p', { stagedAction: 'Delete' }, 'shop') }]);
     dp.apply(graph.flush());
     expect(dp.policies.size).toBe(0);
     graph.onUpdates([{ op: 'upsert', resource: staged('StagedNetworkPolicy', 'q', { stagedAction: 'Maybe', selector: 'all()' }, 'shop') }]);

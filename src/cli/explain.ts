@@ -11,7 +11,7 @@
  */
 import { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { formatIP, parseIP } from '../api/index.ts';
-import { commitStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
+import { commitStaged, previewedStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
 import { EXIT_FAILED } from './exit-status.ts';
 import { agentRuleCounts, describeLive, type RuleCountsFetcher } from './explain-live.ts';
 import { switchFlag, usage, valueFlag } from './args.ts';
@@ -71,7 +71,7 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     for (const p of missing) notes.push(`${describeMissingTierPolicy(p)}: ${missingTierMessage(p.tier)}`);
     const sim = new Simulation(translated.resources);
     const missingTiers = new Set(missing.map((p) => p.tier));
-    const staged = objs.staged ?? [];
+    const staged = previewedStaged(objs.staged ?? []);
     // The same cluster with every staged policy committed: explained after the enforced verdict, never enforced.
     const committed = staged.length === 0 ? undefined : translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid }).resources;
     const stagedSim = committed === undefined ? undefined : new Simulation(committed);

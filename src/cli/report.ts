@@ -19,6 +19,8 @@
  * what it was before staged policies existed: every staged addition is conditional.
  */
 import type { V3Resource } from '../api/index.ts';
+import { comparePolicies } from '../calc/index.ts';
+import type { PolicyId } from '../proto/index.ts';
 import {
   describeDecision,
   describeStagedDiff,
@@ -62,25 +64,32 @@ interface PolicyRow {
 
 function policyRows(resources: ReadonlyMap<string, V3Resource>): { tiers: Array<{ name: string; order: number | undefined; defaultAction: string }>; policies: PolicyRow[] } {
   const tiers: Array<{ name: string; order: number | undefined; defaultAction: string }> = [];
-  const policies: PolicyRow[] = [];
+  const policies: Array<{ row: PolicyRow; order: number | undefined; id: PolicyId }> = [];
   for (const r of resources.values()) {
     if (r.kind === 'Tier') tiers.push({ name: r.metadata.name, order: r.spec.order, defaultAction: r.spec.defaultAction ?? 'Deny' });
     else if (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy') {
       const spec = r.spec;
+      const tier = spec.tier ?? 'default';
+      const namespace = r.kind === 'NetworkPolicy' ? (r.metadata.namespace ?? 'default') : undefined;
       policies.push({
-        tier: spec.tier ?? 'default',
+        row: {
+          tier,
+          order: spec.order,
+          kind: r.kind,
+          name: r.kind === 'NetworkPolicy' ? `${r.metadata.namespace ?? ''}/${r.metadata.name}` : r.metadata.name,
+          selector: spec.selector ?? 'all()',
+          types: (spec.types ?? []).join(', '),
+        },
         order: spec.order,
-        kind: r.kind,
-        name: r.kind === 'NetworkPolicy' ? `${r.metadata.namespace ?? ''}/${r.metadata.name}` : r.metadata.name,
-        selector: spec.selector ?? 'all()',
-        types: (spec.types ?? []).join(', '),
+        id: { tier, name: r.metadata.name, kind: r.kind, ...(namespace === undefined ? {} : { namespace }) },
       });
     }
   }
   const ord = (o: number | undefined): number => o ?? Number.POSITIVE_INFINITY;
-  tiers.sort((a, b) => ord(a.order) - ord(b.order) || (a.name < b.name ? -1 : 1));
-  policies.sort((a, b) => ord(a.order) - ord(b.order) || (a.name < b.name ? -1 : 1));
-  return { tiers, policies };
+  tiers.sort((a, b) => (ord(a.order) === ord(b.order) ? (a.name < b.name ? -1 : 1) : ord(a.order) < ord(b.order) ? -1 : 1));
+  // Within a tier, the agents' order: the calc graph's comparison (Felix's tie-break on name, namespace, kind).
+  policies.sort((a, b) => comparePolicies(a, b));
+  return { tiers, policies: policies.map((p) => p.row) };
 }
 
 const CSS = `

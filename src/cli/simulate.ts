@@ -25,6 +25,7 @@ import { EXIT_FAILED, EXIT_USAGE, reportInputError } from './exit-status.ts';
 import {
   applyStep,
   commitStaged,
+  previewedStaged,
   describeStagedDiff,
   describeVerdict,
   initialState,
@@ -132,7 +133,7 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
     notes.push(...translated.notes);
     for (const n of notes) out.stderr(`note: ${n}\n`);
     const sim = new Simulation(translated.resources);
-    const staged = objs.staged ?? [];
+    const staged = previewedStaged(objs.staged ?? []);
     // The same cluster as if every staged policy were committed: never enforced, only compared.
     const committed = staged.length === 0 ? undefined : translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid });
     const stagedSim = committed === undefined ? undefined : new Simulation(committed.resources);

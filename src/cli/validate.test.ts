@@ -202,6 +202,60 @@ describe('tessera validate', () => {
     expect(code).toBe(0);
   });
 
+  it('reads the staged kinds: Learn/Ignore warned, a Delete with a spec and a bad Set invalid, a bad stagedAction named (issue 27 item 12)', async () => {
+    const file = path.join(dir, 'staged.yaml');
+    await writeFile(
+      file,
+      `apiVersion: projectcalico.org/v3
+kind: StagedNetworkPolicy
+metadata: {name: learned, namespace: shop}
+spec: {stagedAction: Learn, selector: "app == 'web'", ingress: [{action: Deny}]}
+---
+apiVersion: projectcalico.org/v3
+kind: StagedGlobalNetworkPolicy
+metadata: {name: gone}
+spec: {stagedAction: Delete, tier: default, selector: all()}
+---
+apiVersion: projectcalico.org/v3
+kind: StagedNetworkPolicy
+metadata: {name: set, namespace: shop}
+spec: {selector: "app == 'web'", ingress: [{action: Allow, protocol: TCP, destination: {ports: ["80-90"]}}]}
+---
+apiVersion: projectcalico.org/v3
+kind: StagedKubernetesNetworkPolicy
+metadata: {name: k, namespace: shop}
+spec: {stagedAction: Delete}
+---
+apiVersion: projectcalico.org/v3
+kind: StagedNetworkPolicy
+metadata: {name: odd, namespace: shop}
+spec: {stagedAction: Maybe}
+`,
+    );
+    const { code, out } = await run(['-f', file]);
+    expect(out.split('\n')).toEqual([
+      'ok  StagedNetworkPolicy shop/learned',
+      "warning: StagedNetworkPolicy shop/learned: spec.stagedAction: Learn is accepted, as Calico accepts it, but NOT enforced and NOT previewed by simulate or explain (a Calico Enterprise policy-recommendation action); the agent counts the policy as Felix does",
+      'StagedGlobalNetworkPolicy gone: spec: Spec fields, except Tier, should all be zero-value if stagedAction is Delete (set: selector)',
+      'StagedNetworkPolicy shop/set: spec.ingress[0].destination.ports[0]: "80-90" is not a port or a range (use "80:90")',
+      'ok  StagedKubernetesNetworkPolicy shop/k',
+      'StagedNetworkPolicy shop/odd: spec.stagedAction: must be Set, Delete, Learn or Ignore, not "Maybe"',
+      '2 valid, 3 invalid',
+      '',
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it('rejects a GlobalNetworkSet that claims a namespace (issue 27 item 4)', async () => {
+    const file = path.join(dir, 'gns.yaml');
+    await writeFile(file, `apiVersion: projectcalico.org/v3\nkind: GlobalNetworkSet\nmetadata: {name: inject, labels: {projectcalico.org/namespace: ns1}}\nspec: {nets: [203.0.113.0/24]}\n`);
+    const { code, out } = await run(['-f', file]);
+    expect(out.split('\n')[0]).toBe(
+      "GlobalNetworkSet inject: metadata.labels.projectcalico.org/namespace: projectcalico.org/namespace is not a valid label name on a GlobalNetworkSet: Calico sets it from the namespace an object is in, and namespace-scoped rule selectors would match the set's nets as that namespace's",
+    );
+    expect(code).toBe(1);
+  });
+
   it('exits 2 with usage on bad arguments', async () => {
     expect((await run([])).code).toBe(2);
     const bad = await run(['--output', 'xml', '-f', dir]);

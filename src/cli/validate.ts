@@ -13,12 +13,22 @@
  * (runtime/input-error.ts) and the rest is still checked. Exit status (exit-status.ts): 0
  * when nothing is invalid, 1 when an object is invalid, 2 on a usage error, 3 when an input
  * cannot be read or parsed (whatever the objects).
+ *
+ * The staged kinds (StagedNetworkPolicy, StagedGlobalNetworkPolicy,
+ * StagedKubernetesNetworkPolicy) are read as the agent reads them (api/staged.ts): a bad
+ * `stagedAction` or a Delete that carries a spec is invalid (Calico's message); a Set is
+ * judged as its counterpart would be (a StagedKubernetesNetworkPolicy converted first, as
+ * the controllers convert a Kubernetes policy); Learn and Ignore get a warning that they are
+ * accepted but neither enforced nor previewed.
  */
 import { processOutput, readCommandLine, usage, type CliOutput } from './args.ts';
 import { inputFlags, parseInputArgs } from './input-flags.ts';
 import {
+  API_VERSION,
   applyDefaults,
   checkReservedName,
+  isStagedKind,
+  readStaged,
   describeObject,
   isError,
   kindOf,
@@ -26,7 +36,9 @@ import {
   UnsupportedResourceError,
   validateResource,
 } from '../api/index.ts';
-import type { FieldError, V3Resource } from '../api/index.ts';
+import type { FieldError, K8sNetworkPolicy, StagedPolicy, V3Resource } from '../api/index.ts';
+import { convertNetworkPolicy } from '../convert/index.ts';
+import { InputError } from '../runtime/input-error.ts';
 import { WELL_KNOWN_TIERS } from '../api/index.ts';
 import { missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { fileProblem, formatInputProblem, type FileProblem } from '../runtime/input-error.ts';
@@ -38,8 +50,9 @@ const FLAGS = inputFlags(['text', 'json'] as const, 'text', 'report invalid obje
 const USAGE = usage(
   {
     synopsis: 'tessera validate -f <file|dir> [-f <file|dir>...] [--output text|json] [--skip-invalid]',
-    about: `Validates projectcalico.org/v3 NetworkPolicy, GlobalNetworkPolicy, Tier, Profile and
-WorkloadEndpoint manifests after applying Calico's defaults.`,
+    about: `Validates projectcalico.org/v3 NetworkPolicy, GlobalNetworkPolicy, Tier, Profile,
+WorkloadEndpoint, NetworkSet, GlobalNetworkSet and staged policy manifests after applying
+Calico's defaults.`,
     footer: `Exit status: 0 nothing invalid; 1 an object is invalid (not with --skip-invalid); 2 usage
 error; 3 an input could not be used — an unreadable file or directory, or a YAML syntax
 error (file:line:column on stderr); the other inputs are still checked.`,
@@ -82,6 +95,7 @@ function judge(value: unknown, source: Source): Outcome {
   if (!isRecord(value)) {
     return { status: 'unreadable', source, problem: fileProblem({ source, reason: 'document is not an object' }) };
   }
+  if (value['apiVersion'] === API_VERSION && isStagedKind(value['kind'])) return judgeStaged(value, source);
   try {
     kindOf(value);
   } catch (err) {
@@ -104,7 +118,39 @@ function judge(value: unknown, source: Source): Outcome {
   return outcome(defaulted as unknown as Record<string, unknown>, source, findings);
 }
 
-function outcome(value: Record<string, unknown>, source: Source, findings: FieldError[]): Outcome {
+/** A staged object, read as the agent reads it; a Set judged as its counterpart. */
+function judgeStaged(value: Record<string, unknown>, source: Source): Outcome {
+  let staged: StagedPolicy;
+  try {
+    staged = readStaged(value);
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    return outcome(value, source, err.problems.map((p) => ({ path: p.type === 'object' ? p.path : '', message: p.reason })));
+  }
+  const findings: FieldError[] = [];
+  if (staged.action === 'Learn' || staged.action === 'Ignore') {
+    findings.push({
+      path: 'spec.stagedAction',
+      message: `${staged.action} is accepted, as Calico accepts it, but NOT enforced and NOT previewed by simulate or explain (a Calico Enterprise policy-recommendation action); the agent counts the policy as Felix does`,
+      severity: 'warning',
+    });
+  }
+  if (staged.action === 'Delete') return outcome(value, source, findings);
+  if (staged.kind === 'StagedKubernetesNetworkPolicy') {
+    const converted = convertNetworkPolicy(staged.counterpart as K8sNetworkPolicy);
+    for (const e of converted.errors) findings.push({ path: e.field, message: e.reason });
+    for (const w of converted.warnings) findings.push({ path: '', message: w, severity: 'warning' });
+    for (const f of validateResource(applyDefaults(converted.policy))) findings.push({ ...f, message: `as converted (${converted.policy.metadata.name}): ${f.message}` });
+    return outcome(value, source, findings);
+  }
+  const counterpart = applyDefaults(staged.counterpart as V3Resource);
+  findings.push(...validateResource(counterpart));
+  // The counterpart, under the staged kind: its tier is checked like any policy's (flagMissingTiers).
+  return outcome(counterpart as unknown as Record<string, unknown>, source, findings, { object: describeObject(value), kind: staged.kind });
+}
+
+/** `as`: how to name the object when `value` is what was judged in its place (a staged policy's counterpart). */
+function outcome(value: Record<string, unknown>, source: Source, findings: FieldError[], as?: { readonly object: string; readonly kind: string }): Outcome {
   const errors = findings.filter(isError);
   let key: string;
   try {
@@ -115,8 +161,8 @@ function outcome(value: Record<string, unknown>, source: Source, findings: Field
   return {
     status: errors.length > 0 ? 'invalid' : 'ok',
     source,
-    object: describeObject(value),
-    kind: typeof value['kind'] === 'string' ? value['kind'] : '',
+    object: as?.object ?? describeObject(value),
+    kind: as?.kind ?? (typeof value['kind'] === 'string' ? value['kind'] : ''),
     key,
     errors,
     warnings: findings.filter((f) => !isError(f)),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { parsePort } from '../api/port.ts';
 import { convertNetworkPolicy, simplifyPorts } from './policy-converter.ts';
+import { isError, validateResource } from '../api/index.ts';
 import type { K8sNetworkPolicy, K8sNetworkPolicySpec } from '../api/index.ts';
 
 const ORCH = "projectcalico.org/orchestrator == 'k8s'";
@@ -197,6 +198,56 @@ describe('ports, protocols and rule emission (§3.4)', () => {
       { action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: ['web', '80:82'] } },
       { action: 'Allow', protocol: 'UDP', source: {}, destination: { ports: [5] } },
     ]);
+  });
+});
+
+describe('protocol case and port 0, as Calico\'s converter reads them (issue 27 item 13)', () => {
+  it('protocol: tcp is TCP (ProtocolFromString folds case) and groups with TCP entries', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ ports: [{ protocol: 'tcp' as 'TCP', port: 80 }, { protocol: 'TCP', port: 81 }, { protocol: 'udp' as 'UDP', port: 53 }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([
+      { action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: ['80:81'] } },
+      { action: 'Allow', protocol: 'UDP', source: {}, destination: { ports: [53] } },
+    ]);
+  });
+
+  it('a lowercase protocol with no port allows every port of that protocol, overriding its numbers', () => {
+    expect(ingressRules({ ingress: [{ ports: [{ port: 80 }, { protocol: 'sctp' as 'SCTP' }, { protocol: 'tcp' as 'TCP' }] }] })).toEqual([
+      { action: 'Allow', protocol: 'SCTP', source: {}, destination: {} },
+      { action: 'Allow', protocol: 'TCP', source: {}, destination: {} },
+    ]);
+  });
+
+  it("folds as Go's strings.EqualFold: 'ſ' is s; a name that is no protocol is kept as written", () => {
+    expect(ingressRules({ ingress: [{ ports: [{ protocol: 'ſctp' as 'SCTP', port: 9 }] }] })).toEqual([{ action: 'Allow', protocol: 'SCTP', source: {}, destination: { ports: [9] } }]);
+    expect(ingressRules({ ingress: [{ ports: [{ protocol: 'Tcpx' as 'TCP', port: 9 }] }] })).toEqual([{ action: 'Allow', protocol: 'Tcpx', source: {}, destination: { ports: [9] } }]);
+  });
+
+  it('the converted policy with protocol: tcp is a valid v3 policy (no longer dropped whole by the agent)', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ ports: [{ protocol: 'tcp' as 'TCP', port: 80 }] }] }));
+    expect(validateResource(r.policy).filter(isError)).toEqual([]);
+  });
+
+  it('port: 0 alone matches only destination port 0: no rule, never every port; the rest of the rule is kept', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ ports: [{ port: 0 }] }, { ports: [{ port: 0 }, { port: 80 }, { protocol: 'UDP', port: 0 }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: [80] } }]);
+    expect(r.warnings).toEqual([
+      expect.stringMatching(/^spec\.ingress\[0\]\.ports\[0\]: port 0 includes port 0, .*matches nothing and is left out$/),
+      expect.stringMatching(/^spec\.ingress\[1\]\.ports\[0\]: port 0 /),
+      expect.stringMatching(/^spec\.ingress\[1\]\.ports\[2\]: port 0 /),
+    ]);
+  });
+
+  it('port: "0" is port 0 too, and an entry without a port still allows every port of its protocol', () => {
+    expect(ingressRules({ ingress: [{ ports: [{ port: '0' }, { protocol: 'TCP' }] }] })).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: {} }]);
+  });
+
+  it('port: 0 with endPort: 90 is the range 1:90 (Calico 0:90, less port 0)', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ ports: [{ port: 0, endPort: 90 }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', protocol: 'TCP', source: {}, destination: { ports: ['1:90'] } }]);
+    expect(r.warnings).toEqual([expect.stringMatching(/port 0:90 includes port 0, .*converted as 1:90$/)]);
   });
 });
 

@@ -12,6 +12,15 @@
  * - `endPort` → a `port:endPort` range; named ports stay names; ipBlock → nets/notNets,
  *   read by Go's `net.ParseCIDR` (api/cidr.ts: `/08` is `/8`, `::ffff:10.0.0.0/104` is
  *   `10.0.0.0/8`).
+ * - the protocol is read as `numorstring.ProtocolFromString` reads it: a name equal to one of
+ *   Calico's ignoring case (Go's `strings.EqualFold`) becomes that name, so `protocol: tcp`
+ *   is `TCP` and groups with it; any other string is kept as written.
+ * - port 0 (`port: 0`, `"0"`, or the low end of `port: 0, endPort: n`) is the port number 0 to
+ *   Calico's converter, a match on destination port 0. A v3 rule cannot carry it (Calico's
+ *   validator, and so the CRDs and the agent, want 1–65535), so Tessera leaves port 0 out of
+ *   the protocol's ports — `0:n` becomes `1:n` — and a protocol left with no port emits no
+ *   rule (never "every port"). Traffic to port 0 is therefore denied where Calico would allow
+ *   it; nothing else differs. A warning says so.
  *
  * Input is decoded as Go decodes it (the objects of `tessera convert/simulate -f` are
  * hand-written YAML): a `null` list element is that element's zero value — `ingress: [null]`
@@ -34,7 +43,8 @@ import type { EntityRule, NetworkPolicy, PolicyType, PortSpec, Rule } from '../a
 import { API_VERSION } from '../api/types.ts';
 import { KNP_NAME_PREFIX } from '../api/names.ts';
 import { DEFAULT_TIER_NAME } from '../api/tiers.ts';
-import { formatPort, parsePort, type Port } from '../api/port.ts';
+import { formatPort, MIN_PORT, parsePort, type Port } from '../api/port.ts';
+import { PROTOCOL_NAMES } from '../api/protocol.ts';
 import { parseCidr } from '../api/cidr.ts';
 import { show } from '../api/parse-result.ts';
 import { k8sLabelSelectorToCalico, type K8sLabelSelector } from '../selector/k8s-label-selector.ts';
@@ -144,7 +154,7 @@ function decodePeer(v: unknown, at: string): DecodedPeer {
 /** A port entry; `null` is the zero value `{}` (every TCP port). */
 function decodePort(v: unknown, at: string): DecodedPort {
   const o = decodeObject(v, at);
-  const protocol = o['protocol'] === undefined || o['protocol'] === null ? 'TCP' : decodeString(o['protocol'], `${at}.protocol`);
+  const protocol = o['protocol'] === undefined || o['protocol'] === null ? 'TCP' : protocolFromString(decodeString(o['protocol'], `${at}.protocol`));
   const port = o['port'];
   const endPort = o['endPort'];
   if (port !== undefined && port !== null && typeof port !== 'string' && !Number.isInteger(port)) {
@@ -159,6 +169,31 @@ function decodePort(v: unknown, at: string): DecodedPort {
     ...(port !== undefined && port !== null ? { port: port as number | string } : {}),
     ...(endPort !== undefined && endPort !== null ? { endPort: endPort as number } : {}),
   };
+}
+
+/**
+ * Go's `strings.EqualFold` folds only two non-ASCII characters onto letters of Calico's protocol
+ * names: 'ſ' (U+017F) onto s and the Kelvin sign (U+212A) onto k.
+ */
+function foldProtocolName(s: string): string {
+  return s.replace(/[\u017f\u212a]/g, (c) => (c === '\u017f' ? 's' : 'k')).replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+/** `numorstring.ProtocolFromString`: Calico's name for `p` if they are equal ignoring case, else `p`. */
+export function protocolFromString(p: string): string {
+  const folded = foldProtocolName(p);
+  return PROTOCOL_NAMES.find((n) => n.toLowerCase() === folded) ?? p;
+}
+
+/**
+ * Port 0 in a parsed-as-Calico port text: `"0"` / `"0:0"` match destination port 0 only
+ * (`null`: nothing a v3 rule can say), `"0:n"` becomes `"1:n"`; other texts are unchanged.
+ */
+function withoutPortZero(text: string): string | null {
+  const m = /^(\d+)(?::(\d+))?$/.exec(text);
+  if (m === null || Number(m[1]) !== 0) return text;
+  if (m[2] === undefined || Number(m[2]) === 0) return null;
+  return `${MIN_PORT}:${m[2]}`;
 }
 
 const KNOWN_OPERATORS: ReadonlySet<unknown> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
@@ -241,9 +276,21 @@ function convertRule(rule: Record<string, unknown>, at: string, ingress: boolean
       continue;
     }
     const text = p.endPort === undefined ? String(p.port) : `${String(p.port)}:${p.endPort}`;
-    const parsed = parsePort(/^\d+$/.test(text) ? Number(text) : text);
-    if (!parsed.ok) throw new UnconvertibleRuleError(p.field, `failed to parse k8s port: invalid port ${text}: ${parsed.message}`);
+    const usable = withoutPortZero(text);
+    if (usable !== text) {
+      warnings.push(
+        `${p.field}: port ${text} includes port 0, which Calico's converter keeps as a match on destination port 0 and a v3 rule cannot carry: ` +
+          (usable === null ? 'the entry matches nothing and is left out' : `converted as ${usable}`),
+      );
+    }
     const existing = byProtocol.get(p.protocol);
+    if (usable === null) {
+      // Calico's group for this protocol exists (port 0 only); it must not read as "every port".
+      if (existing === undefined) byProtocol.set(p.protocol, []);
+      continue;
+    }
+    const parsed = parsePort(/^\d+$/.test(usable) ? Number(usable) : usable);
+    if (!parsed.ok) throw new UnconvertibleRuleError(p.field, `failed to parse k8s port: invalid port ${text}: ${parsed.message}`);
     if (existing === null) continue; // all ports of this protocol already allowed
     if (existing === undefined) byProtocol.set(p.protocol, [parsed.value]);
     else existing.push(parsed.value);
@@ -256,6 +303,7 @@ function convertRule(rule: Record<string, unknown>, at: string, ingress: boolean
   // Go's sort.Strings: byte order; "" (no protocol) first, then SCTP < TCP < UDP.
   for (const protocol of [...byProtocol.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
     const group = byProtocol.get(protocol);
+    if (group !== null && group !== undefined && group.length === 0) continue; // port 0 only: matches nothing here
     const portSpecs = group === null || group === undefined ? undefined : simplifyPorts(group).map(formatPort);
     for (const peer of fields) {
       const rule: Rule = { action: 'Allow' };

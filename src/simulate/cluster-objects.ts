@@ -21,7 +21,7 @@
  *   it fail-closed, as the agent's does.
  */
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
-import { isStagedKind, readStaged, type StagedPolicy } from '../api/staged.ts';
+import { isPreviewedAction, isStagedKind, readStaged, unpreviewedStagedNote, type StagedPolicy } from '../api/staged.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
 import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
@@ -181,7 +181,11 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     else if (api === 'v1' && kind === 'Pod') out.pods.push(v as K8sPod);
     else if (api === 'networking.k8s.io/v1' && kind === 'NetworkPolicy') out.networkPolicies.push(v as K8sNetworkPolicy);
     else if (api === API_VERSION && (V3_KINDS as readonly string[]).includes(kind)) out.calico.push(v as V3Resource);
-    else if (api === API_VERSION && isStagedKind(kind)) out.staged.push(readStaged(v));
+    else if (api === API_VERSION && isStagedKind(kind)) {
+      const staged = readStaged(v);
+      if (!isPreviewedAction(staged.action)) notes.push(unpreviewedStagedNote(staged));
+      out.staged.push(staged);
+    }
     else notes.push(`${api || '?'} ${kind || '?'} ${String(o?.metadata?.name ?? '')}: not a kind the simulator reads; skipped`);
   }
   return out;

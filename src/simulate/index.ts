@@ -16,7 +16,7 @@ export { loadFromCluster, loadFromFiles, loadFromListers, SIMULATED_KINDS } from
 export type { KindSource } from './load-objects.ts';
 export { applyStep, initialState, parseScenarioFile, ScenarioFormatError, stateObjects } from './scenario-file.ts';
 export type { Scenario, ScenarioFile, ScenarioProbe, ScenarioState, ScenarioStep } from './scenario-file.ts';
-export { commitStaged, describeStagedDiff, stagedDiff } from './staged.ts';
+export { commitStaged, describeStagedDiff, previewedStaged, stagedDiff } from './staged.ts';
 export type { StagedChange, StagedDiff } from './staged.ts';
 export { isStagedKind, readStaged, STAGED_KINDS } from '../api/staged.ts';
 export type { StagedAction, StagedKind, StagedPolicy } from '../api/staged.ts';

@@ -1,9 +1,12 @@
 /**
  * Staged policies (Calico 3.30's OSS kinds `StagedNetworkPolicy`, `StagedGlobalNetworkPolicy`,
  * `StagedKubernetesNetworkPolicy`): the specs of their enforced counterparts plus
- * `stagedAction: Set | Delete` (Set when absent). They are never enforced; they preview what the
- * cluster would decide if each were committed: Set creates or replaces the counterpart of the
- * same namespace and name, Delete removes it.
+ * `stagedAction` (Set when absent). They are never enforced; they preview what the cluster would
+ * decide if each were committed: Set creates or replaces the counterpart of the same namespace
+ * and name, Delete removes it. `Learn` and `Ignore` (Calico Enterprise's policy-recommendation
+ * actions, which Calico OSS accepts) are accepted, never enforced and never previewed: reading
+ * one leaves a note saying so (cluster-objects.ts `classifyObjects`), and `commitStaged`
+ * passes over it.
  *
  * Guarantees:
  * - staged objects are kept apart from everything the calc graph reads (`splitStaged`), so no
@@ -15,7 +18,7 @@
  */
 import type { ClusterObjects } from './cluster-objects.ts';
 import type { V3Resource } from '../api/index.ts';
-import { COUNTERPART, type StagedPolicy } from '../api/staged.ts';
+import { COUNTERPART, isPreviewedAction, type StagedPolicy } from '../api/staged.ts';
 import type { K8sNetworkPolicy } from '../api/index.ts';
 
 /** `<namespace>/<name>`, the identity a staged object shares with its counterpart. */
@@ -29,6 +32,7 @@ export function commitStaged(objs: ClusterObjects, staged: readonly StagedPolicy
   // A namespaced object written without a namespace is in `default`, as its staged twin's id says.
   const calico = new Map(objs.calico.map((r) => [`${r.kind}|${identity(r.kind === 'NetworkPolicy' ? r.metadata.namespace || 'default' : r.metadata.namespace, r.metadata.name)}`, r]));
   for (const s of staged) {
+    if (!isPreviewedAction(s.action)) continue;
     const id = identity(s.namespace, s.name);
     if (s.kind === 'StagedKubernetesNetworkPolicy') {
       if (s.action === 'Delete') k8s.delete(id);
@@ -40,6 +44,11 @@ export function commitStaged(objs: ClusterObjects, staged: readonly StagedPolicy
     else calico.set(key, s.counterpart as V3Resource);
   }
   return { ...objs, networkPolicies: [...k8s.values()], calico: [...calico.values()] };
+}
+
+/** The staged objects a commit preview applies (Set and Delete); Learn and Ignore are only noted. */
+export function previewedStaged(staged: readonly StagedPolicy[]): StagedPolicy[] {
+  return staged.filter((s) => isPreviewedAction(s.action));
 }
 
 /** One pair whose verdict the staged policies would change. */
