@@ -128,6 +128,7 @@ export class CalcGraph {
           ipv6Nets: ep.ipv6Nets,
           profileIds: ep.profileIds,
           tiers,
+          ...(ep.qosControls === undefined ? {} : { qosControls: ep.qosControls }),
         }),
       onEndpointRemove: (ep) => seq.onEndpointRemove(ep.key, { namespace: ep.namespace, name: ep.name }),
     });

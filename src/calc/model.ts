@@ -10,7 +10,7 @@
  * - policy `types` are resolved to two booleans (empty types = both, as in Felix);
  * - values are immutable once emitted: a change is a new value under the same key.
  */
-import type { PolicyId, PortRange, RuleAction, RuleProtocol } from '../proto/index.ts';
+import type { PolicyId, PortRange, QoSControls, RuleAction, RuleProtocol } from '../proto/index.ts';
 
 /** One side (source or destination) of a model rule. */
 export interface ModelEntity {
@@ -89,6 +89,8 @@ export interface ModelEndpoint {
   readonly ports: readonly EndpointPort[];
   readonly interfaceName: string;
   readonly mac: string;
+  /** `spec.qosControls` without its zero fields; absent when no limit is set. */
+  readonly qosControls?: QoSControls;
 }
 
 /**

@@ -38,7 +38,7 @@ import {
   type StagedKind,
 } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
-import { policyIdKey, type PolicyId, type PortRange, type RuleAction } from '../proto/index.ts';
+import { policyIdKey, type PolicyId, type PortRange, type QoSControls, type RuleAction } from '../proto/index.ts';
 import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
 import { flat } from '../runtime/flat-string.ts';
 import { failClosedPolicy, failClosedProfile, type PolicySelectorFields } from './fail-closed.ts';
@@ -265,6 +265,7 @@ export class UpdateProcessor {
               ports: endpointPorts(intern, r.spec.ports ?? []),
               interfaceName: r.spec.interfaceName ?? '',
               mac: r.spec.mac ?? '',
+              ...qosControlsOf(r.spec.qosControls),
             },
           },
         ];
@@ -533,4 +534,40 @@ function splitPorts(specs: readonly (string | number)[], ranges: PortRange[], na
     if (p.value.kind === 'named') names.push(p.value.name);
     else ranges.push({ first: p.value.min, last: p.value.max });
   }
+}
+
+/** The numeric QoS fields Felix's proto carries (`ModelWorkloadEndpointToProto`). */
+const QOS_FIELDS = [
+  'ingressBandwidth',
+  'egressBandwidth',
+  'ingressBurst',
+  'egressBurst',
+  'ingressPeakrate',
+  'egressPeakrate',
+  'ingressMinburst',
+  'egressMinburst',
+  'ingressPacketRate',
+  'egressPacketRate',
+  'ingressPacketBurst',
+  'egressPacketBurst',
+  'ingressMaxConnections',
+  'egressMaxConnections',
+] as const satisfies readonly (keyof QoSControls)[];
+
+/**
+ * `{ qosControls }` with the non-zero limits of `spec.qosControls`, or `{}` when there are
+ * none: a zero field means "no limit" in Felix, so it is left out rather than carried.
+ */
+function qosControlsOf(qos: Readonly<Record<string, unknown>> | undefined): { qosControls?: QoSControls } {
+  if (qos === undefined) return {};
+  const out: Record<string, number> = {};
+  let any = false;
+  for (const f of QOS_FIELDS) {
+    const v = qos[f];
+    if (typeof v === 'number' && v > 0) {
+      out[f] = v;
+      any = true;
+    }
+  }
+  return any ? { qosControls: out } : {};
 }

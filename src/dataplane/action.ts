@@ -9,7 +9,8 @@
 export type Action =
   | { readonly type: 'accept' }
   | { readonly type: 'drop' }
-  | { readonly type: 'reject' }
+  /** Refuse the packet; with `with`, by that ICMP error or TCP reset (`tcp-reset`). */
+  | { readonly type: 'reject'; readonly with?: 'tcp-reset' }
   /** Back to the calling chain. */
   | { readonly type: 'return' }
   /** Walk `target`, then come back. */
@@ -29,6 +30,8 @@ export const ACCEPT: Action = Object.freeze({ type: 'accept' });
 export const DROP: Action = Object.freeze({ type: 'drop' });
 export const REJECT: Action = Object.freeze({ type: 'reject' });
 export const RETURN: Action = Object.freeze({ type: 'return' });
+/** Refuse with a TCP reset (Felix `RejectWithTCPReset`). */
+export const REJECT_TCP_RESET: Action = Object.freeze({ type: 'reject', with: 'tcp-reset' });
 
 export function jump(target: string): Action {
   return { type: 'jump', target };

@@ -208,6 +208,27 @@ export class MatchBuilder {
     return this.add(RPF_FAILED);
   }
 
+  /**
+   * At most `rate` packets a second, `burst` at once. The kernel's `limit` match scales both
+   * by `XT_LIMIT_SCALE` (10000), so Felix accepts rate 0..10000 and burst 1..10000.
+   */
+  packetRate(rate: number, burst: number): this {
+    if (!Number.isInteger(rate) || rate < 0 || rate > MAX_LIMIT) throw new RuleRenderError(`packet rate ${rate} is not in 0..${MAX_LIMIT}`);
+    if (!Number.isInteger(burst) || burst < 1 || burst > MAX_LIMIT) throw new RuleRenderError(`packet burst ${burst} is not in 1..${MAX_LIMIT}`);
+    return this.add({ kind: 'packet-rate', rate, burst });
+  }
+
+  /** The first segment of a TCP connection (SYN without FIN, RST or ACK); matches TCP too. */
+  tcpSyn(): this {
+    return this.protocol('tcp').add(TCP_SYN);
+  }
+
+  /** More than `above` connections through this rule, from all addresses together (a `uint32`). */
+  connlimitAbove(above: number): this {
+    if (!Number.isInteger(above) || above < 0 || above > MAX_UINT32) throw new RuleRenderError(`connection limit ${above} is not in 0..${MAX_UINT32}`);
+    return this.add({ kind: 'connlimit', above });
+  }
+
   /** Appends every criterion of `match`. */
   and(match: Match): this {
     for (const c of match) this.criteria.push(c);
@@ -232,6 +253,12 @@ export class MatchBuilder {
     return this;
   }
 }
+
+/** Kernel `XT_LIMIT_SCALE`: the largest rate and burst the `limit` match takes (Felix `LimitPacketRateAction`). */
+const MAX_LIMIT = 10000;
+/** `xt_connlimit`'s limit is a `u32` (Felix `LimitNumConnectionsAction`). */
+const MAX_UINT32 = 0xffffffff;
+const TCP_SYN: MatchCriterion = Object.freeze({ kind: 'tcp-syn' });
 
 /** A fresh builder. */
 export function match(): MatchBuilder {

@@ -43,7 +43,19 @@ export type MatchCriterion =
    * the packet's mark, does not leave by the interface the packet came in on (iptables
    * `-m rpfilter --invert --validmark`; Felix `RPFCheckFailed`).
    */
-  | { readonly kind: 'rpf-failed' };
+  | { readonly kind: 'rpf-failed' }
+  /**
+   * At most `rate` packets a second, `burst` at once, in a bucket of this rule's own (the
+   * `limit` match: Felix's packet-rate QoS control).
+   */
+  | { readonly kind: 'packet-rate'; readonly rate: number; readonly burst: number }
+  /** A TCP segment with SYN set and FIN, RST and ACK clear: the first of a connection (the protocol must be matched too). */
+  | { readonly kind: 'tcp-syn' }
+  /**
+   * More than `above` connections tracked by this rule, counted together for every address
+   * (`connlimit` with mask 0: Felix's max-connections QoS control).
+   */
+  | { readonly kind: 'connlimit'; readonly above: number };
 
 /** Criteria, all of which a packet meets; in the order a backend writes them. */
 export type Match = readonly MatchCriterion[];

@@ -19,7 +19,8 @@
  *   DefaultEndpointToHostAction); `cali-OUTPUT`: host → local workload always allowed
  *   (Calico semantics);
  * - dispatch chains `--goto` per-endpoint chains and DROP unknown interfaces;
- * - `cali-tw-`/`cali-fw-`: conntrack, clear marks, tiers, profiles, final DROP;
+ * - `cali-tw-`/`cali-fw-`: packet-rate limit, conntrack, connection limit (qos-controls.ts),
+ *   clear marks, tiers, profiles, final DROP;
  * - `cali-pi-`/`cali-po-` and `cali-pri-`/`cali-pro-`: one rule set per Calico rule.
  *
  * Rules are built as data — criteria through `MatchBuilder`, actions as `Action` values — so
@@ -31,6 +32,7 @@ import { rawChains, rawKernelHooks, type RpfSkip } from './anti-spoofing.ts';
 import { ACCEPT, DROP, REJECT, RETURN, clearMark, goTo, jump, setMark, type Action } from './action.ts';
 import type { Chain, ChainRule, KernelHooks } from './chain.ts';
 import { dropLogTarget, type DropLogOptions, type DropLogRule, type RuleTag } from './drop-log.ts';
+import { connectionLimitRules, packetRateRules } from './qos-controls.ts';
 import {
   CHAIN_FILTER_FORWARD,
   CHAIN_FILTER_INPUT,
@@ -279,9 +281,13 @@ export class RuleRenderer {
     if (ep.state !== 'active') {
       return { name, rules: [{ match: ANY, action: DROP, comments: ['Endpoint admin disabled'] }] };
     }
+    // QoS limits where Felix puts them (qos-controls.ts): the packet rate before conntrack,
+    // the connection limit right after it.
     const rules: ChainRule[] = [
+      ...packetRateRules(ep.qosControls, dir),
       { match: CONNTRACK_ESTABLISHED, action: ACCEPT },
       { match: CONNTRACK_INVALID, action: DROP },
+      ...connectionLimitRules(ep.qosControls, dir),
       { match: ANY, action: clearMark(MARK_ACCEPT | MARK_PASS) },
     ];
     if (dir === 'egress') {

@@ -184,6 +184,29 @@ export interface TierInfo {
   readonly stagedEgressPolicies?: readonly PolicyId[];
 }
 
+/**
+ * A workload endpoint's QoS limits (Felix proto `QoSControls`): every field a non-negative
+ * integer, 0 (or absent) meaning "no limit". Packet rates and connection counts are enforced in
+ * the endpoint's chains; bandwidth, burst, peak rate and minimum burst need `tc`, which Tessera
+ * does not program (dataplane/qos-controls.ts).
+ */
+export interface QoSControls {
+  readonly ingressBandwidth?: number;
+  readonly egressBandwidth?: number;
+  readonly ingressBurst?: number;
+  readonly egressBurst?: number;
+  readonly ingressPeakrate?: number;
+  readonly egressPeakrate?: number;
+  readonly ingressMinburst?: number;
+  readonly egressMinburst?: number;
+  readonly ingressPacketRate?: number;
+  readonly egressPacketRate?: number;
+  readonly ingressPacketBurst?: number;
+  readonly egressPacketBurst?: number;
+  readonly ingressMaxConnections?: number;
+  readonly egressMaxConnections?: number;
+}
+
 export interface WorkloadEndpoint {
   /** Host-side interface name (`cali…`); empty when the WEP did not say. */
   readonly interfaceName: string;
@@ -194,6 +217,8 @@ export interface WorkloadEndpoint {
   /** Profiles in the endpoint's order (evaluated after the tiers). */
   readonly profileIds: readonly string[];
   readonly tiers: readonly TierInfo[];
+  /** The endpoint's `spec.qosControls`, when it has any. */
+  readonly qosControls?: QoSControls;
 }
 
 // ---- messages -----------------------------------------------------------------------------

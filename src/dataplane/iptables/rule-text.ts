@@ -84,6 +84,13 @@ export function criterionText(c: MatchCriterion): string {
       return `-m hashlimit --hashlimit-upto ${c.rate} --hashlimit-burst ${c.burst} --hashlimit-name ${c.bucket}`;
     case 'rpf-failed':
       return '-m rpfilter --invert --validmark';
+    case 'packet-rate':
+      return `-m limit --limit ${c.rate}/sec --limit-burst ${c.burst}`;
+    case 'tcp-syn':
+      // The long form iptables-save prints for `--syn` (Felix writes it the same way).
+      return '-m tcp --tcp-flags FIN,SYN,RST,ACK SYN';
+    case 'connlimit':
+      return `-m connlimit --connlimit-above ${c.above} --connlimit-mask 0`;
   }
 }
 
@@ -114,7 +121,7 @@ export function actionText(action: Action): string {
     case 'drop':
       return '-j DROP';
     case 'reject':
-      return '-j REJECT';
+      return action.with === undefined ? '-j REJECT' : `-j REJECT --reject-with ${action.with}`;
     case 'return':
       return '-j RETURN';
     case 'jump':
