@@ -27,6 +27,8 @@ export class DataplaneMetrics {
   readonly conflictingEndpoints: Gauge<'kind'>;
   /** This node's endpoints not programmed because no `--interface-prefix` covers their interface. */
   readonly foreignInterfaceEndpoints: Gauge;
+  /** This node's endpoints that set a QoS limit Tessera does not enforce (bandwidth: needs tc), by field. */
+  readonly qosUnenforcedEndpoints: Gauge<'field'>;
 
   constructor(registry: Registry) {
     const labelNames = ['ip_version', 'table'] as const;
@@ -88,6 +90,14 @@ export class DataplaneMetrics {
       new Gauge({
         name: 'tessera_dataplane_foreign_interface_endpoints',
         help: "This node's WorkloadEndpoints whose interface no configured interface prefix covers: not programmed (their traffic never reaches the dispatch chains).",
+        registers: [registry],
+      }),
+    );
+    this.qosUnenforcedEndpoints = getOrCreate(registry, 'tessera_dataplane_qos_unenforced_endpoints', () =>
+      new Gauge({
+        name: 'tessera_dataplane_qos_unenforced_endpoints',
+        help: "This node's WorkloadEndpoints whose qosControls set a limit Tessera does not enforce (bandwidth, burst, peak rate, minimum burst: Felix programs them with tc), by field.",
+        labelNames: ['field'] as const,
         registers: [registry],
       }),
     );

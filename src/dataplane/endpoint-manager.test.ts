@@ -143,3 +143,25 @@ describe('EndpointManager: foreign interfaces', () => {
     expect(ownChains(kernel, 'calib')).toBe(true);
   });
 });
+
+describe('EndpointManager: QoS controls', () => {
+  it('programs the connection limit, warns once per endpoint about bandwidth (not enforced) and counts it by field', async () => {
+    const { kernel, registry, lines, apply } = start();
+    const qos = { ingressBandwidth: 1_000_000, ingressBurst: 4294967296, ingressMaxConnections: 1 };
+    await apply(...base, wep('shop', 'q', { interfaceName: 'caliq', ipv4Nets: ['10.65.0.7/32'], profileIds: ['kns.shop'], qosControls: qos }), { type: 'InSync' });
+    expect(decision(kernel, 'caliq').ingress).toContain(
+      '-m comment --comment "Reject connections over ingress connection limit" -p tcp -m tcp --tcp-flags FIN,SYN,RST,ACK SYN -m connlimit --connlimit-above 1 --connlimit-mask 0 -j REJECT --reject-with tcp-reset',
+    );
+    const said = () => lines().filter((l) => String(l.msg).startsWith('qosControls NOT ENFORCED'));
+    expect(said()).toHaveLength(1);
+    expect(said()[0]).toMatchObject({ level: 40, namespace: 'shop', name: 'q', fields: ['ingressBandwidth', 'ingressBurst'] });
+    expect(await gauge(registry, 'tessera_dataplane_qos_unenforced_endpoints{field="ingressBandwidth"}')).toBe(1);
+    expect(await gauge(registry, 'tessera_dataplane_qos_unenforced_endpoints{field="egressBandwidth"}')).toBe(0);
+
+    // The same limits again: no second warning.
+    await apply(wep('shop', 'q', { interfaceName: 'caliq', ipv4Nets: ['10.65.0.7/32'], profileIds: ['kns.shop'], qosControls: qos }));
+    expect(said()).toHaveLength(1);
+    await apply(removeWep('shop', 'q'));
+    expect(await gauge(registry, 'tessera_dataplane_qos_unenforced_endpoints{field="ingressBandwidth"}')).toBe(0);
+  });
+});

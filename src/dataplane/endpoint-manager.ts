@@ -16,6 +16,11 @@
  * is never reached by the hooks, so its endpoint is not programmed: one error per change of
  * the endpoint, and the `tessera_dataplane_foreign_interface_endpoints` gauge.
  *
+ * QoS limits (qos-controls.ts): packet-rate and connection limits are in the endpoint's chains;
+ * a bandwidth limit (and its burst, peak rate, minimum burst) needs `tc`, which Tessera does
+ * not program: one warning per endpoint whenever the set of such fields changes, and the
+ * `tessera_dataplane_qos_unenforced_endpoints{field}` gauge.
+ *
  * Endpoints whose claims conflict — one interface, or overlapping addresses, claimed by more
  * than one endpoint of this node, whichever way the interface was learnt — are all withheld:
  * their interfaces get DROP chains until the conflict is gone (`endpoint-conflicts.ts`).
@@ -32,6 +37,7 @@ import type { Manager } from './manager.ts';
 import { RuleRenderError } from './match-builder.ts';
 import type { FamilyTables } from './policy-manager.ts';
 import { isValidInterfaceName } from './rule-renderer.ts';
+import { TC_QOS_FIELDS, unenforcedQoSFields } from './qos-controls.ts';
 
 /** The `programmed` value of an interface whose endpoints conflict; no endpoint key is empty. */
 const CONTESTED = '';
@@ -55,6 +61,8 @@ export class EndpointManager implements Manager {
   private dispatchDirty = true;
   /** The dispatch chains (root and children) last handed to the tables; the same in every family. */
   private dispatchChainNames: ReadonlySet<string> = new Set();
+  /** key → the QoS fields the endpoint sets that are not enforced (only endpoints with some). */
+  private readonly unenforcedQoS = new Map<string, readonly string[]>();
 
   constructor(
     private readonly families: readonly FamilyTables[],
@@ -79,6 +87,7 @@ export class EndpointManager implements Manager {
         const key = workloadEndpointIdKey(msg.id);
         const iface = msg.endpoint.interfaceName === '' ? undefined : msg.endpoint.interfaceName;
         this.endpoints.set(key, { namespace: msg.id.namespace, name: msg.id.name, endpoint: msg.endpoint, iface, dirty: true });
+        this.noteUnenforcedQoS(key, msg.id, unenforcedQoSFields(msg.endpoint.qosControls));
         return true;
       }
       case 'WorkloadEndpointRemove': {
@@ -88,11 +97,30 @@ export class EndpointManager implements Manager {
           this.endpoints.delete(key);
           this.dispatchDirty = true;
         }
+        this.noteUnenforcedQoS(key, msg.id, []);
         return true;
       }
       default:
         return false;
     }
+  }
+
+  /** Warns when an endpoint's unenforced QoS fields change to a non-empty set; keeps the gauge. */
+  private noteUnenforcedQoS(key: string, id: { namespace: string; name: string }, fields: readonly string[]): void {
+    const before = this.unenforcedQoS.get(key) ?? [];
+    if (before.length === fields.length && before.every((f, i) => f === fields[i])) return;
+    if (fields.length === 0) this.unenforcedQoS.delete(key);
+    else this.unenforcedQoS.set(key, fields);
+    if (fields.length > 0) {
+      this.log.warn(
+        { namespace: id.namespace, name: id.name, fields },
+        'qosControls NOT ENFORCED: bandwidth limits need tc, which Tessera does not program (packet-rate and connection limits are enforced)',
+      );
+    }
+    if (this.metrics === undefined) return;
+    const counts = new Map<string, number>(TC_QOS_FIELDS.map((f) => [f, 0]));
+    for (const fs of this.unenforcedQoS.values()) for (const f of fs) counts.set(f, (counts.get(f) ?? 0) + 1);
+    for (const [field, n] of counts) this.metrics.qosUnenforcedEndpoints.set({ field }, n);
   }
 
   /** Whether some endpoint still waits for its interface name. */
