@@ -47,7 +47,7 @@ export interface K8sContainerPort {
 
 /** The structural subset of a core/v1 Pod this module reads. */
 export interface K8sPod {
-  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; deletionTimestamp?: unknown };
+  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: unknown };
   spec?: {
     nodeName?: string;
     hostNetwork?: boolean;

@@ -32,8 +32,10 @@ export function newWorkloadEndpointController(
     writer,
     // Only endpoints this controller wrote: a CNI plugin's are never touched.
     sourceKeyOf: (t) => (isManaged(t) ? conversion.sourceKeyOf(t) : undefined),
-    desired: (pod) => {
-      const wep = conversion.convert(pod as K8sPod, build).resource;
+    desired: (pod, _key, log) => {
+      const { resource: wep, warnings } = conversion.convert(pod as K8sPod, build);
+      // As Calico's converter: a QoS annotation it cannot use is a warning; the endpoint is built anyway.
+      for (const w of warnings) log.warn({ kind: 'Pod', namespace: pod.metadata?.namespace, name: pod.metadata?.name }, `QoS annotation: ${w}`);
       if (wep === undefined) return [];
       const out: WrittenObject = {
         ...wep,

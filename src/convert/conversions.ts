@@ -23,7 +23,7 @@ import type { K8sMetaObject, K8sNetworkPolicy, K8sPod } from '../api/kubernetes.
 import type { NetworkPolicy, Profile, V3Resource, WorkloadEndpoint } from '../api/types.ts';
 import { convertNetworkPolicy, type RuleConversionError } from './policy-converter.ts';
 import { namespaceToProfile, profileSource, serviceAccountToProfile } from './profile-builder.ts';
-import { podToWorkloadEndpoint, type WorkloadEndpointBuildOptions } from './workload-endpoint-builder.ts';
+import { podToWorkloadEndpointWithWarnings, type WorkloadEndpointBuildOptions } from './workload-endpoint-builder.ts';
 
 /** What a builder made of one source. */
 export interface Converted<T extends V3Resource> {
@@ -82,7 +82,10 @@ const SERVICE_ACCOUNT_PROFILE: Conversion<K8sMetaObject, Profile> = {
 const POD_WORKLOAD_ENDPOINT: Conversion<K8sPod, WorkloadEndpoint> = {
   source: kindRow('pods'),
   target: kindRow('workloadendpoints.projectcalico.org'),
-  convert: (pod, opts) => converted(podToWorkloadEndpoint(pod, opts)),
+  convert: (pod, opts) => {
+    const { endpoint, warnings } = podToWorkloadEndpointWithWarnings(pod, opts);
+    return { resource: endpoint, errors: [], warnings };
+  },
   sourceKeyOf: (t) => {
     const pod = (t.spec as { pod?: unknown } | undefined)?.pod;
     return typeof pod === 'string' ? `${t.metadata?.namespace ?? ''}/${pod}` : undefined;

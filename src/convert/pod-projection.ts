@@ -8,12 +8,21 @@
  */
 import type { KubeObject } from '../informers/object.ts';
 import type { K8sContainerPort, K8sPod } from '../api/index.ts';
+import { isQoSAnnotation } from './pod-qos-annotations.ts';
 
 type PodLike = K8sPod & KubeObject;
 
 function ports(containers: Array<{ ports?: K8sContainerPort[] }> | undefined): Array<{ ports?: K8sContainerPort[] }> | undefined {
   if (containers === undefined) return undefined;
   return containers.map((c) => (c.ports === undefined ? {} : { ports: c.ports }));
+}
+
+/** Only the annotations QoS controls are read from (pod-qos-annotations.ts): most pods have none. */
+function qosAnnotations(annotations: Record<string, string> | undefined): { annotations?: Record<string, string> } {
+  if (annotations === undefined) return {};
+  let out: Record<string, string> | undefined;
+  for (const [k, v] of Object.entries(annotations)) if (isQoSAnnotation(k)) (out ??= {})[k] = v;
+  return out === undefined ? {} : { annotations: out };
 }
 
 export function projectPod(pod: PodLike): PodLike {
@@ -29,6 +38,7 @@ export function projectPod(pod: PodLike): PodLike {
       ...(m.uid === undefined ? {} : { uid: m.uid }),
       ...((m as { resourceVersion?: string }).resourceVersion === undefined ? {} : { resourceVersion: (m as { resourceVersion?: string }).resourceVersion }),
       ...(m.labels === undefined ? {} : { labels: m.labels }),
+      ...qosAnnotations(m.annotations),
       ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }),
     } as PodLike['metadata'],
     spec: {

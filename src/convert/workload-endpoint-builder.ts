@@ -12,6 +12,8 @@
  *   protocol TCP (TCP or empty), UDP, SCTP; others skipped. (Calico's internal model
  *   lower-cases them; the v3 API — and crds/ — spell them in capitals, and Felix matches
  *   named ports case-insensitively);
+ * - qosControls from the pod's QoS annotations (pod-qos-annotations.ts; `podToWorkloadEndpointWithWarnings`
+ *   also returns what Calico would warn about them);
  * - interface `cali` + the first 11 hex characters of SHA-1(`<ns>.<pod>`), or none (see
  *   `WorkloadInterfaceNaming`).
  *
@@ -26,6 +28,7 @@ import { API_VERSION } from '../api/types.ts';
 import { formatIP, parseIP } from '../api/cidr.ts';
 import { namespaceProfileName, serviceAccountProfileName } from './profile-builder.ts';
 import type { K8sPod } from '../api/kubernetes.ts';
+import { podQoSControls } from './pod-qos-annotations.ts';
 
 /** Felix: the first entry of FELIX_INTERFACEPREFIX, default `cali`. */
 export const DEFAULT_INTERFACE_PREFIX = 'cali';
@@ -123,6 +126,23 @@ export function podIsFinished(pod: K8sPod): boolean {
 }
 
 export function podToWorkloadEndpoint(pod: K8sPod, opts: WorkloadEndpointBuildOptions = {}): WorkloadEndpoint | undefined {
+  return podToWorkloadEndpointWithWarnings(pod, opts).endpoint;
+}
+
+/**
+ * `podToWorkloadEndpoint`, with the problems Calico's converter logs and builds the endpoint
+ * anyway: a QoS annotation it could not parse, clamped or dropped (pod-qos-annotations.ts),
+ * each `<annotation>: <reason>`. None when there is no endpoint.
+ */
+export function podToWorkloadEndpointWithWarnings(pod: K8sPod, opts: WorkloadEndpointBuildOptions = {}): { endpoint: WorkloadEndpoint | undefined; warnings: readonly string[] } {
+  const endpoint = buildEndpoint(pod, opts);
+  if (endpoint === undefined) return { endpoint, warnings: [] };
+  const { qosControls, errors } = podQoSControls(pod.metadata?.annotations);
+  if (qosControls !== undefined) endpoint.spec.qosControls = qosControls;
+  return { endpoint, warnings: errors };
+}
+
+function buildEndpoint(pod: K8sPod, opts: WorkloadEndpointBuildOptions): WorkloadEndpoint | undefined {
   const { interfaceNaming = 'calico' } = opts;
   const name = pod.metadata?.name;
   const namespace = pod.metadata?.namespace;

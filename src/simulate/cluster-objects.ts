@@ -132,7 +132,8 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
 
   for (const pod of objs.pods) {
     const withSa: K8sPod = pod.spec?.serviceAccountName ? pod : { ...pod, spec: { ...pod.spec, serviceAccountName: 'default' } };
-    const wep = CONVERSIONS.pods.convert(withSa).resource;
+    const { resource: wep, warnings } = CONVERSIONS.pods.convert(withSa);
+    for (const w of warnings) notes.push(`${describeInput('Pod', pod.metadata)}: ${w} (as Calico does, the endpoint is built anyway)`);
     if (wep === undefined) notes.push(`Pod ${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}: no workload endpoint (no node, no IP, host network or finished); skipped`);
     else put(wep, describeInput('Pod', pod.metadata));
   }
