@@ -52,6 +52,7 @@ import {
   qualifiedNameProblems,
 } from './names.ts';
 import { parseProtocol, supportsPorts } from './protocol.ts';
+import { checkQoSControls } from './qos-validation.ts';
 import { checkAnnotations, checkRuleList } from './rule-validation.ts';
 import type { RuleOwnerKind } from './rule-validation.ts';
 import { checkSelectorField } from './selector-field.ts';
@@ -532,7 +533,7 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   }
 
   const qos = spec['qosControls'];
-  if (!isAbsent(qos)) expectRecord(c, 'spec.qosControls', qos);
+  if (!isAbsent(qos) && expectRecord(c, 'spec.qosControls', qos)) checkQoSControls(c, 'spec.qosControls', qos);
 }
 
 function checkEndpointPort(c: FieldErrorCollector, path: string, port: unknown): void {

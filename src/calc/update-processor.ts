@@ -536,7 +536,7 @@ function splitPorts(specs: readonly (string | number)[], ranges: PortRange[], na
   }
 }
 
-/** The numeric QoS fields Felix's proto carries (`ModelWorkloadEndpointToProto`). */
+/** The numeric QoS fields Felix's proto carries (`ModelWorkloadEndpointToProto`; DSCP too, as a `QoSPolicy`). */
 const QOS_FIELDS = [
   'ingressBandwidth',
   'egressBandwidth',
@@ -560,8 +560,13 @@ const QOS_FIELDS = [
  */
 function qosControlsOf(qos: Readonly<Record<string, unknown>> | undefined): { qosControls?: QoSControls } {
   if (qos === undefined) return {};
-  const out: Record<string, number> = {};
+  const out: Record<string, number | string> = {};
   let any = false;
+  const dscp = qos['dscp'];
+  if (typeof dscp === 'number' || typeof dscp === 'string') {
+    out['dscp'] = dscp;
+    any = true;
+  }
   for (const f of QOS_FIELDS) {
     const v = qos[f];
     if (typeof v === 'number' && v > 0) {

@@ -96,7 +96,7 @@ export class DataplaneMetrics {
     this.qosUnenforcedEndpoints = getOrCreate(registry, 'tessera_dataplane_qos_unenforced_endpoints', () =>
       new Gauge({
         name: 'tessera_dataplane_qos_unenforced_endpoints',
-        help: "This node's WorkloadEndpoints whose qosControls set a limit Tessera does not enforce (bandwidth, burst, peak rate, minimum burst: Felix programs them with tc), by field.",
+        help: "This node's WorkloadEndpoints whose qosControls set a limit Tessera does not enforce (bandwidth, burst, peak rate, minimum burst: Felix programs them with tc; dscp: the mangle table), by field.",
         labelNames: ['field'] as const,
         registers: [registry],
       }),

@@ -17,8 +17,8 @@
  * the endpoint, and the `tessera_dataplane_foreign_interface_endpoints` gauge.
  *
  * QoS limits (qos-controls.ts): packet-rate and connection limits are in the endpoint's chains;
- * a bandwidth limit (and its burst, peak rate, minimum burst) needs `tc`, which Tessera does
- * not program: one warning per endpoint whenever the set of such fields changes, and the
+ * a bandwidth limit (and its burst, peak rate, minimum burst) needs `tc`, and DSCP the mangle
+ * table, which Tessera does not program: one warning per endpoint whenever the set of such fields changes, and the
  * `tessera_dataplane_qos_unenforced_endpoints{field}` gauge.
  *
  * Endpoints whose claims conflict — one interface, or overlapping addresses, claimed by more
@@ -37,7 +37,7 @@ import type { Manager } from './manager.ts';
 import { RuleRenderError } from './match-builder.ts';
 import type { FamilyTables } from './policy-manager.ts';
 import { isValidInterfaceName } from './rule-renderer.ts';
-import { TC_QOS_FIELDS, unenforcedQoSFields } from './qos-controls.ts';
+import { UNENFORCED_QOS_FIELDS, unenforcedQoSFields } from './qos-controls.ts';
 
 /** The `programmed` value of an interface whose endpoints conflict; no endpoint key is empty. */
 const CONTESTED = '';
@@ -114,11 +114,11 @@ export class EndpointManager implements Manager {
     if (fields.length > 0) {
       this.log.warn(
         { namespace: id.namespace, name: id.name, fields },
-        'qosControls NOT ENFORCED: bandwidth limits need tc, which Tessera does not program (packet-rate and connection limits are enforced)',
+        'qosControls NOT ENFORCED: bandwidth limits need tc and DSCP the mangle table, which Tessera does not program (packet-rate and connection limits are enforced)',
       );
     }
     if (this.metrics === undefined) return;
-    const counts = new Map<string, number>(TC_QOS_FIELDS.map((f) => [f, 0]));
+    const counts = new Map<string, number>(UNENFORCED_QOS_FIELDS.map((f) => [f, 0]));
     for (const fs of this.unenforcedQoS.values()) for (const f of fs) counts.set(f, (counts.get(f) ?? 0) + 1);
     for (const [field, n] of counts) this.metrics.qosUnenforcedEndpoints.set({ field }, n);
   }

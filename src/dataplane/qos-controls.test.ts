@@ -56,6 +56,7 @@ describe('QoS controls in the endpoint chains (Felix endpointIptablesChain)', ()
     expect(withQos.map(chainText)).toEqual(without.map(chainText));
     expect(unenforcedQoSFields(qos)).toEqual(['ingressBandwidth', 'ingressBurst', 'egressPeakrate']);
     expect(unenforcedQoSFields(undefined)).toEqual([]);
+    expect(unenforcedQoSFields({ ingressMaxConnections: 3, dscp: 'EF' })).toEqual(['dscp']);
   });
 
   it('refuses a rate or burst the limit match cannot take (Felix panics on them)', () => {

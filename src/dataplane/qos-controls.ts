@@ -14,7 +14,8 @@
  * - ingress limits go in `cali-tw-` (traffic to the workload), egress in `cali-fw-`.
  *
  * Bandwidth, burst, peak rate and minimum burst are not iptables: Felix programs them with
- * `tc` (`felix/dataplane/linux/qos`), which Tessera does not. `unenforcedQoSFields` names the
+ * `tc` (`felix/dataplane/linux/qos`), which Tessera does not; nor does it mark DSCP (Felix's
+ * mangle-table `QoSPolicy`). `unenforcedQoSFields` names the
  * ones an endpoint sets, so the endpoint manager can say so (a warning per endpoint and the
  * `tessera_qos_unenforced_endpoints` gauge), and the offline tools too.
  */
@@ -73,8 +74,11 @@ export const TC_QOS_FIELDS = [
   'egressMinburst',
 ] as const satisfies readonly (keyof QoSControls)[];
 
-/** The fields of `qos` that are set and not enforced (`TC_QOS_FIELDS`), in that order. */
+/** Every field that is set and not enforced: `TC_QOS_FIELDS`, then `dscp` (Felix marks it in the mangle table). */
+export const UNENFORCED_QOS_FIELDS = [...TC_QOS_FIELDS, 'dscp'] as const;
+
+/** The fields of `qos` that are set and not enforced (`UNENFORCED_QOS_FIELDS`), in that order. */
 export function unenforcedQoSFields(qos: QoSControls | undefined): string[] {
   if (qos === undefined) return [];
-  return TC_QOS_FIELDS.filter((f) => (qos[f] ?? 0) !== 0);
+  return [...TC_QOS_FIELDS.filter((f) => (qos[f] ?? 0) !== 0), ...(qos.dscp === undefined ? [] : ['dscp'])];
 }

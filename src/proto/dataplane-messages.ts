@@ -187,8 +187,8 @@ export interface TierInfo {
 /**
  * A workload endpoint's QoS limits (Felix proto `QoSControls`): every field a non-negative
  * integer, 0 (or absent) meaning "no limit". Packet rates and connection counts are enforced in
- * the endpoint's chains; bandwidth, burst, peak rate and minimum burst need `tc`, which Tessera
- * does not program (dataplane/qos-controls.ts).
+ * the endpoint's chains; bandwidth, burst, peak rate and minimum burst need `tc`, and DSCP the
+ * mangle table, which Tessera does not program (dataplane/qos-controls.ts).
  */
 export interface QoSControls {
   readonly ingressBandwidth?: number;
@@ -205,6 +205,8 @@ export interface QoSControls {
   readonly egressPacketBurst?: number;
   readonly ingressMaxConnections?: number;
   readonly egressMaxConnections?: number;
+  /** DSCP for egress traffic (Felix carries it as a `QoSPolicy`; marked in the mangle table, which Tessera does not program). */
+  readonly dscp?: number | string;
 }
 
 export interface WorkloadEndpoint {
