@@ -13,18 +13,36 @@
  *   (unless `--skip-invalid`). The reasons are on stderr, one line each; nothing is
  *   answered from partial input.
  *
+ * - 4 (`EXIT_UNENFORCED`): done, but the input holds objects of a policy kind Tessera does not
+ *   enforce (a HostEndpoint, a ClusterNetworkPolicy: api/unenforced-kinds.ts), which would
+ *   change verdicts under Calico. The answer printed is what Tessera enforces; each such object
+ *   is named on stderr (`NOT ENFORCED: …`). It wins over 1: a mismatch or an invalid object
+ *   next to them is judged on an answer that already leaves them out.
+ *
  * 3 is the first refusal status, as for the agent (`EXIT_CANNOT_PROGRAM`: the host it was
  * pointed at cannot be used): in both, what to fix is the environment the command was
  * given, not the verdict or the command line.
  */
+import { describeUnenforced, type UnenforcedObject } from '../api/unenforced-kinds.ts';
 import { formatInputProblem, type InputError } from '../runtime/input-error.ts';
 
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_INPUT = 3;
+export const EXIT_UNENFORCED = 4;
 
 /** Prints one `tessera <command>: <problem>` line per problem on stderr; returns `EXIT_INPUT`. */
 export function reportInputError(command: string, err: InputError, out: { stderr(text: string): void }): number {
   for (const p of err.problems) out.stderr(`tessera ${command}: ${formatInputProblem(p)}\n`);
   return EXIT_INPUT;
+}
+
+/**
+ * Prints one `NOT ENFORCED: …` line per object on stderr (each once, in order), and returns
+ * `EXIT_UNENFORCED` when there was any, else `code`.
+ */
+export function reportUnenforced(objects: readonly UnenforcedObject[], out: { stderr(text: string): void }, code: number): number {
+  const lines = new Set(objects.map(describeUnenforced));
+  for (const l of lines) out.stderr(`${l}\n`);
+  return lines.size > 0 ? EXIT_UNENFORCED : code;
 }

@@ -12,7 +12,7 @@
 import { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { formatIP, parseIP } from '../api/index.ts';
 import { commitStaged, previewedStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
-import { EXIT_FAILED } from './exit-status.ts';
+import { EXIT_FAILED, reportUnenforced } from './exit-status.ts';
 import { agentRuleCounts, describeLive, type RuleCountsFetcher } from './explain-live.ts';
 import { switchFlag, usage, valueFlag } from './args.ts';
 import { exitStatusFor, loadCluster, processOutput, readKubeConfig, UsageError, type CliOutput } from './simulate.ts';
@@ -76,15 +76,16 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     const committed = staged.length === 0 ? undefined : translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid }).resources;
     const stagedSim = committed === undefined ? undefined : new Simulation(committed);
     const names = new IpSetNames(translated.resources.values());
+    for (const w of translated.warnings) out.stderr(`warning: ${w}\n`);
     // The staged walk names its IP sets from the committed cluster: a staged rule's selector may be in no enforced policy.
     const code = explainOne(sim, names, a.from, a.to, a.protocol, a.port, output, out, notes, missingTiers, stagedSim, committed === undefined ? undefined : new IpSetNames(committed.values()), translated.failClosed);
-    if (code !== 0 || !live) return code;
+    if (code !== 0 || !live) return reportUnenforced(objs.unenforced ?? [], out, code);
     const from = peerFor(sim, a.from)!;
     const to = peerFor(sim, a.to)!;
     const kc = a.kubeconfig === undefined ? undefined : await readKubeConfig(a.kubeconfig);
     const lines = await describeLive(from, to, sim.verdict(from, to, a.protocol, a.port, true), fetchCounts ?? agentRuleCounts(kc, agentUrls));
     out.stdout(`${lines.join('\n')}\n`);
-    return 0;
+    return reportUnenforced(objs.unenforced ?? [], out, 0);
   } catch (err) {
     return exitStatusFor('explain', err, USAGE, out);
   }

@@ -17,7 +17,7 @@ import { DataplaneDriver, RecordingCommandRunner } from '../dataplane/index.ts';
 import { FakeKernel } from '../dataplane/iptables/fake-kernel.ts';
 import type { StagedPolicy, V3Resource } from '../api/index.ts';
 import { translateCluster } from '../simulate/index.ts';
-import { EXIT_FAILED } from './exit-status.ts';
+import { EXIT_FAILED, reportUnenforced } from './exit-status.ts';
 import { usage } from './args.ts';
 import { exitStatusFor, loadCluster, processOutput, UsageError, type CliOutput } from './simulate.ts';
 import { parseSimulatorArgs, pickFlags } from './simulator-flags.ts';
@@ -93,14 +93,15 @@ export async function runRender(argv: readonly string[], out: CliOutput = proces
     const objs = await loadCluster(a, notes);
     const translated = translateCluster(objs, { skipInvalid: a.skipInvalid });
     for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${n}\n`);
+    for (const w of translated.warnings) out.stderr(`warning: ${w}\n`);
     const r = await renderNode(translated.resources.values(), a.node, objs.staged ?? []);
     for (const [cmd, stdin] of r.ipset) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     for (const [cmd, stdin] of r.iptables) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     if (r.endpoints === 0) {
       out.stderr(`tessera render: node ${a.node} has no workload endpoints in the input; printed the base chains only\n`);
-      return EXIT_FAILED;
+      return reportUnenforced(objs.unenforced ?? [], out, EXIT_FAILED);
     }
-    return 0;
+    return reportUnenforced(objs.unenforced ?? [], out, 0);
   } catch (err) {
     return exitStatusFor('render', err, USAGE, out);
   }

@@ -11,7 +11,10 @@
  * Notes (skipped pods, dropped rules, kinds the API server does not serve) go to stderr.
  * Exit 2 on a usage error, 3 when the input cannot be used (exit-status.ts): an unreadable
  * file, a YAML syntax error, an unreachable API server, a forbidden list, an invalid object
- * (unless `--skip-invalid`) — never an empty or partial matrix with status 0.
+ * (unless `--skip-invalid`) — never an empty or partial matrix with status 0. Exit 4 when the
+ * input holds a policy kind Tessera does not enforce (a HostEndpoint, a ClusterNetworkPolicy):
+ * each is named on stderr as `NOT ENFORCED: …`, after the answer that leaves it out. The
+ * warnings `tessera validate` prints (an `http` match, QoS limits) are on stderr too.
  */
 import { processOutput, usage, UsageError, type CliOutput } from './args.ts';
 import { parseSimulatorArgs, pickFlags, type SimulatorArgs } from './simulator-flags.ts';
@@ -21,7 +24,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 
 import { fileProblem, InputError, type InputProblem } from '../runtime/input-error.ts';
 import { isManifestProblem, listManifestFiles, parseManifests } from '../runtime/manifest-files.ts';
-import { EXIT_FAILED, EXIT_USAGE, reportInputError } from './exit-status.ts';
+import { EXIT_FAILED, EXIT_USAGE, reportInputError, reportUnenforced } from './exit-status.ts';
+import type { UnenforcedObject } from '../api/unenforced-kinds.ts';
 import {
   applyStep,
   commitStaged,
@@ -110,7 +114,9 @@ explained, the last line is {"scenarios":N,"probes":N,"passed":N,"failed":N}.`,
 3 input not usable — an unreadable file or directory, a YAML syntax error (file:line:column),
 an unreachable API server, a list the API server refused (401/403), an invalid object
 without --skip-invalid. The reason is on stderr; a kind the server does not serve (404,
-e.g. no Calico CRDs) is only a note.`,
+e.g. no Calico CRDs) is only a note. 4 the input holds a policy kind Tessera does not
+enforce (HostEndpoint, ClusterNetworkPolicy…): each is named on stderr (NOT ENFORCED), and
+the verdicts printed leave it out. Warnings (an http match, QoS limits) are on stderr too.`,
   },
   FLAGS,
 );
@@ -132,6 +138,9 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
     const translated = translateCluster(objs, { skipInvalid: a.skipInvalid });
     notes.push(...translated.notes);
     for (const n of notes) out.stderr(`note: ${n}\n`);
+    for (const w of translated.warnings) out.stderr(`warning: ${w}\n`);
+    const unenforced = objs.unenforced ?? [];
+    const done = (): number => reportUnenforced(unenforced, out, 0);
     const sim = new Simulation(translated.resources);
     const staged = previewedStaged(objs.staged ?? []);
     // The same cluster as if every staged policy were committed: never enforced, only compared.
@@ -140,14 +149,16 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
     if (a.output === 'html') {
       const stagedView = committed === undefined || stagedSim === undefined ? undefined : { policies: staged, sim: stagedSim, resources: committed.resources };
       out.stdout(renderReport(sim, translated.resources, a.protocol, a.port, stagedView));
-      return 0;
+      return done();
     }
     const allowed = sim.matrix(a.protocol, a.port);
     let diff: StagedDiff | undefined;
     if (stagedSim !== undefined) diff = stagedDiff(sim.endpoints.map((e) => e.id), allowed, stagedSim.matrix(a.protocol, a.port), staged.length);
-    if (a.output === 'json') out.stdout(`${JSON.stringify({ ...(matrixJson(sim, allowed, a.protocol, a.port, notes) as object), ...(diff === undefined ? {} : { staged: diff }) }, null, 1)}\n`);
-    else out.stdout(formatMatrix(sim, allowed, a.protocol, a.port) + (diff === undefined ? '' : `${describeStagedDiff(diff).join('\n')}\n`));
-    return 0;
+    if (a.output === 'json') {
+      const extra = { ...(diff === undefined ? {} : { staged: diff }), ...(translated.warnings.length === 0 ? {} : { warnings: translated.warnings }), ...(unenforced.length === 0 ? {} : { unenforced }) };
+      out.stdout(`${JSON.stringify({ ...(matrixJson(sim, allowed, a.protocol, a.port, notes) as object), ...extra }, null, 1)}\n`);
+    } else out.stdout(formatMatrix(sim, allowed, a.protocol, a.port) + (diff === undefined ? '' : `${describeStagedDiff(diff).join('\n')}\n`));
+    return done();
   } catch (err) {
     return exitStatusFor('simulate', err, USAGE, out);
   }
@@ -220,6 +231,7 @@ interface ProbeResult {
 
 async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
   const results: ProbeResult[] = [];
+  const unenforced: UnenforcedObject[] = [];
   let scenarioCount = 0;
   const mismatchText: string[] = [];
   for (const file of await scenarioFiles(a.scenarios)) {
@@ -232,8 +244,11 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
       for (const [k, step] of steps.entries()) {
         if (k > 0) applyStep(state, step);
         const notes: string[] = [];
-        const translated = translateCluster(stateObjects(state, notes), { skipInvalid: a.skipInvalid });
+        const objs = stateObjects(state, notes);
+        const translated = translateCluster(objs, { skipInvalid: a.skipInvalid });
         for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${s.name}${k > 0 ? ` step ${k}` : ''}: ${n}\n`);
+        for (const w of translated.warnings) out.stderr(`warning: ${s.name}${k > 0 ? ` step ${k}` : ''}: ${w}\n`);
+        unenforced.push(...(objs.unenforced ?? []));
         if (sim === undefined) sim = new Simulation(translated.resources);
         else sim.update(translated.resources);
         let names: IpSetNames | undefined;
@@ -277,5 +292,5 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
     for (const [name, c] of byScenario) out.stdout(`${c.f === 0 ? 'ok  ' : 'FAIL'} ${name}: ${c.p}/${c.p + c.f} probes\n`);
   }
   out.stdout(`${JSON.stringify(summary)}\n`);
-  return summary.failed === 0 ? 0 : EXIT_FAILED;
+  return reportUnenforced(unenforced, out, summary.failed === 0 ? 0 : EXIT_FAILED);
 }

@@ -5,6 +5,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runValidate } from './validate.ts';
+import { EXIT_UNENFORCED } from './exit-status.ts';
+import { unreadKind } from '../api/unenforced-kinds.ts';
+
+const unreadKindReason = (apiVersion: string, kind: string): string => {
+  const k = unreadKind(apiVersion, kind);
+  return k.status === 'not-enforced' ? k.reason : '';
+};
 
 const GOOD = `apiVersion: projectcalico.org/v3
 kind: Tier
@@ -106,19 +113,25 @@ afterAll(async () => {
 });
 
 describe('tessera validate', () => {
-  it('prints ok for valid objects, notes skipped ones, recurses into directories, and exits 0', async () => {
+  it('prints ok for valid objects, notes skipped ones, says a HostEndpoint is NOT ENFORCED, recurses into directories, and exits 4', async () => {
     const { code, out } = await run(['-f', path.join(dir, 'good')]);
     const k8s = path.join(dir, 'good', 'k8s.json');
     const list = path.join(dir, 'good', 'nested', 'list.yml');
     expect(out.split('\n')).toEqual([
       `note: ${k8s} (document 1): skipped networking.k8s.io/v1 NetworkPolicy shop/deny: not a projectcalico.org resource`,
       'ok  GlobalNetworkPolicy allow-dns',
-      `note: ${list} (document 1, item 2): skipped projectcalico.org/v3 HostEndpoint node1-eth0: kind not read by Tessera`,
+      `${list} (document 1, item 2): NOT ENFORCED: projectcalico.org/v3 HostEndpoint node1-eth0: ${unreadKindReason('projectcalico.org/v3', 'HostEndpoint')}`,
       'ok  Tier security',
       'ok  NetworkPolicy shop/web',
-      '3 valid, 0 invalid, 2 skipped',
+      '3 valid, 0 invalid, 1 NOT ENFORCED, 1 skipped',
       '',
     ]);
+    expect(code).toBe(EXIT_UNENFORCED);
+  });
+
+  it('exits 0 for the same objects without the HostEndpoint', async () => {
+    const { code, out } = await run(['-f', path.join(dir, 'good', 'k8s.json'), '-f', path.join(dir, 'good', 'policies.yaml')]);
+    expect(out).toMatch(/\n2 valid, 0 invalid, 1 skipped\n$/);
     expect(code).toBe(0);
   });
 
@@ -181,7 +194,7 @@ describe('tessera validate', () => {
   it('--output json lists each object with file, document, errors and warnings', async () => {
     const { code, out } = await run(['-f', path.join(dir, 'bad.yaml'), '--output', 'json']);
     const report = JSON.parse(out) as { results: Record<string, unknown>[]; summary: Record<string, number> };
-    expect(report.summary).toEqual({ valid: 0, invalid: 1, skipped: 0, unreadable: 0 });
+    expect(report.summary).toEqual({ valid: 0, invalid: 1, unenforced: 0, skipped: 0, unreadable: 0 });
     expect(report.results[0]).toMatchObject({
       status: 'invalid',
       file: path.join(dir, 'bad.yaml'),

@@ -7,12 +7,14 @@
  * `ok  Kind ns/name` or one `Kind ns/name: path: message` line per error. Warnings
  * (unsupported HTTP match, Log-only directions, the reserved `knp.default.` prefix, a
  * policy whose tier is neither among the inputs nor one the controllers create) and
- * skipped documents (other API groups, Calico kinds Tessera does not read) are printed but
+ * skipped documents (other API groups, Calico kinds Tessera does not read — but not the policy kinds
+ * it does not enforce, which are NOT ENFORCED and fail the run with 4) are printed but
  * do not fail the run; with `--skip-invalid` neither do invalid objects (printed as notes).
  * Inputs that cannot be read or parsed are printed on stderr as `file:line:column: reason`
  * (runtime/input-error.ts) and the rest is still checked. Exit status (exit-status.ts): 0
  * when nothing is invalid, 1 when an object is invalid, 2 on a usage error, 3 when an input
- * cannot be read or parsed (whatever the objects).
+ * cannot be read or parsed (whatever the objects), 4 when an object is of a policy kind Tessera
+ * does not enforce (printed `NOT ENFORCED: …`; api/unenforced-kinds.ts).
  *
  * The staged kinds (StagedNetworkPolicy, StagedGlobalNetworkPolicy,
  * StagedKubernetesNetworkPolicy) are read as the agent reads them (api/staged.ts): a bad
@@ -43,7 +45,8 @@ import { WELL_KNOWN_TIERS } from '../api/index.ts';
 import { missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { fileProblem, formatInputProblem, type FileProblem } from '../runtime/input-error.ts';
 import { describeManifestSource, isManifestProblem, readManifests, type ManifestSource } from '../runtime/manifest-files.ts';
-import { EXIT_FAILED, EXIT_INPUT } from './exit-status.ts';
+import { EXIT_FAILED, EXIT_INPUT, EXIT_UNENFORCED } from './exit-status.ts';
+import { describeUnenforced, unenforcedObject, type UnenforcedObject } from '../api/unenforced-kinds.ts';
 
 const FLAGS = inputFlags(['text', 'json'] as const, 'text', 'report invalid objects as notes');
 
@@ -55,7 +58,8 @@ WorkloadEndpoint, NetworkSet, GlobalNetworkSet and staged policy manifests after
 Calico's defaults.`,
     footer: `Exit status: 0 nothing invalid; 1 an object is invalid (not with --skip-invalid); 2 usage
 error; 3 an input could not be used — an unreadable file or directory, or a YAML syntax
-error (file:line:column on stderr); the other inputs are still checked.`,
+error (file:line:column on stderr); the other inputs are still checked. 4 an object is of a
+policy kind Tessera does not enforce (HostEndpoint, ClusterNetworkPolicy…: NOT ENFORCED).`,
   },
   FLAGS,
 );
@@ -85,6 +89,8 @@ type Outcome =
       readonly value: Record<string, unknown>;
     }
   | { readonly status: 'skipped'; readonly source: Source; readonly reason: string }
+  /** A policy kind Tessera does not enforce (api/unenforced-kinds.ts). */
+  | { readonly status: 'unenforced'; readonly source: Source; readonly object: UnenforcedObject }
   | { readonly status: 'unreadable'; readonly source: Source; readonly problem: FileProblem };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -100,6 +106,8 @@ function judge(value: unknown, source: Source): Outcome {
     kindOf(value);
   } catch (err) {
     if (!(err instanceof UnsupportedResourceError)) throw err;
+    const unenforced = unenforcedObject(value);
+    if (unenforced !== undefined) return { status: 'unenforced', source, object: unenforced };
     if (err.reason === 'not-calico' || err.reason === 'unsupported-kind') {
       const what = `${String(value['apiVersion'])} ${describeObject(value)}`;
       const why = err.reason === 'not-calico' ? 'not a projectcalico.org resource' : 'kind not read by Tessera';
@@ -214,7 +222,7 @@ function flagMissingTiers(outcomes: Outcome[]): void {
 }
 
 function renderText(outcomes: Outcome[], out: CliOutput): void {
-  const counts = { ok: 0, invalid: 0, skipped: 0, unreadable: 0 };
+  const counts = { ok: 0, invalid: 0, skipped: 0, unreadable: 0, unenforced: 0 };
   for (const o of outcomes) {
     counts[o.status]++;
     switch (o.status) {
@@ -227,6 +235,9 @@ function renderText(outcomes: Outcome[], out: CliOutput): void {
       case 'skipped':
         out.stdout(`note: ${describeManifestSource(o.source)}: skipped ${o.reason}\n`);
         break;
+      case 'unenforced':
+        out.stdout(`${describeManifestSource(o.source)}: ${describeUnenforced(o.object)}\n`);
+        break;
       case 'unreadable':
         break; // on stderr, in every output format (runValidate)
     }
@@ -235,6 +246,7 @@ function renderText(outcomes: Outcome[], out: CliOutput): void {
     }
   }
   const parts = [`${counts.ok} valid`, `${counts.invalid} invalid`];
+  if (counts.unenforced > 0) parts.push(`${counts.unenforced} NOT ENFORCED`);
   if (counts.skipped > 0) parts.push(`${counts.skipped} skipped`);
   if (counts.unreadable > 0) parts.push(`${counts.unreadable} unreadable`);
   out.stdout(`${parts.join(', ')}\n`);
@@ -248,6 +260,7 @@ function renderJSON(outcomes: Outcome[], out: CliOutput): void {
   const results = outcomes.map((o) => {
     const base = { status: o.status, ...o.source };
     if (o.status === 'skipped') return { ...base, reason: o.reason };
+    if (o.status === 'unenforced') return { ...base, ...o.object };
     if (o.status === 'unreadable') {
       const { line, column, reason } = o.problem;
       return { ...base, ...(line === undefined ? {} : { line, column }), reason };
@@ -263,7 +276,7 @@ function renderJSON(outcomes: Outcome[], out: CliOutput): void {
     };
   });
   const count = (s: Outcome['status']) => outcomes.filter((o) => o.status === s).length;
-  const summary = { valid: count('ok'), invalid: count('invalid'), skipped: count('skipped'), unreadable: count('unreadable') };
+  const summary = { valid: count('ok'), invalid: count('invalid'), unenforced: count('unenforced'), skipped: count('skipped'), unreadable: count('unreadable') };
   out.stdout(`${JSON.stringify({ results, summary }, null, 2)}\n`);
 }
 
@@ -281,5 +294,6 @@ export async function runValidate(argv: readonly string[], out: CliOutput = proc
   const unreadable = outcomes.flatMap((o) => (o.status === 'unreadable' ? [o.problem] : []));
   for (const p of unreadable) out.stderr(`tessera validate: ${formatInputProblem(p)}\n`);
   if (unreadable.length > 0) return EXIT_INPUT;
+  if (outcomes.some((o) => o.status === 'unenforced')) return EXIT_UNENFORCED;
   return outcomes.some((o) => o.status === 'invalid') ? EXIT_FAILED : 0;
 }

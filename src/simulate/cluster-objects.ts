@@ -22,6 +22,7 @@
  */
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { isPreviewedAction, isStagedKind, readStaged, unpreviewedStagedNote, type StagedPolicy } from '../api/staged.ts';
+import { unenforcedObject, type UnenforcedObject } from '../api/unenforced-kinds.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
 import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
@@ -44,6 +45,11 @@ export interface ClusterObjects {
   readonly calico: readonly V3Resource[];
   /** Staged policies (staged.ts): never enforced, read only to preview what they would change. */
   readonly staged?: readonly StagedPolicy[];
+  /**
+   * Objects of policy kinds Tessera does not enforce (api/unenforced-kinds.ts): left out of
+   * every verdict, and named by every tool, which then exits `EXIT_UNENFORCED`.
+   */
+  readonly unenforced?: readonly UnenforcedObject[];
 }
 
 export interface TranslatedCluster {
@@ -57,7 +63,16 @@ export interface TranslatedCluster {
    * (`NetworkPolicy ns/name`, `GlobalNetworkPolicy name`, `Profile name`), each with its errors.
    */
   readonly failClosed: ReadonlyMap<string, string>;
+  /**
+   * What `tessera validate` warns about each resource (an `http` match not enforced, QoS
+   * limits not enforced or not modelled…), `<object>: <path>: <message>`, one line each.
+   */
+  readonly warnings: readonly string[];
 }
+
+/** What a simulation cannot show of a workload endpoint's QoS limits that the agent does enforce. */
+export const QOS_NOT_SIMULATED_MESSAGE =
+  'enforced by the agent, but not modelled by the simulator: verdicts are per connection, without packet rates or connection counts';
 
 export interface TranslateOptions {
   /** Leave invalid objects out, with a note each, instead of throwing an `InputError`. @default false */
@@ -148,12 +163,16 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
 
   const invalid: ObjectProblem[] = [];
   const failClosed = new Map<string, string>();
+  const warnings: string[] = [];
   for (const [key, r] of resources) {
-    const errors = validateResource(applyDefaults(r)).filter(isError);
-    if (errors.length === 0) continue;
+    const findings = validateResource(applyDefaults(r));
+    const errors = findings.filter(isError);
     const origin = origins.get(key);
     const self = describeInput(r.kind, r.metadata);
     const object = origin === undefined ? self : `${origin} (as ${self})`;
+    for (const w of findings) if (!isError(w)) warnings.push(w.path === '' ? `${object}: ${w.message}` : `${object}: ${w.path}: ${w.message}`);
+    if (errors.length === 0) warnings.push(...qosNotSimulated(r, object));
+    if (errors.length === 0) continue;
     const reasons = errors.map((e) => (e.path === '' ? e.message : `${e.path}: ${e.message}`)).join('; ');
     if (skipInvalid && (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy' || r.kind === 'Profile')) {
       // Kept: the calc graph enforces it fail-closed, as the agent's does.
@@ -167,12 +186,31 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
     }
   }
   if (invalid.length > 0) throw new InputError(invalid);
-  return { resources, notes, failClosed };
+  return { resources, notes, failClosed, warnings };
 }
 
-/** Sorts documents into a `ClusterObjects` by apiVersion/kind; anything else is a note. */
+/** A line per QoS limit of `r` that the agent enforces and the verdict engine cannot model. */
+function qosNotSimulated(r: V3Resource, object: string): string[] {
+  if (r.kind !== 'WorkloadEndpoint') return [];
+  const qos = r.spec.qosControls ?? {};
+  const fields = (['ingressPacketRate', 'egressPacketRate', 'ingressMaxConnections', 'egressMaxConnections'] as const).filter((f) => (qos[f] ?? 0) > 0);
+  return fields.map((f) => `${object}: spec.qosControls.${f}: ${QOS_NOT_SIMULATED_MESSAGE}`);
+}
+
+/**
+ * Sorts documents into a `ClusterObjects` by apiVersion/kind; a policy kind Tessera does not
+ * enforce goes to `unenforced`, anything else is a note.
+ */
 export function classifyObjects(values: readonly unknown[], notes: string[]): ClusterObjects {
-  const out = { namespaces: [] as K8sNamespace[], serviceAccounts: [] as K8sServiceAccount[], pods: [] as K8sPod[], networkPolicies: [] as K8sNetworkPolicy[], calico: [] as V3Resource[], staged: [] as StagedPolicy[] };
+  const out = {
+    namespaces: [] as K8sNamespace[],
+    serviceAccounts: [] as K8sServiceAccount[],
+    pods: [] as K8sPod[],
+    networkPolicies: [] as K8sNetworkPolicy[],
+    calico: [] as V3Resource[],
+    staged: [] as StagedPolicy[],
+    unenforced: [] as UnenforcedObject[],
+  };
   for (const v of values) {
     const o = v as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } } | null;
     const kind = typeof o?.kind === 'string' ? o.kind : '';
@@ -186,8 +224,11 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
       const staged = readStaged(v);
       if (!isPreviewedAction(staged.action)) notes.push(unpreviewedStagedNote(staged));
       out.staged.push(staged);
+    } else {
+      const unenforced = unenforcedObject(v);
+      if (unenforced !== undefined) out.unenforced.push(unenforced);
+      else notes.push(`${api || '?'} ${kind || '?'} ${String(o?.metadata?.name ?? '')}: not a policy kind; ignored`);
     }
-    else notes.push(`${api || '?'} ${kind || '?'} ${String(o?.metadata?.name ?? '')}: not a kind the simulator reads; skipped`);
   }
   return out;
 }

@@ -16,6 +16,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { apiVersionOf, kindsWatchedBy, resourceOf } from '../api/kinds.ts';
+import { unreadKind } from '../api/unenforced-kinds.ts';
 import { FileListerWatcher } from '../informers/file-lister-watcher.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
 import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts';
@@ -31,6 +32,11 @@ export interface KindSource {
 
 /** The kinds a simulation reads (the kind table's `simulate` rows), in the order they are listed. */
 export const SIMULATED_KINDS: readonly KindSource[] = kindsWatchedBy('simulate').map((row) => ({ apiVersion: apiVersionOf(row), kind: row.kind, resource: resourceOf(row) }));
+
+/** `List`, `PodList`…: expanded by the reader, never an object of its own. */
+function isListKind(kind: string): boolean {
+  return kind === 'List' || kind.endsWith('List');
+}
 
 async function listAll(lw: ListerWatcher<KubeObject>): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
@@ -77,6 +83,22 @@ export async function loadFromFiles(paths: readonly string[], notes: string[], o
     });
     values.push(...typed(await listAll(lw), k));
   }
+  // Every other document too, so that none is dropped without a word: a policy kind Tessera
+  // does not enforce is reported as such, anything else as ignored (classifyObjects).
+  const others = new FileListerWatcher<KubeObject>({
+    paths,
+    resource: 'other kinds',
+    select: (o): o is KubeObject => {
+      const v = o as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
+      if (typeof v.kind !== 'string' || isListKind(v.kind) || SIMULATED_KINDS.some((k) => v.apiVersion === k.apiVersion && v.kind === k.kind)) return false;
+      // An unnamed document of a kind that is not policy (a kustomization.yaml) is no input error.
+      return (typeof v.metadata?.name === 'string' && v.metadata.name !== '') || unreadKind(String(v.apiVersion), v.kind).status === 'not-enforced';
+    },
+    onError: (err) => {
+      for (const p of err.problems) problems.set(formatInputProblem(p), p);
+    },
+  });
+  values.push(...(await listAll(others)));
   const fatal: InputProblem[] = [];
   for (const [line, p] of problems) {
     if (skipInvalid && isObjectProblem(p)) notes.push(`${line}; skipped`);

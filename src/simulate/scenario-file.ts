@@ -196,5 +196,6 @@ export function stateObjects(state: ScenarioState, notes: string[]): ClusterObje
     pods: pods.map(podObject),
     networkPolicies: policies.networkPolicies as K8sNetworkPolicy[],
     calico: policies.calico as V3Resource[],
+    ...(policies.unenforced === undefined || policies.unenforced.length === 0 ? {} : { unenforced: policies.unenforced }),
   };
 }
