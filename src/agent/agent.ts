@@ -34,6 +34,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { AsyncCalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, type CommandRunner, type IptablesBackend } from '../dataplane/index.ts';
 import type { KubeObject, KubeResource, ListerWatcher } from '../informers/index.ts';
+import { KubeListerWatcher } from '../informers/kube-lister-watcher.ts';
 import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
@@ -41,6 +42,7 @@ import { Gauge } from 'prom-client';
 import type { IpVersion } from './ip-versions.ts';
 import { InformerSyncer } from '../syncer/informer-syncer.ts';
 import { UnenforcedFamilyReporter } from './unenforced-family-reporter.ts';
+import { UnenforcedObjectsReporter } from './unenforced-objects-reporter.ts';
 import { RuleCounters, type DropLogOptions, type RuleCount } from '../dataplane/index.ts';
 import { DeniedFlowLog, EndpointLookup, resolveFromTables, type DeniedFlowLogOptions } from '../flowlog/index.ts';
 
@@ -61,6 +63,12 @@ export interface AgentOptions {
   readonly syncer?: SyncerFactory;
   /** Test seam: the source of each watched resource. @default a KubeListerWatcher on `kubeConfig` */
   readonly listerWatcherFor?: (resource: KubeResource) => ListerWatcher<KubeObject>;
+  /**
+   * The source of the kinds listed only to report them NOT ENFORCED (HostEndpoint,
+   * ClusterNetworkPolicy: `UnenforcedObjectsReporter`), with or without Typha.
+   * @default a KubeListerWatcher on `kubeConfig` when it is given and `listerWatcherFor` is not; else none are reported
+   */
+  readonly unenforcedListerWatcherFor?: (resource: KubeResource) => ListerWatcher<KubeObject>;
   /** Runs iptables/ipset (a `NetnsCommandRunner` programs a network namespace). */
   readonly runner: CommandRunner;
   /** @default a fresh registry */
@@ -227,6 +235,10 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
         )
       : opts.syncer(sink);
 
+  const reportSource =
+    opts.unenforcedListerWatcherFor ?? (kubeConfig !== undefined && listerWatcherFor === undefined ? (resource: KubeResource) => new KubeListerWatcher<KubeObject>({ kubeConfig, resource }) : undefined);
+  const unenforcedObjects = reportSource === undefined ? undefined : new UnenforcedObjectsReporter({ listerWatcherFor: reportSource, registry, logger });
+
   const liveness = new Liveness({ logger });
   const livenessTimeout = (felixDefault: number): number => opts.livenessTimeoutMs ?? felixDefault;
   const livenessComponents: Disposable[] = [
@@ -244,6 +256,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
   const done = (async (): Promise<AgentOutcome> => {
     const syncerRun = syncer.run(stop.signal);
     const flowsRun = deniedFlows?.run(stop.signal);
+    const reportRun = unenforcedObjects?.run(stop.signal);
     const driverRun = driver.run(stop.signal).then(
       () => 'stopped' as const,
       (err: unknown) => {
@@ -256,6 +269,7 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     await syncerRun;
     await driverRun;
     await flowsRun;
+    await reportRun;
     calc.dispose();
     for (const c of livenessComponents) c[Symbol.dispose]();
     signal.removeEventListener('abort', onAbort);

@@ -15,6 +15,8 @@
  * One table, so the issue that enforces a kind removes its row and nothing else.
  */
 
+import type { KindResource } from './kinds.ts';
+
 /** What Tessera does with an object of a kind it does not read. */
 export type UnreadKind =
   | { readonly status: 'not-enforced'; readonly reason: string }
@@ -28,6 +30,21 @@ interface UnenforcedRow {
 }
 
 const NETWORK_POLICY_API = 'policy.networking.k8s.io';
+
+/**
+ * The REST resources a cluster is listed for, to report its objects of these kinds (the agent's
+ * `UnenforcedObjectsReporter`, `tessera simulate --kubeconfig`): `hostendpoints`
+ * (projectcalico.org/v3) and `clusternetworkpolicies` at policy.networking.k8s.io/v1alpha2, the
+ * version both Calico's bundled CRD and network-policy-api v0.3.0's serve.
+ */
+export const UNENFORCED_RESOURCES: ReadonlyArray<{ readonly resource: KindResource; readonly apiVersion: string; readonly kind: string }> = [
+  { resource: { group: 'projectcalico.org', version: 'v3', plural: 'hostendpoints' }, apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint' },
+  {
+    resource: { group: NETWORK_POLICY_API, version: 'v1alpha2', plural: 'clusternetworkpolicies' },
+    apiVersion: `${NETWORK_POLICY_API}/v1alpha2`,
+    kind: 'ClusterNetworkPolicy',
+  },
+];
 
 /** Policy kinds Tessera does not enforce (yet). */
 export const UNENFORCED_POLICY_KINDS: readonly UnenforcedRow[] = [

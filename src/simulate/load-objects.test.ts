@@ -64,6 +64,14 @@ describe('loading a simulation', () => {
     expect(partialNotes).toEqual(['projectcalico.org/v3 Tier: not served by the API server (is its CRD installed?); none listed']);
   });
 
+  it('from a cluster: a HostEndpoint is listed and reported unenforced; a ClusterNetworkPolicy CRD not served (404) is no note', async () => {
+    const hep = { apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: 'node-1-eth0' }, spec: { node: 'node-1', interfaceName: 'eth0' } };
+    const notes: string[] = [];
+    const objs = await loadFromListers(fakeCluster([hep], new Set(['ClusterNetworkPolicy'])), notes);
+    expect(notes).toEqual([]);
+    expect(objs.unenforced).toEqual([{ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', name: 'node-1-eth0', reason: expect.stringContaining('host endpoints are not enforced') }]);
+  });
+
   it('every kind listed is one the simulator reads: none comes out as a "not a kind the simulator reads" note', () => {
     const notes: string[] = [];
     const objs = classifyObjects(

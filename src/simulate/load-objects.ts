@@ -16,7 +16,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { apiVersionOf, kindsWatchedBy, resourceOf } from '../api/kinds.ts';
-import { unreadKind } from '../api/unenforced-kinds.ts';
+import { UNENFORCED_RESOURCES, unreadKind } from '../api/unenforced-kinds.ts';
 import { FileListerWatcher } from '../informers/file-lister-watcher.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
 import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts';
@@ -159,5 +159,26 @@ export async function loadFromListers(listerFor: (kind: KindSource) => ListerWat
     }
   }
   if (forbidden.length > 0) throw new InputError(forbidden);
+  values.push(...(await listUnenforced(listerFor, notes)));
   return classifyObjects(values, notes);
+}
+
+/**
+ * The cluster's objects of the policy kinds Tessera does not enforce (api/unenforced-kinds.ts),
+ * so that they are reported, not missed. A kind the server does not serve (404) has none; any
+ * other failure is a note saying that such objects, if any, are not reported — never a reason to
+ * refuse the simulation of what Tessera does enforce.
+ */
+async function listUnenforced(listerFor: (kind: KindSource) => ListerWatcher<KubeObject>, notes: string[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const u of UNENFORCED_RESOURCES) {
+    const k: KindSource = { apiVersion: u.apiVersion, kind: u.kind, resource: u.resource };
+    try {
+      out.push(...typed(await listAll(listerFor(k)), k));
+    } catch (err) {
+      if (err instanceof StatusError && err.code === 404) continue;
+      notes.push(`${u.apiVersion} ${u.kind}: could not be listed (${(err as Error).message}); objects of this kind, which Tessera does not enforce, are not reported`);
+    }
+  }
+  return out;
 }
