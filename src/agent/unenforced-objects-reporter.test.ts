@@ -16,9 +16,10 @@ function cluster(): (r: KubeResource) => ListerWatcher<KubeObject> {
       return Promise.resolve({ items: [{ metadata: { name: 'node-1-eth0', resourceVersion: '5' }, spec: { node: 'node-1', interfaceName: 'eth0' } } as KubeObject], resourceVersion: '5' });
     },
     watch: (opts): AsyncIterable<WatchEvent<KubeObject>> => ({
-      async *[Symbol.asyncIterator]() {
-        await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
-      },
+      [Symbol.asyncIterator]: () => ({
+        // No event ever: the watch ends when it is aborted.
+        next: () => new Promise<IteratorResult<WatchEvent<KubeObject>>>((resolve) => opts.signal?.addEventListener('abort', () => resolve({ done: true, value: undefined }), { once: true })),
+      }),
     }),
   });
 }
