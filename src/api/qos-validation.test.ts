@@ -22,13 +22,13 @@ describe('WorkloadEndpoint spec.qosControls (Calico QoSControls bounds)', () => 
     ]);
   });
 
-  it('rejects values outside the documented bounds, negative and non-integer ones', () => {
+  it('rejects non-integers and a bad DSCP; warns (never refuses) about a limit out of bounds, which the dataplane clamps', () => {
     expect(validateResource(wep({ ingressPacketRate: 10001, egressPacketBurst: -1, ingressMaxConnections: 4294967296, egressBandwidth: 999, ingressPeakrate: 1.5, dscp: 64 }))).toEqual([
       { path: 'spec.qosControls.ingressPeakrate', message: '1.5 is not an integer' },
-      { path: 'spec.qosControls.egressBandwidth', message: '999 is not 0 (no limit) or between 1000 and 1000000000000000' },
-      { path: 'spec.qosControls.ingressPacketRate', message: '10001 is not 0 (no limit) or between 1 and 10000' },
-      { path: 'spec.qosControls.egressPacketBurst', message: '-1 is not 0 (no limit) or between 1 and 10000' },
-      { path: 'spec.qosControls.ingressMaxConnections', message: '4294967296 is not 0 (no limit) or between 1 and 4294967295' },
+      { path: 'spec.qosControls.egressBandwidth', message: `${QOS_TC_UNENFORCED_MESSAGE}; 999 is also outside 1000..1000000000000000`, severity: 'warning' },
+      { path: 'spec.qosControls.ingressPacketRate', message: '10001 is outside 1..10000: Tessera enforces 10000', severity: 'warning' },
+      { path: 'spec.qosControls.egressPacketBurst', message: '-1 is negative: no limit is applied', severity: 'warning' },
+      { path: 'spec.qosControls.ingressMaxConnections', message: '4294967296 is outside 1..4294967295: Tessera enforces 4294967295', severity: 'warning' },
       { path: 'spec.qosControls.dscp', message: '64 is not a valid DSCP value (0-63, or DF, EF, AF11-AF43, CS0-CS6)' },
     ]);
   });

@@ -2,8 +2,10 @@
  * `spec.qosControls` of a WorkloadEndpoint, checked against the bounds Calico documents on
  * `QoSControls` (libcalico-go `internalapi/workloadendpoint.go`; the same bounds its pod
  * converter clamps annotations to). A field of 0 is "no limit" and always valid. Out of
- * bounds is an error: Felix's iptables renderer panics on a packet rate or burst above 10000
- * (the kernel's `XT_LIMIT_SCALE`), and `tc` refuses what the bandwidth bounds exclude.
+ * bounds is a warning, never an error (an endpoint the agent refuses is dropped, and a remote
+ * endpoint dropped widens the rules that deny it): Felix's iptables renderer panics on a packet
+ * rate or burst above 10000 (the kernel's `XT_LIMIT_SCALE`), so the dataplane clamps an enforced
+ * limit into its bounds (`qos-controls.ts`), and a negative one is no limit.
  *
  * Warnings say what Tessera does not do with a valid value: bandwidth, burst, peak rate and
  * minimum burst need `tc`, DSCP marking needs the mangle table — neither is programmed — and a
@@ -15,6 +17,11 @@ import { isAbsent } from './shape.ts';
 interface Bound {
   readonly min: number;
   readonly max: number;
+}
+
+/** `v` (> 0) brought into `b`, as the dataplane programs it. */
+function clampQoS(v: number, b: Bound): number {
+  return Math.min(Math.max(v, b.min), b.max);
 }
 const BANDWIDTH: Bound = { min: 1000, max: 1e15 };
 const BURST: Bound = { min: 1000, max: 34359738360 };
@@ -62,11 +69,14 @@ export function checkQoSControls(c: FieldErrorCollector, path: string, qos: Read
       continue;
     }
     if (v === 0) continue;
-    if (v < b.min || v > b.max) {
-      c.error(at, `${v} is not 0 (no limit) or between ${b.min} and ${b.max}`);
+    if (how === 'tc') {
+      c.warning(at, v < b.min || v > b.max ? `${QOS_TC_UNENFORCED_MESSAGE}; ${v} is also outside ${b.min}..${b.max}` : QOS_TC_UNENFORCED_MESSAGE);
       continue;
     }
-    if (how === 'tc') c.warning(at, QOS_TC_UNENFORCED_MESSAGE);
+    // Never an error: the agent drops an endpoint its validator refuses, and a remote endpoint
+    // dropped leaves the IP sets of rules that deny it (a widening). The dataplane clamps.
+    if (v < 0) c.warning(at, `${v} is negative: no limit is applied`);
+    else if (v < b.min || v > b.max) c.warning(at, `${v} is outside ${b.min}..${b.max}: Tessera enforces ${clampQoS(v, b)}`);
   }
   for (const d of ['ingress', 'egress'] as const) {
     if (value(`${d}PacketBurst`) !== 0 && value(`${d}PacketRate`) === 0) {

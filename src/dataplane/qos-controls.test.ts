@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Chain } from './chain.ts';
 import { ruleBody } from './iptables/rule-text.ts';
-import { RuleRenderError } from './match-builder.ts';
+import { MatchBuilder, RuleRenderError } from './match-builder.ts';
 import { unenforcedQoSFields } from './qos-controls.ts';
 import { RuleRenderer } from './rule-renderer.ts';
 import { endpoint } from '../../test/dataplane/fixtures.ts';
@@ -59,10 +59,13 @@ describe('QoS controls in the endpoint chains (Felix endpointIptablesChain)', ()
     expect(unenforcedQoSFields({ ingressMaxConnections: 3, dscp: 'EF' })).toEqual(['dscp']);
   });
 
-  it('refuses a rate or burst the limit match cannot take (Felix panics on them)', () => {
-    expect(() => v4.endpointChains('cali0a', endpoint({ qosControls: { ingressPacketRate: 10001 } }))).toThrow(RuleRenderError);
-    expect(() => v4.endpointChains('cali0a', endpoint({ qosControls: { egressPacketRate: 5, egressPacketBurst: 10001 } }))).toThrow(RuleRenderError);
-    expect(() => v4.endpointChains('cali0a', endpoint({ qosControls: { ingressMaxConnections: 2 ** 32 } }))).toThrow(RuleRenderError);
+  it('clamps a rate, burst or connection limit the kernel cannot take (Felix panics on them; refusing would drop the endpoint), and a negative one is no limit', () => {
+    const body = (q: object, dir: 0 | 1): string[] => chainText(v4.endpointChains('cali0a', endpoint({ qosControls: q }))[dir]!);
+    expect(body({ ingressPacketRate: 10001 }, 0)[1]).toContain('-m limit --limit 10000/sec --limit-burst 5 ');
+    expect(body({ egressPacketRate: 5, egressPacketBurst: 10001 }, 1)[1]).toContain('-m limit --limit 5/sec --limit-burst 10000 ');
+    expect(body({ ingressMaxConnections: 2 ** 32 }, 0)[2]).toContain('--connlimit-above 4294967295 ');
+    expect(body({ ingressPacketRate: -3, ingressMaxConnections: -1 }, 0)).toEqual(body({}, 0));
+    expect(() => new MatchBuilder().packetRate(10001, 5)).toThrow(RuleRenderError);
   });
 
   it('gives an admin-down endpoint only its DROP, whatever its limits', () => {

@@ -28,6 +28,13 @@ import { MatchBuilder } from './match-builder.ts';
 
 /** The packet burst a packet rate without one gets (Calico's documented default). */
 export const DEFAULT_PACKET_BURST = 5;
+/**
+ * The largest packet rate and burst the kernel's `limit` match takes (`XT_LIMIT_SCALE`) and the
+ * largest connection limit (`u32`). A larger value is clamped — validation warns — rather than
+ * refused: a refused endpoint would be dropped. A value ≤ 0 is no limit.
+ */
+const MAX_PACKET_LIMIT = 10000;
+const MAX_CONNECTIONS = 0xffffffff;
 
 type Direction = 'ingress' | 'egress';
 
@@ -37,9 +44,10 @@ const SCRATCH0_CLEAR: Match = new MatchBuilder().markClear(MARK_SCRATCH0).build(
 
 /** The rules that go before the conntrack rules: the packet-rate limit of `dir`, if any. */
 export function packetRateRules(qos: QoSControls | undefined, dir: Direction): ChainRule[] {
-  const rate = (dir === 'ingress' ? qos?.ingressPacketRate : qos?.egressPacketRate) ?? 0;
-  if (rate === 0) return [];
-  const burst = (dir === 'ingress' ? qos?.ingressPacketBurst : qos?.egressPacketBurst) || DEFAULT_PACKET_BURST;
+  const rate = Math.min((dir === 'ingress' ? qos?.ingressPacketRate : qos?.egressPacketRate) ?? 0, MAX_PACKET_LIMIT);
+  if (!(rate > 0)) return [];
+  const given = (dir === 'ingress' ? qos?.ingressPacketBurst : qos?.egressPacketBurst) ?? 0;
+  const burst = given > 0 ? Math.min(given, MAX_PACKET_LIMIT) : DEFAULT_PACKET_BURST;
   const clear: ChainRule = { match: ANY, action: CLEAR_SCRATCH0, comments: [`Clear ${dir} packet rate limit mark`] };
   return [
     clear,
@@ -51,8 +59,8 @@ export function packetRateRules(qos: QoSControls | undefined, dir: Direction): C
 
 /** The rules that go right after the conntrack rules: the connection limit of `dir`, if any. */
 export function connectionLimitRules(qos: QoSControls | undefined, dir: Direction): ChainRule[] {
-  const limit = (dir === 'ingress' ? qos?.ingressMaxConnections : qos?.egressMaxConnections) ?? 0;
-  if (limit === 0) return [];
+  const limit = Math.min((dir === 'ingress' ? qos?.ingressMaxConnections : qos?.egressMaxConnections) ?? 0, MAX_CONNECTIONS);
+  if (!(limit > 0)) return [];
   return [
     {
       match: new MatchBuilder().tcpSyn().connlimitAbove(limit).build(),
