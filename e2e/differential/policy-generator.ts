@@ -7,20 +7,31 @@
  * `serviceAccounts` and `serviceAccountSelector`, `nets`/`notNets` of both families,
  * `ports`/`notPorts` with named ports and ranges, TCP/UDP/ICMP/ICMPv6 with type and code,
  * `notProtocol`, `notICMP`, `ipVersion`; Kubernetes peers with ipBlock/except, named ports,
- * endPort, empty and absent lists.
+ * endPort, empty and absent lists; and, in some rounds, a namespace's `kns.<ns>` Profile
+ * replaced by one with random rules (Pass among them) and the labels it carried.
+ *
+ * CIDRs: validation refuses a rule with CIDRs of both families (Calico's validator does), so
+ * every rule's `nets`/`notNets` are of one family — drawn independently of `ipVersion` when
+ * that is absent, so rules whose only CIDRs are of the other family than a probe's (a
+ * `notNets: [fd00:…]` Allow probed over IPv4: not in the IPv4 chain, Felix
+ * `FilterRuleToIPVersion`) are common.
  *
  * Every Calico object is checked with the project's own validation (`validateResource` after
  * `applyDefaults`) and regenerated until valid, so a round never tests input the API server
  * would refuse.
  *
  * Two choices keep both sides comparable without guessing what the kernel picks:
- * - source ports (numeric or named) are only ever below 1024, so the probes' ephemeral source
- *   ports never match them, which is what the verdict engine assumes;
+ * - source ports (numeric or named) either lie outside the probes' ephemeral range
+ *   (32768–60999, Linux's default; the fixture's named ports are all below it) or cover all
+ *   of it, so every source-port criterion holds for every ephemeral port or for none — the
+ *   cases the verdict engine decides;
  * - ICMP type/code matches use echo request and reply (the probes send echo requests), plus
  *   other types that never match, so both outcomes occur.
  */
 import { applyDefaults, isError, validateResource, type Rule, type EntityRule, type V3Resource } from '../../src/api/index.ts';
 import type { K8sNetworkPolicy } from '../../src/api/index.ts';
+import { namespaceToProfile } from '../../src/convert/index.ts';
+import { NAMESPACES } from './fixture.ts';
 
 /** The random source with the few draws a generator needs. */
 export class Draw {
@@ -70,8 +81,8 @@ const NETS4 = ['10.66.0.0/16', '10.66.1.0/24', '10.66.2.0/24', '10.66.3.0/24', '
 const NETS6 = ['fd00:66::/32', 'fd00:66:1::/64', 'fd00:66:2::/64', 'fd00:66:3::/64', 'fd00:66:1::11/128', 'fd00:66:3::32/128', 'fd00:66:2::10/124', '::/0'];
 const DST_PORTS: ReadonlyArray<number | string> = [80, 8080, 53, 5353, '50:90', '5000:9000', '1:1023', 'http', 'dns', 'metrics'];
 const NAMED_PORTS = ['http', 'dns', 'metrics'];
-/** Never the probes' ephemeral source ports (see the file comment). */
-const SRC_PORTS: ReadonlyArray<number | string> = [80, 53, '1:1023', '100:200', 'http', 'dns'];
+/** None or all of the probes' ephemeral source ports, never part of them (see the file comment). */
+const SRC_PORTS: ReadonlyArray<number | string> = [80, 53, '1:1023', '100:200', 'http', 'dns', '1024:65535', '32768:60999', '20000:65535', '1:65535'];
 const ICMP_V4 = [{ type: 8 }, { type: 8, code: 0 }, { type: 8, code: 1 }, { type: 0 }, { type: 3, code: 1 }];
 const ICMP_V6 = [{ type: 128 }, { type: 128, code: 0 }, { type: 128, code: 3 }, { type: 129 }, { type: 1 }];
 
@@ -132,7 +143,24 @@ export class PolicyGenerator {
       if (kind === 'knp') objects.push(this.k8sPolicy(`knp-${i}`));
       else objects.push(this.valid(() => this.calicoPolicy(kind === 'gnp' ? 'GlobalNetworkPolicy' : 'NetworkPolicy', `${kind}-${i}`, this.d.pick(tiers))));
     }
+    if (this.d.chance(0.3)) objects.push(this.valid(() => this.namespaceProfile(this.d.pick(NAMESPACES))));
     return { objects };
+  }
+
+  /**
+   * `kns.<ns>` as the translation generates it (its labelsToApply, so selectors see the same
+   * labels) with random rules instead of allow-all: a Pass in a profile returns from the
+   * profile chain without accepting, so the final "no profile matched" drop decides.
+   */
+  private namespaceProfile(ns: (typeof NAMESPACES)[number]): V3Resource {
+    const generated = namespaceToProfile({ metadata: { name: ns.name, labels: { ...ns.labels, 'kubernetes.io/metadata.name': ns.name } } });
+    const rules = (direction: 'ingress' | 'egress'): Rule[] => {
+      const out = this.rules('GlobalNetworkPolicy', direction);
+      if (this.d.chance(0.5)) out.splice(this.d.int(0, out.length), 0, { action: 'Pass' });
+      if (this.d.chance(0.5)) out.push({ action: 'Allow' });
+      return out;
+    };
+    return { ...generated, spec: { ...generated.spec, ingress: rules('ingress'), egress: rules('egress') } } as V3Resource;
   }
 
   /** Draws from `make` until the result passes validation (20 tries, then throws). */
@@ -214,7 +242,8 @@ export class PolicyGenerator {
     }
     const nets = family === 6 ? NETS6 : family === 4 ? NETS4 : d.pick([NETS4, NETS6]);
     if (d.chance(0.2)) e.nets = d.some(nets, 2);
-    if (d.chance(0.15)) e.notNets = d.some(nets.filter((n) => !n.endsWith('/0')), 2);
+    // Validation refuses a negated catch-all (it matches nothing).
+    if (d.chance(0.2)) e.notNets = d.some(nets.filter((n) => !n.endsWith('/0')), 2);
     const portList = portsOk ? ports : ports.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p));
     if (d.chance(0.3)) e.ports = d.some(portList, 3);
     if (d.chance(0.15)) e.notPorts = d.some(portList, 2);

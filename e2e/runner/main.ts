@@ -142,7 +142,11 @@ async function main(argv: readonly string[]): Promise<number> {
   } else {
     err(`run ${names.runId}: tessera ${process.env['TESSERA_E2E_COMPILED'] === '1' ? 'compiled (dist/)' : 'from the sources (tsx)'}`);
     err(`run ${names.runId}: host veths named like ${args.hostVethNaming === 'calico' ? "Calico's CNI (cali<hash>)" : 'kindnet/ptp (veth<random>): agents resolve interfaces from routes'}`);
-    cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, typhas: args.typhas, log: err });
+    // A node hosting a dual-stack pod gets an IPv6 address, so its agent detects and polices
+    // IPv6: without it the pods' IPv6 traffic crosses an unpoliced node and every ipVersion 6
+    // probe is allowed whatever the policy says.
+    const dualStackNodes = [...new Set(scenarios.flatMap((s) => s.pods.filter((p) => p.ip6 !== undefined).map((p) => p.node)))];
+    cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, typhas: args.typhas, dualStackNodes, log: err });
   }
   const namespaces = new Set<string>();
   const kubeconfig = cluster instanceof KindCluster ? cluster.kubeconfigPath : args.kubeconfig;

@@ -32,6 +32,7 @@ import {
   previewedStaged,
   describeStagedDiff,
   describeVerdict,
+  endpointInFamily,
   initialState,
   IpSetNames,
   loadFromCluster,
@@ -253,13 +254,18 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
         else sim.update(translated.resources);
         let names: IpSetNames | undefined;
         for (const probe of step.probes ?? []) {
-          const from = sim.endpointFor(probe.from);
-          const to = sim.endpointFor(probe.to);
+          // The probe's address family (scenario-file.ts checked that IPv6 has both pods' ip6).
+          const family = probe.ipVersion ?? 4;
+          const fromEp = sim.endpointFor(probe.from);
+          const toEp = sim.endpointFor(probe.to);
+          const from = fromEp === undefined ? undefined : endpointInFamily(fromEp, family);
+          const to = toEp === undefined ? undefined : endpointInFamily(toEp, family);
           const where = `${s.name}${k > 0 ? ` step ${k}` : ''}`;
           if (from === undefined || to === undefined) {
             const missing = from === undefined ? probe.from : probe.to;
-            results.push({ scenario: s.name, step: k, probe, allowed: undefined, passed: false, reason: `no workload endpoint for ${missing}` });
-            mismatchText.push(`MISMATCH ${where}: ${probe.from} → ${probe.to} ${probe.protocol}/${probe.port}: no workload endpoint for ${missing}`);
+            const why = (from === undefined ? fromEp : toEp) === undefined ? 'no workload endpoint' : `no IPv${family} address`;
+            results.push({ scenario: s.name, step: k, probe, allowed: undefined, passed: false, reason: `${why} for ${missing}` });
+            mismatchText.push(`MISMATCH ${where}: ${probe.from} → ${probe.to} ${probe.protocol}/${probe.port}${family === 6 ? ' IPv6' : ''}: ${why} for ${missing}`);
             continue;
           }
           const v = sim.verdict(from, to, probe.protocol, probe.port, true);

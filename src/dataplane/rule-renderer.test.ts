@@ -78,6 +78,16 @@ describe('RuleRenderer.renderRule: matches (dataplane.md §3)', () => {
     expect(text(v6.renderRule(rule({ action: 'deny', srcNets: ['10.0.0.0/8', 'fd00::/64'] })))).toEqual(['--source fd00::/64 -j DROP']);
   });
 
+  it('renders nothing for a rule whose notNets are all of the other family (Felix FilterRuleToIPVersion; issue 27 item 2)', () => {
+    // The audit's input: an Allow with source.notNets [fd00::/64] must not allow all IPv4.
+    expect(v4.renderRule(rule({ action: 'allow', notSrcNets: ['fd00::/64'] }))).toEqual([]);
+    expect(v6.renderRule(rule({ action: 'allow', notDstNets: ['10.0.0.0/8'] }))).toEqual([]);
+    expect(text(v6.renderRule(rule({ action: 'deny', notSrcNets: ['fd00::/64'] })))).toEqual(['! --source fd00::/64 -j DROP']);
+    expect(text(v4.renderRule(rule({ action: 'deny', notSrcNets: ['10.0.0.0/8', 'fd00::/64'] })))).toEqual(['! --source 10.0.0.0/8 -j DROP']);
+    // A negated catch-all of the family: the rule matches nothing there.
+    expect(v4.renderRule(rule({ action: 'deny', notDstNets: ['0.0.0.0/0'] }))).toEqual([]);
+  });
+
   it('uses a match block when the numeric ports need more than one 15-slot multiport match', () => {
     const ports = Array.from({ length: 16 }, (_, i) => port(1000 + i));
     expect(splitPortList(ports).map((c) => c.length)).toEqual([15, 1]);

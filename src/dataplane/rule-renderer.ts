@@ -5,8 +5,10 @@
  *
  * Pure and deterministic: the same input always renders the same chains, so rule hashes are
  * stable across restarts and an unchanged ruleset is never rewritten. One renderer per IP
- * family; rules that cannot apply to the family (an ICMPv6 rule in the IPv4 table, a rule whose
- * positive CIDRs are all of the other family) render to nothing.
+ * family; rules that cannot apply to the family render to nothing: those that
+ * `filterRuleToIpVersion` omits (proto/rule-ip-version.ts: the other `ipVersion`, a CIDR list —
+ * negated ones too — all of the other family, a negated catch-all) and an ICMPv6 rule in the
+ * IPv4 table (or the reverse).
  *
  * The raw table holds the anti-spoofing check (anti-spoofing.ts: `rawKernelHooks`, `rawChains`).
  *
@@ -26,7 +28,7 @@
  * Rules are built as data — criteria through `MatchBuilder`, actions as `Action` values — so
  * the renderer writes no backend's text; the iptables backend renders them (iptables/rule-text.ts).
  */
-import { isStagedPolicy, type PolicyId, type Policy, type PortRange, type Profile, type Rule, type TierInfo, type WorkloadEndpoint } from '../proto/index.ts';
+import { filterRuleToIpVersion, isStagedPolicy, type PolicyId, type Policy, type PortRange, type Profile, type Rule, type TierInfo, type WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
 import { rawChains, rawKernelHooks, type RpfSkip } from './anti-spoofing.ts';
 import { ACCEPT, DROP, REJECT, RETURN, clearMark, goTo, jump, setMark, type Action } from './action.ts';
@@ -375,21 +377,21 @@ export class RuleRenderer {
    * {@link renderRule}, appending to `out` (a chain renders thousands: no array per rule); the
    * rule is the owner's rule `index`, rendered into `chain` (for its tag and drop-log prefix).
    */
-  private renderRuleInto(rule: Rule, out: ChainRule[], chain: string, index: number, staged = false): void {
+  private renderRuleInto(original: Rule, out: ChainRule[], chain: string, index: number, staged = false): void {
     // A staged Log rule would write to the kernel log for a policy that is not in force.
-    if (staged && rule.action === 'log') return;
+    if (staged && original.action === 'log') return;
     const v = this.ipVersion;
-    if (rule.ipVersion !== undefined && rule.ipVersion !== v) return;
+    // The one family filter the verdict engine applies too (proto/rule-ip-version.ts).
+    const rule = filterRuleToIpVersion(original, v);
+    if (rule === undefined) return;
     if (rule.protocol !== undefined && !protocolInFamily(rule.protocol, v)) return;
     if ((rule.icmp !== undefined || rule.notIcmp !== undefined) && rule.protocol === undefined) {
       throw new RuleRenderError('an ICMP type match needs protocol icmp or icmpv6');
     }
-    const srcPos = this.familyNets(rule.srcNets);
-    const dstPos = this.familyNets(rule.dstNets);
-    // Positive CIDRs all of the other family: the rule cannot match in this table.
-    if ((rule.srcNets.length > 0 && srcPos.length === 0) || (rule.dstNets.length > 0 && dstPos.length === 0)) return;
-    const srcNeg = this.familyNets(rule.notSrcNets);
-    const dstNeg = this.familyNets(rule.notDstNets);
+    const srcPos = this.canonicalNets(rule.srcNets);
+    const dstPos = this.canonicalNets(rule.dstNets);
+    const srcNeg = this.canonicalNets(rule.notSrcNets);
+    const dstNeg = this.canonicalNets(rule.notDstNets);
 
     const proto = rule.protocol === undefined ? undefined : protocolToken(rule.protocol, v);
     const needsProto = rule.srcPorts.length + rule.dstPorts.length + rule.notSrcPorts.length + rule.notDstPorts.length > 0;
@@ -460,13 +462,15 @@ export class RuleRenderer {
     }
   }
 
-  private familyNets(nets: readonly string[]): readonly string[] {
+  /** A family-filtered CIDR list in canonical text (throws `RuleRenderError` on a bad CIDR). */
+  private canonicalNets(nets: readonly string[]): readonly string[] {
     // Most lists are empty: no allocation for them (this runs four times per rule).
     if (nets.length === 0) return NONE;
     const out: string[] = [];
     for (const n of nets) {
       const c = parseCidr(n);
-      if (c.family === this.ipVersion) out.push(c.text);
+      if (c.family !== this.ipVersion) throw new RuleRenderError(`CIDR '${n}' is not IPv${this.ipVersion}`);
+      out.push(c.text);
     }
     return out;
   }

@@ -90,6 +90,7 @@ export function describeWalk(
       if (p.outcome === 'missing') lines.push(`${indent}  (not programmed on this node)`);
       else if (p.rules.length === 0) lines.push(`${indent}  (no ${dir} rules)`);
       for (const r of p.rules) lines.push(`${indent}  ${ruleLine(r, dir, names)}`);
+      if (p.outcome === 'pass') lines.push(`${indent}  → Pass: the profile returns without accepting; next profile`);
     }
     if (v.decision.kind === 'no-profile-matched') lines.push(`${indent}no profile matched → DROP`);
   }

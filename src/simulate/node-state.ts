@@ -100,6 +100,18 @@ export class NodeState {
     return false;
   }
 
+  /**
+   * The ports `p` for which the hash:ip,port set `id` holds `<ipProto><p>` (`ipProto` is
+   * `ip,proto:`). Undefined when the set is not programmed.
+   */
+  portsOf(id: string, ipProto: string): number[] | undefined {
+    const s = this.ipSets.get(id);
+    if (s === undefined) return undefined;
+    const out: number[] = [];
+    for (const m of s.members) if (m.startsWith(ipProto)) out.push(Number(m.slice(ipProto.length)));
+    return out;
+  }
+
   /** Whether the hash:ip,port set `id` holds `ip,proto:port`. Undefined when not programmed. */
   hasIpPort(id: string, member: string): boolean | undefined {
     const s = this.ipSets.get(id);

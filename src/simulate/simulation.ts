@@ -46,6 +46,16 @@ export function isEndpoint(p: SimPeer): p is SimEndpoint {
   return 'endpoint' in p;
 }
 
+/**
+ * `ep` addressed by its first address of `family` (a scenario probe's `ipVersion`), or
+ * undefined when it has none. The endpoint's own `net` is its first address, IPv4 when it has one.
+ */
+export function endpointInFamily(ep: SimEndpoint, family: 4 | 6): SimEndpoint | undefined {
+  const net = family === 4 ? ep.endpoint.ipv4Nets[0] : ep.endpoint.ipv6Nets[0];
+  if (net === undefined) return undefined;
+  return net === ep.net ? ep : { ...ep, net, ip: net.split('/')[0] ?? net };
+}
+
 /** A NetworkSet or GlobalNetworkSet entry holding an address. */
 export interface NetworkSetHit {
   readonly kind: 'NetworkSet' | 'GlobalNetworkSet';

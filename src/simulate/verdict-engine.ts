@@ -8,20 +8,31 @@
  *   action decides: `allow` accepts, `deny` drops, `next-tier` (Pass) leaves the tier,
  *   `log` continues with the next rule. A policy where no rule matched falls through;
  * - the end of a tier applies its defaultAction (`Deny` drops, `Pass` goes on);
- * - then the profiles in order (`allow` accepts, `deny` drops, anything else goes on), and
- *   finally "no profile matched" drops.
+ * - then the profiles in order: within a profile, rules in order; `allow` accepts, `deny`
+ *   drops, `next-tier` (Pass) leaves the profile (its chain RETURNs with the pass mark, which
+ *   the endpoint chain does not read: the next profile is walked, and after the last one
+ *   "no profile matched" drops), `log` continues; a profile where no rule matched goes on to
+ *   the next profile; finally "no profile matched" drops.
  *
  * A rule matches when every criterion does (protocol, IP version, nets, selector IP sets,
  * ports and named-port IP sets); the trace records, for each rule that did not match, the
- * first criterion that failed, so `explain` can say why.
+ * first criterion that failed, so `explain` can say why. Which rules exist for the packet's
+ * family, and with which CIDRs, is decided by `ruleOmittedFromFamily`
+ * (proto/rule-ip-version.ts), the function the renderer uses: a rule whose `notNets` are all
+ * of the other family is not in the family's chain, so it matches nothing.
  *
- * Probes carry no source port (the kernel picks an ephemeral one): a rule that requires
- * source ports is treated as not matching, a rule that excludes source ports as matching.
+ * Source ports are checked as rendered (numeric ranges OR named-port sets holding
+ * `<source ip>,<proto>:<port>`; `notPorts` exclude both). A packet made with a source port is
+ * decided exactly. A probe without one gets an ephemeral port from the kernel
+ * ({@link EPHEMERAL_PORTS}, Linux's default `ip_local_port_range`): a source-port criterion
+ * that holds for every port of that range, or for none, is decided as such; one that holds for
+ * only some of them cannot be decided without the port, and the rule is taken as not matching
+ * (the trace says so).
  * An `ICMP` probe is one echo request of the packet's family (ICMP type 8 code 0, ICMPv6 type
  * 128 code 0, what `ping` sends); it has no ports, so it matches no numeric or named port.
  */
 import { cidrContains, parseCidr } from '../api/index.ts';
-import { policyIdKey, type PolicyId, type PortRange, type Rule, type RuleAction, type WorkloadEndpoint } from '../proto/index.ts';
+import { policyIdKey, ruleOmittedFromFamily, type PolicyId, type PortRange, type Rule, type RuleAction, type WorkloadEndpoint } from '../proto/index.ts';
 import type { NodeState } from './node-state.ts';
 
 export type Direction = 'ingress' | 'egress';
@@ -39,6 +50,9 @@ export interface IcmpHeader {
 /** Echo request (RFC 792 type 8, RFC 4443 type 128), code 0: what `ping` sends. */
 const ECHO_REQUEST: Readonly<Record<4 | 6, IcmpHeader>> = { 4: { type: 8, code: 0 }, 6: { type: 128, code: 0 } };
 
+/** The ports Linux picks a connection's source port from (`net.ipv4.ip_local_port_range` default). */
+export const EPHEMERAL_PORTS: PortRange = { first: 32768, last: 60999 };
+
 /** One probe packet (the first packet of a connection). */
 export interface Packet {
   /** Source and destination as host networks (`10.0.0.1/32`), the form IP sets hold. */
@@ -53,26 +67,37 @@ export interface Packet {
   readonly protocolNumber: number;
   /** Present for ICMP packets only. */
   readonly icmp?: IcmpHeader;
+  /** The source ports the packet may have: one port, or {@link EPHEMERAL_PORTS}. Absent for ICMP. */
+  readonly srcPorts?: PortRange;
+  /** `<src ip>,<proto>:`: the source's key in a named-port IP set, without the port. */
+  readonly srcIpProto: string;
 }
 
-/** A probe packet; `dstPort` is ignored for `ICMP` (an echo request has no ports). */
-export function makePacket(srcNet: string, dstNet: string, protocol: PacketProtocol, dstPort: number): Packet {
+/**
+ * A probe packet; `dstPort` and `srcPort` are ignored for `ICMP` (an echo request has no
+ * ports). Without `srcPort` the source port is the kernel's ephemeral pick.
+ */
+export function makePacket(srcNet: string, dstNet: string, protocol: PacketProtocol, dstPort: number, srcPort?: number): Packet {
   const dstIp = dstNet.split('/')[0] ?? dstNet;
+  const srcIp = srcNet.split('/')[0] ?? srcNet;
   const ipVersion = dstIp.includes(':') ? 6 : 4;
   if (protocol === 'ICMP') {
     const name = ipVersion === 4 ? 'icmp' : 'icmpv6';
     const icmp = ECHO_REQUEST[ipVersion];
     // No named-port set holds an ICMP member (WorkloadEndpoint ports are TCP, UDP or SCTP).
-    return { srcNet, dstNet, protocol, dstPort: 0, ipVersion, dstIpPort: `${dstIp},${name}:${icmp.type}/${icmp.code}`, protocolNumber: ipVersion === 4 ? 1 : 58, icmp };
+    return { srcNet, dstNet, protocol, dstPort: 0, ipVersion, dstIpPort: `${dstIp},${name}:${icmp.type}/${icmp.code}`, protocolNumber: ipVersion === 4 ? 1 : 58, icmp, srcIpProto: `${srcIp},${name}:` };
   }
+  const proto = protocol.toLowerCase();
   return {
     srcNet,
     dstNet,
     protocol,
     dstPort,
     ipVersion,
-    dstIpPort: `${dstIp},${protocol.toLowerCase()}:${dstPort}`,
+    dstIpPort: `${dstIp},${proto}:${dstPort}`,
     protocolNumber: PROBE_PROTOCOL_NUMBER[protocol],
+    srcPorts: srcPort === undefined ? EPHEMERAL_PORTS : { first: srcPort, last: srcPort },
+    srcIpProto: `${srcIp},${proto}:`,
   };
 }
 
@@ -177,8 +202,9 @@ export function ruleMismatch(rule: Rule, pkt: Packet, state: NodeState, describe
   if (rule.notProtocol !== undefined && protocolNumber(rule.notProtocol) === proto) {
     return d(() => `notProtocol: rule excludes ${protocolName(pkt)}`);
   }
-  if (rule.ipVersion !== undefined && rule.ipVersion !== pkt.ipVersion) {
-    return d(() => `ipVersion: rule is IPv${rule.ipVersion}, packet is IPv${pkt.ipVersion}`);
+  if (rule.ipVersion !== undefined || rule.srcNets.length + rule.notSrcNets.length + rule.dstNets.length + rule.notDstNets.length > 0) {
+    const omitted = ruleOmittedFromFamily(rule, pkt.ipVersion);
+    if (omitted !== undefined) return d(() => omitted);
   }
   if (rule.icmp !== undefined && !icmpMatches(rule.icmp, pkt.icmp)) {
     return d(() => `icmp: rule matches ICMP ${fmtIcmp(rule.icmp!)}, packet is ${pkt.icmp === undefined ? pkt.protocol : `ICMP ${fmtIcmp(pkt.icmp)}`}`);
@@ -197,8 +223,9 @@ export function ruleMismatch(rule: Rule, pkt: Packet, state: NodeState, describe
   for (const id of rule.notSrcIpSetIds) {
     if (state.hasNet(id, pkt.srcNet) === true) return d(() => `source notSelector: ${host(pkt.srcNet)} is in IP set ${id}`);
   }
-  if (rule.srcPorts.length > 0 || rule.srcNamedPortIpSetIds.length > 0) {
-    return d(() => 'source ports: the probe\'s ephemeral source port is unknown; rules requiring source ports do not match');
+  if (rule.srcPorts.length + rule.srcNamedPortIpSetIds.length + rule.notSrcPorts.length + rule.notSrcNamedPortIpSetIds.length > 0) {
+    const srcMismatch = sourcePortMismatch(rule, pkt, state, describe);
+    if (srcMismatch !== undefined) return srcMismatch;
   }
 
   if (rule.dstNets.length > 0 && !rule.dstNets.some((n) => netContains(n, pkt.dstNet))) {
@@ -226,6 +253,68 @@ export function ruleMismatch(rule: Rule, pkt: Packet, state: NodeState, describe
   if (inRanges(pkt.dstPort, rule.notDstPorts)) return d(() => `destination notPorts: ${pkt.dstPort} is in ${fmtRanges(rule.notDstPorts)}`);
   for (const id of rule.notDstNamedPortIpSetIds) {
     if (state.hasIpPort(id, pkt.dstIpPort) === true) return d(() => `destination notPorts: ${pkt.dstIpPort} is in named-port set ${id}`);
+  }
+  return undefined;
+}
+
+type Coverage = 'all' | 'some' | 'none';
+
+/** How much of `range` the port ranges cover. */
+function coverage(range: PortRange, ranges: readonly PortRange[]): Coverage {
+  let covered = 0;
+  // Ranges may overlap: count each port of `range` once by walking the merged, clipped list.
+  const clipped = ranges
+    .map((r) => ({ first: Math.max(r.first, range.first), last: Math.min(r.last, range.last) }))
+    .filter((r) => r.first <= r.last)
+    .sort((a, b) => a.first - b.first);
+  let next = range.first;
+  for (const r of clipped) {
+    const from = Math.max(r.first, next);
+    if (r.last >= from) {
+      covered += r.last - from + 1;
+      next = r.last + 1;
+    }
+  }
+  return covered === 0 ? 'none' : covered === range.last - range.first + 1 ? 'all' : 'some';
+}
+
+/** How much of the packet's possible source ports the named-port sets hold for its source. */
+function namedCoverage(ids: readonly string[], pkt: Packet, range: PortRange, state: NodeState): Coverage {
+  if (ids.length === 0) return 'none';
+  if (range.first === range.last) return ids.some((id) => state.hasIpPort(id, `${pkt.srcIpProto}${range.first}`) === true) ? 'all' : 'none';
+  const ports: PortRange[] = [];
+  for (const id of ids) for (const p of state.portsOf(id, pkt.srcIpProto) ?? []) ports.push({ first: p, last: p });
+  return coverage(range, ports);
+}
+
+const fmtPorts = (r: PortRange): string => (r.first === r.last ? String(r.first) : `${r.first}–${r.last} (ephemeral)`);
+
+/**
+ * The source-port criteria as rendered: `ports` (numeric OR named) must hold the source port,
+ * `notPorts` (numeric and named) must not. With an ephemeral source port a criterion that holds
+ * for only part of the range is undecidable and counts as a mismatch.
+ */
+function sourcePortMismatch(rule: Rule, pkt: Packet, state: NodeState, describe: boolean): string | undefined {
+  const d = (f: () => string): string => (describe ? f() : 'x');
+  const range = pkt.srcPorts;
+  if (range === undefined) {
+    // ICMP: no ports. Rendered port matches need TCP/UDP/SCTP, which the protocol check failed
+    // already; a named source port on its own still cannot hold an ICMP member.
+    if (rule.srcPorts.length + rule.srcNamedPortIpSetIds.length > 0) return d(() => `source ports: ${protocolName(pkt)} has no ports`);
+    return undefined;
+  }
+  if (rule.srcPorts.length + rule.srcNamedPortIpSetIds.length > 0) {
+    const numeric = coverage(range, rule.srcPorts);
+    const named = numeric === 'all' ? 'all' : namedCoverage(rule.srcNamedPortIpSetIds, pkt, range, state);
+    const both: Coverage = numeric === 'all' || named === 'all' ? 'all' : numeric === 'none' && named === 'none' ? 'none' : 'some';
+    if (both === 'none') return d(() => `source ports: ${fmtPorts(range)} not in ${[fmtRanges(rule.srcPorts), ...rule.srcNamedPortIpSetIds.map((id) => `named-port set ${id}`)].filter((x) => x !== '').join(' or ')}`);
+    if (both === 'some') return d(() => `source ports: only some ephemeral source ports (${fmtPorts(range)}) match; the verdict depends on the port the kernel picks`);
+  }
+  if (rule.notSrcPorts.length + rule.notSrcNamedPortIpSetIds.length > 0) {
+    const numeric = coverage(range, rule.notSrcPorts);
+    const named = namedCoverage(rule.notSrcNamedPortIpSetIds, pkt, range, state);
+    if (numeric === 'all' || named === 'all') return d(() => `source notPorts: ${fmtPorts(range)} ${numeric === 'all' ? `in ${fmtRanges(rule.notSrcPorts)}` : `in named-port set ${rule.notSrcNamedPortIpSetIds.join(', ')}`}`);
+    if (numeric === 'some' || named === 'some') return d(() => `source notPorts: only some ephemeral source ports (${fmtPorts(range)}) are excluded; the verdict depends on the port the kernel picks`);
   }
   return undefined;
 }
@@ -306,32 +395,17 @@ export function evaluateDirection(
     }
     const rules = direction === 'ingress' ? profile.inboundRules : profile.outboundRules;
     const ruleTraces: RuleTrace[] | undefined = trace ? [] : undefined;
-    // A profile chain only returns on accept; Pass and Log go on to the next profile.
-    let decided = -1;
-    for (let from = 0; from < rules.length; ) {
-      const i = walkRules(rules.slice(from), pkt, state, undefined);
-      if (i < 0) break;
-      if ((rules[from + i] as Rule).action !== 'next-tier') {
-        decided = from + i;
-        break;
-      }
-      from += i + 1;
-    }
-    if (ruleTraces !== undefined) {
-      const last = decided < 0 ? rules.length : decided + 1;
-      for (let i = 0; i < last; i++) {
-        const rule = rules[i] as Rule;
-        const mismatch = ruleMismatch(rule, pkt, state, true);
-        ruleTraces.push(mismatch === undefined ? { index: i, action: rule.action } : { index: i, action: rule.action, mismatch });
-      }
-    }
-    if (decided < 0) {
+    // The profile chain RETURNs on the first allow or pass rule that matches (a deny drops);
+    // the endpoint chain returns only on the accept mark, so a Pass goes on to the next profile.
+    const i = walkRules(rules, pkt, state, ruleTraces);
+    if (i < 0) {
       profileTraces?.push({ profile: name, rules: ruleTraces ?? [], outcome: 'no-match' });
       continue;
     }
-    const action = (rules[decided] as Rule).action === 'allow' ? 'allow' : 'deny';
-    profileTraces?.push({ profile: name, rules: ruleTraces ?? [], outcome: action });
-    return done({ kind: 'profile', action, profile: name, ruleIndex: decided });
+    const outcome = outcomeOf((rules[i] as Rule).action);
+    profileTraces?.push({ profile: name, rules: ruleTraces ?? [], outcome });
+    if (outcome === 'pass') continue;
+    return done({ kind: 'profile', action: outcome, profile: name, ruleIndex: i });
   }
   return done({ kind: 'no-profile-matched', action: 'deny' });
 }
