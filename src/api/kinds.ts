@@ -45,6 +45,7 @@ export interface KindRow {
 const CALICO = { group: 'projectcalico.org', version: 'v3' } as const;
 const CORE = { group: '', version: 'v1' } as const;
 const NETWORKING = { group: 'networking.k8s.io', version: 'v1' } as const;
+const DISCOVERY = { group: 'discovery.k8s.io', version: 'v1' } as const;
 
 const NODE_SIDE: readonly KindWatcher[] = ['agent', 'typha', 'simulate'];
 
@@ -54,6 +55,11 @@ export const KINDS = [
   { ...CORE, kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, watchers: ['controllers', 'simulate'] },
   { ...CORE, kind: 'Pod', plural: 'pods', namespaced: true, watchers: ['controllers', 'simulate'] },
   { ...NETWORKING, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, watchers: ['controllers', 'simulate'] },
+  // `services` rule matches: EndpointSlices are what Felix reads (reference §D.2); Services
+  // only for the simulator, which derives slices from them where none are given. Never
+  // optional: every API server Tessera supports serves discovery.k8s.io/v1.
+  { ...CORE, kind: 'Service', plural: 'services', namespaced: true, watchers: ['simulate'] },
+  { ...DISCOVERY, kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true, watchers: NODE_SIDE },
   { ...CALICO, kind: 'Tier', plural: 'tiers', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'GlobalNetworkPolicy', plural: 'globalnetworkpolicies', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },

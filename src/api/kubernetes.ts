@@ -62,3 +62,36 @@ export interface K8sPod {
 export interface K8sMetaObject {
   metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
 }
+
+/** The label an EndpointSlice names its Service by (`discovery.k8s.io/v1`). */
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+/**
+ * The structural subset of a `discovery.k8s.io/v1` EndpointSlice that `services` rule
+ * matches read (Felix `serviceindex`): the Service it belongs to (`metadata.namespace` and the
+ * `kubernetes.io/service-name` label), its address family, its endpoints' addresses and its
+ * ports. Endpoint conditions are deliberately absent: Felix ignores them.
+ */
+export interface K8sEndpointSlice {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
+  /** `IPv4`, `IPv6` or `FQDN`; FQDN slices hold names, not addresses, and match nothing. */
+  addressType?: string;
+  endpoints?: Array<{ addresses?: string[] | null } | null> | null;
+  /** A nil `port` means "all ports" to Kubernetes and contributes nothing to a ports set. */
+  ports?: Array<{ name?: string | null; protocol?: string | null; port?: number | null } | null> | null;
+}
+
+/** The structural subset of a core/v1 Service the simulator reads (it derives EndpointSlices from one and its pods). */
+export interface K8sService {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; uid?: string };
+  spec?: {
+    selector?: Record<string, string> | null;
+    clusterIP?: string;
+    ipFamilies?: string[] | null;
+    ports?: Array<{ name?: string; protocol?: string; port?: number; targetPort?: number | string } | null> | null;
+  };
+}
