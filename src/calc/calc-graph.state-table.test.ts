@@ -5,12 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runPlan } from '../../test/calc/harness.ts';
-import { stateLists } from '../../test/calc/fixtures.ts';
+import { stateLists as v3StateLists } from '../../test/calc/fixtures.ts';
+import { serviceStates } from '../../test/calc/service-fixtures.ts';
 import { expanders, flushStrategies } from '../../test/calc/state.ts';
 
 const check = (got: unknown, want: unknown, name: string): void => {
   expect(got, `state "${name}"`).toEqual(want);
 };
+
+const stateLists = [...v3StateLists, { name: 'services (EndpointSlices)', states: serviceStates }];
 
 describe('calc graph state tables', () => {
   it('has at least 40 hand-written states', () => {

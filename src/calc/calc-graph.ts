@@ -10,10 +10,12 @@
  *                ├ profile  → IPSetMemberIndex (labels), ActiveRulesCalculator
  *                ├ endpoint → IPSetMemberIndex (all endpoints)
  *                │            LocalEndpointFilter → PolicyResolver, ActiveRulesCalculator
- *                └ networkset → IPSetMemberIndex (CIDRs of every NetworkSet/GlobalNetworkSet)
- * ActiveRulesCalculator → RuleScanner → IP sets active/inactive → IPSetMemberIndex
+ *                ├ networkset → IPSetMemberIndex (CIDRs of every NetworkSet/GlobalNetworkSet)
+ *                └ endpointslice → ServiceIndex (addresses and ports of every EndpointSlice)
+ * ActiveRulesCalculator → RuleScanner → IP sets active/inactive → IPSetMemberIndex (selector
+ *                                       and named-port sets), ServiceIndex (`services` sets)
  *                       → policy matches → PolicyResolver
- * RuleScanner, IPSetMemberIndex, PolicyResolver → EventSequencer → flush()
+ * RuleScanner, IPSetMemberIndex, ServiceIndex, PolicyResolver → EventSequencer → flush()
  * ```
  *
  * Guarantees:
@@ -42,9 +44,9 @@ import { calcGraphMetrics, type CalcGraphMetrics } from './metrics.ts';
 import { MissingTierIndex, missingTierMessage } from './missing-tier-index.ts';
 import { PolicyResolver } from './policy-resolver.ts';
 import { RuleScanner } from './rule-scanner.ts';
+import { ServiceIndex } from './service-index.ts';
 import { UpdateProcessor } from './update-processor.ts';
-import type { Update } from '../syncer/index.ts';
-import type { SyncStatus } from '../syncer/update.ts';
+import type { AnyUpdate, SyncStatus, Update } from '../syncer/update.ts';
 
 
 export interface CalcGraphOptions {
@@ -65,6 +67,7 @@ export class CalcGraph {
   readonly #dispatcher = new Dispatcher();
   readonly #sequencer = new EventSequencer();
   readonly #memberIndex: IPSetMemberIndex;
+  readonly #serviceIndex: ServiceIndex;
   readonly #scanner: RuleScanner;
   readonly #arc: ActiveRulesCalculator;
   readonly #resolver: PolicyResolver;
@@ -104,13 +107,20 @@ export class CalcGraph {
       onMemberAdded: (id, m) => seq.onIPSetMemberAdded(id, m),
       onMemberRemoved: (id, m) => seq.onIPSetMemberRemoved(id, m),
     });
+    this.#serviceIndex = new ServiceIndex({
+      onMemberAdded: (id, m) => seq.onIPSetMemberAdded(id, m),
+      onMemberRemoved: (id, m) => seq.onIPSetMemberRemoved(id, m),
+    });
     this.#scanner = new RuleScanner({
       onIPSetActive: (data) => {
         seq.onIPSetAdded(data.id, data.type);
-        this.#memberIndex.onIPSetActive(data);
+        if (data.service === undefined) this.#memberIndex.onIPSetActive(data);
+        else this.#serviceIndex.onIPSetActive(data);
       },
       onIPSetInactive: (id) => {
+        // Ids are disjoint (`s:`/`n:` against `svc:`/`svcnoport:`): the index that does not hold it ignores it.
         this.#memberIndex.onIPSetInactive(id);
+        this.#serviceIndex.onIPSetInactive(id);
         seq.onIPSetRemoved(id);
       },
       onPolicyUpdate: (key, model, parsed) => seq.onPolicyUpdate(key, model.id, parsed),
@@ -160,9 +170,11 @@ export class CalcGraph {
       this.#localFilter.onEndpointUpdate(u.key, u.value);
     });
     d.register('networkset', (u) => this.#memberIndex.onNetworkSetUpdate(u.key, u.value));
+    d.register('endpointslice', (u) => this.#serviceIndex.onEndpointSliceUpdate(u.key, u.value));
   }
 
-  onUpdates(updates: readonly Update[]): void {
+  /** Projectcalico.org/v3 updates, and `discovery.k8s.io/v1` EndpointSlices; anything else is dropped as invalid. */
+  onUpdates(updates: readonly (Update | AnyUpdate)[]): void {
     // Metrics without prom-client's per-call label objects and timer closures: a remote
     // endpoint's relabel arrives as a batch of one, and those were ~5 % of its cost.
     const start = performance.now();

@@ -18,7 +18,7 @@
 import { flat } from '../runtime/flat-string.ts';
 import { sameList } from '../runtime/same-list.ts';
 import { SetMap } from '../runtime/set-map.ts';
-import type { IPSetData } from './ipset-data.ts';
+import type { SelectorIPSetData } from './ipset-data.ts';
 import { LabelInheritIndex, type Labels } from './label-inherit-index.ts';
 import type { EndpointPort, ModelEndpoint, ModelNetworkSet } from './model.ts';
 
@@ -34,7 +34,7 @@ interface EndpointData {
 }
 
 interface SetState {
-  readonly data: IPSetData;
+  readonly data: SelectorIPSetData;
   readonly members: Map<string, number>;
 }
 
@@ -136,7 +136,7 @@ export class IPSetMemberIndex {
     this.#index.updateParent(name, labels);
   }
 
-  onIPSetActive(data: IPSetData): void {
+  onIPSetActive(data: SelectorIPSetData): void {
     if (this.#sets.has(data.id)) return;
     const state: SetState = { data, members: new Map() };
     this.#sets.set(data.id, state);
@@ -216,7 +216,7 @@ export class IPSetMemberIndex {
  * `<ip>,<proto>:<port>` for a named-port set. A callback, not a generator: this runs once per
  * (item, matching set) on every sync, and a generator object per call is measurable there.
  */
-function forEachMember(data: IPSetData, ep: EndpointData, fn: (member: string) => void): void {
+function forEachMember(data: SelectorIPSetData, ep: EndpointData, fn: (member: string) => void): void {
   const np = data.namedPort;
   if (np === undefined) {
     for (const net of ep.ipv4Nets) fn(net);

@@ -24,6 +24,11 @@ export interface ModelEntity {
   readonly namedPorts: readonly string[];
   readonly notPorts: readonly PortRange[];
   readonly notNamedPorts: readonly string[];
+  /**
+   * `services`: the Service `<namespace>/<name>` whose endpoints this side must be ('' =
+   * none). The namespace is already defaulted to the policy's.
+   */
+  readonly service: string;
 }
 
 export interface ModelRule {
@@ -111,12 +116,34 @@ export interface ModelNetworkSet {
   readonly nets: readonly string[];
 }
 
+/** A slice port as a `services` ports set reads it: protocol defaulted, name dropped. */
+export interface EndpointSlicePort {
+  readonly protocol: 'tcp' | 'udp' | 'sctp';
+  readonly port: number;
+}
+
+/**
+ * A `discovery.k8s.io/v1` EndpointSlice as the service index reads it (Felix
+ * `membersFromEndpointSlice`): the Service it belongs to, its endpoints' addresses (canonical,
+ * both families, FQDNs dropped) and its numeric ports (a port without a number dropped).
+ * Endpoint conditions are not carried: Felix ignores them.
+ */
+export interface ModelEndpointSlice {
+  /** `<namespace>/<name>` of the slice. */
+  readonly key: string;
+  /** `<slice namespace>/<label kubernetes.io/service-name>`. */
+  readonly service: string;
+  readonly addresses: readonly string[];
+  readonly ports: readonly EndpointSlicePort[];
+}
+
 /** An update of the internal model: `value === null` deletes `key`. */
 export type ModelUpdate =
   | { readonly kind: 'policy'; readonly key: string; readonly value: ModelPolicy | null }
   | { readonly kind: 'profile'; readonly key: string; readonly value: ModelProfile | null }
   | { readonly kind: 'tier'; readonly key: string; readonly value: ModelTier | null }
   | { readonly kind: 'endpoint'; readonly key: string; readonly value: ModelEndpoint | null }
-  | { readonly kind: 'networkset'; readonly key: string; readonly value: ModelNetworkSet | null };
+  | { readonly kind: 'networkset'; readonly key: string; readonly value: ModelNetworkSet | null }
+  | { readonly kind: 'endpointslice'; readonly key: string; readonly value: ModelEndpointSlice | null };
 
 export type ModelKind = ModelUpdate['kind'];

@@ -13,12 +13,16 @@
  * - IP sets are refcounted by id across every rule of every active policy and profile:
  *   `onIPSetActive` on 0→1, `onIPSetInactive` on 1→0. On an update the new sets are
  *   activated before the old ones are released, so a set in use by both never churns;
+ * - a `services` destination gets the Service's ports set (`svc:`, `dstIpPortSetIds`), a
+ *   `services` source its no-ports set (`svcnoport:`), AND-ed with the side's other selector
+ *   sets (Felix `rule_scanner.go`); a rule without services hashes to the id it had before
+ *   services were read (the field is left out of the id's input when empty);
  * - a profile that endpoints reference but that does not exist is emitted with drop-all
  *   rules (Felix's DummyDropRules: fail closed).
  */
 import { makeRule, type Policy, type Profile, type Rule } from '../proto/index.ts';
 import { makeUniqueId, parseSelector, type Selector } from '../selector/index.ts';
-import { namedPortIPSet, selectorIPSet, type IPSetData } from './ipset-data.ts';
+import { namedPortIPSet, selectorIPSet, serviceIPSet, type IPSetData } from './ipset-data.ts';
 import type { ModelEntity, ModelPolicy, ModelProfile, ModelRule } from './model.ts';
 
 export interface RuleScannerCallbacks {
@@ -129,9 +133,9 @@ export class RuleScanner {
   }
 
   #parseRule(rule: ModelRule, sets: Map<string, IPSetData>): Rule {
-    const src = this.#side(rule.src, rule.namedPortProtocol, sets);
-    const dst = this.#side(rule.dst, rule.namedPortProtocol, sets);
-    const body: Omit<Rule, 'ruleId'> = {
+    const src = this.#side('src', rule.src, rule.namedPortProtocol, sets);
+    const dst = this.#side('dst', rule.dst, rule.namedPortProtocol, sets);
+    const body: Omit<Rule, 'ruleId' | 'dstIpPortSetIds'> & { readonly dstIpPortSetIds?: readonly string[] } = {
       action: rule.action,
       ...(rule.ipVersion === undefined ? {} : { ipVersion: rule.ipVersion }),
       ...(rule.protocol === undefined ? {} : { protocol: rule.protocol }),
@@ -154,20 +158,24 @@ export class RuleScanner {
       notSrcNamedPortIpSetIds: src.notNamedPortIds,
       dstNamedPortIpSetIds: dst.namedPortIds,
       notDstNamedPortIpSetIds: dst.notNamedPortIds,
+      ...(rule.dst.service === '' ? {} : { dstIpPortSetIds: [this.#add(serviceIPSet(rule.dst.service, true), sets)] }),
     };
     // The id hashes the body as built here (its JSON is the id's input, so ids stay stable).
     return makeRule({ ...body, ruleId: makeUniqueId('r', JSON.stringify(body)) });
   }
 
+  #add(d: IPSetData, sets: Map<string, IPSetData>): string {
+    sets.set(d.id, d);
+    return d.id;
+  }
+
   #side(
+    side: 'src' | 'dst',
     e: ModelEntity,
     proto: ModelRule['namedPortProtocol'],
     sets: Map<string, IPSetData>,
   ): { ipSetIds: string[]; notIpSetIds: string[]; namedPortIds: string[]; notNamedPortIds: string[] } {
-    const add = (d: IPSetData): string => {
-      sets.set(d.id, d);
-      return d.id;
-    };
+    const add = (d: IPSetData): string => this.#add(d, sets);
     let pos: Selector | undefined;
     let neg: Selector | undefined;
     if (e.selector !== '') {
@@ -182,6 +190,7 @@ export class RuleScanner {
     const namedOnly = e.namedPorts.length > 0 && e.ports.length === 0 && e.notNamedPorts.length === 0;
     if (pos !== undefined && !namedOnly) ipSetIds.push(add(selectorIPSet(pos)));
     const notIpSetIds = neg === undefined ? [] : [add(selectorIPSet(neg))];
+    if (side === 'src' && e.service !== '') ipSetIds.push(add(serviceIPSet(e.service, false)));
     return { ipSetIds, notIpSetIds, namedPortIds, notNamedPortIds };
   }
 }

@@ -17,7 +17,12 @@
  *   StagedKubernetesNetworkPolicy converted as the controllers convert its enforced
  *   counterpart, to `knp.default.<name>`), validated as their counterparts are; the policy
  *   sorter files them apart so they are counted, never enforced. `stagedAction: Delete`
- *   removes nothing and counts nothing: it holds no policy here.
+ *   removes nothing and counts nothing: it holds no policy here;
+ * - a `discovery.k8s.io/v1` EndpointSlice becomes an `endpointslice` model update
+ *   (endpoint-slice-model.ts); one that names no Service is held as deleted;
+ * - a `services` match names `<namespace>/<name>`, an empty namespace meaning the policy's
+ *   own (Calico's API documents it; Felix would look up `/<name>` and match nothing, reference
+ *   §D.1). A GlobalNetworkPolicy must give one (validation).
  */
 import {
   applyDefaults,
@@ -45,7 +50,9 @@ import { failClosedPolicy, failClosedProfile, type PolicySelectorFields } from '
 import { Interner } from './interner.ts';
 import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
 import type { K8sNetworkPolicy } from '../api/index.ts';
-import type { Update } from '../syncer/update.ts';
+import { updateApiVersion, type AnyUpdate, type Update } from '../syncer/update.ts';
+import type { K8sEndpointSlice } from '../api/index.ts';
+import { ENDPOINT_SLICE_API_VERSION, ENDPOINT_SLICE_KIND, endpointSliceKey, endpointSliceModel } from './endpoint-slice-model.ts';
 
 export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
 export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
@@ -114,8 +121,15 @@ export class UpdateProcessor {
     return this.#setPolicy(rk, policy);
   }
 
-  process(update: Update): ModelUpdate[] {
-    if (update.op === 'delete') return isStagedKind(update.kind) ? this.#deleteStaged(update.kind, update.name, update.namespace ?? '') : this.#delete(update.kind, update.name, update.namespace ?? '');
+  process(update: Update | AnyUpdate): ModelUpdate[] {
+    if (update.op === 'delete' ? update.kind === ENDPOINT_SLICE_KIND : (update.resource as { kind?: unknown } | null)?.kind === ENDPOINT_SLICE_KIND) {
+      if (updateApiVersion(update) === ENDPOINT_SLICE_API_VERSION) return this.#endpointSlice(update);
+    }
+    if (update.op === 'delete' && !isKind(update.kind) && !isStagedKind(update.kind)) {
+      this.#onInvalid({ kind: update.kind, name: update.name, reason: `not a kind the calc graph reads (${updateApiVersion(update)})` });
+      return [];
+    }
+    if (update.op === 'delete') return isStagedKind(update.kind) ? this.#deleteStaged(update.kind, update.name, update.namespace ?? '') : this.#delete(update.kind as V3Kind, update.name, update.namespace ?? '');
     const raw = update.resource as unknown as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } | null } | null;
     const kind = raw?.kind;
     const name = raw?.metadata?.name;
@@ -126,7 +140,7 @@ export class UpdateProcessor {
     }
     let resource: V3Resource;
     try {
-      resource = defaulted(update.resource);
+      resource = defaulted(update.resource as V3Resource);
       const errors = validateResource(resource).filter(isError);
       if (errors.length > 0) {
         throw new ConversionError(errors.map((e) => `${e.path}: ${e.message}`).join('; '));
@@ -141,6 +155,19 @@ export class UpdateProcessor {
       this.#onInvalid({ kind, name, ...(ns === '' ? {} : { namespace: ns }), reason });
       return this.#delete(kind, name, ns);
     }
+  }
+
+  /** An EndpointSlice: its Service's members (service-index.ts); held as deleted when it names no Service. */
+  #endpointSlice(update: AnyUpdate): ModelUpdate[] {
+    if (update.op === 'delete') return [{ kind: 'endpointslice', key: endpointSliceKey(update.namespace, update.name), value: null }];
+    const raw = update.resource as unknown as K8sEndpointSlice;
+    const name = raw.metadata?.name;
+    if (typeof name !== 'string' || name === '') {
+      this.#onInvalid({ kind: ENDPOINT_SLICE_KIND, name: String(name), reason: 'not a keyable object' });
+      return [];
+    }
+    const key = endpointSliceKey(raw.metadata?.namespace, name);
+    return [{ kind: 'endpointslice', key, value: endpointSliceModel(raw) ?? null }];
   }
 
   /** A staged object: its counterpart validated and converted, filed under the staged kind. */
@@ -509,6 +536,8 @@ function convertEntity(e: EntityRule | undefined, namespace: string | undefined)
     }
     if ((sa.selector?.trim() ?? '') !== '') terms.push(`(${prefixLabels(parse(sa.selector ?? ''), 'pcsa.').toString()})`);
   }
+  const svcName = e?.services?.name ?? '';
+  const svcNs = e?.services?.namespace ?? '';
   const ports: PortRange[] = [];
   const namedPorts: string[] = [];
   const notPorts: PortRange[] = [];
@@ -524,6 +553,7 @@ function convertEntity(e: EntityRule | undefined, namespace: string | undefined)
     namedPorts,
     notPorts,
     notNamedPorts,
+    service: svcName === '' ? '' : `${svcNs !== '' ? svcNs : (namespace ?? '')}/${svcName}`,
   };
 }
 

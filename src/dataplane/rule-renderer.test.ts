@@ -64,6 +64,18 @@ describe('RuleRenderer.renderRule: matches (dataplane.md §3)', () => {
     expect(text(v4.renderRule(rule({ action: 'deny', protocol: 'tcp', dstNamedPortIpSetIds: ['n:named'] })))).toEqual([`-p tcp -m set --match-set ${N} dst,dst -j DROP`]);
   });
 
+  it('matches a services destination set with dst,dst, AND-ed with the other criteria, in both families (Felix DstIpPortSetIds)', () => {
+    const svc = 'svc:Jhwii46PCMT5NlhWsUqZmv7al8TeHFbNQMhoVg';
+    const r = rule({ action: 'allow', srcIpSetIds: ['s:abc'], dstIpPortSetIds: [svc] });
+    expect(ipSetName(svc, 4)).toBe('cali40svc:Jhwii46PCMT5NlhWsUqZm');
+    expect(text(v4.renderRule(r))[0]).toBe(`-m set --match-set ${S} src -m set --match-set cali40svc:Jhwii46PCMT5NlhWsUqZm dst,dst -j MARK --set-xmark 0x10000/0x10000`);
+    expect(text(v6.renderRule(rule({ action: 'deny', dstIpPortSetIds: [svc] })))).toEqual(['-m set --match-set cali60svc:Jhwii46PCMT5NlhWsUqZm dst,dst -j DROP']);
+    // Not an alternative to the numeric ports, as a named-port set is: both must match.
+    expect(text(v4.renderRule(rule({ action: 'deny', protocol: 'tcp', dstPorts: [port(80)], dstIpPortSetIds: [svc] })))).toEqual([
+      '-p tcp -m multiport --destination-ports 80 -m set --match-set cali40svc:Jhwii46PCMT5NlhWsUqZm dst,dst -j DROP',
+    ]);
+  });
+
   it('renders ICMP type and code, and the ICMPv6 form in the IPv6 table', () => {
     expect(text(v4.renderRule(rule({ action: 'deny', protocol: 'icmp', icmp: { type: 8, code: 0 } })))).toEqual(['-p icmp -m icmp --icmp-type 8/0 -j DROP']);
     expect(text(v4.renderRule(rule({ action: 'deny', protocol: 'icmp', notIcmp: { type: 3 } })))).toEqual(['-p icmp -m icmp ! --icmp-type 3 -j DROP']);

@@ -419,6 +419,8 @@ export class RuleRenderer {
     this.netMatches('dst', dstPos, dstNeg, single, blocks, negBlocks);
     this.sideMatches('src', proto, rule.srcPorts, rule.srcNamedPortIpSetIds, rule.notSrcPorts, rule.notSrcNamedPortIpSetIds, rule.srcIpSetIds, rule.notSrcIpSetIds, single, blocks);
     this.sideMatches('dst', proto, rule.dstPorts, rule.dstNamedPortIpSetIds, rule.notDstPorts, rule.notDstNamedPortIpSetIds, rule.dstIpSetIds, rule.notDstIpSetIds, single, blocks);
+    // `services` destinations (Felix `DstIpPortSetIds`): address and port in every set, AND-ed.
+    for (const id of rule.dstIpPortSetIds) single.ipSet('dst', ipSetName(id, v), true);
 
     if (rule.icmp !== undefined) single.icmp(rule.icmp, v);
     if (rule.notIcmp !== undefined) single.icmp(rule.notIcmp, v, true);

@@ -113,6 +113,13 @@ export interface Rule {
   readonly dstNamedPortIpSetIds: readonly string[];
   readonly notDstNamedPortIpSetIds: readonly string[];
 
+  /**
+   * Felix's `DstIpPortSetIds`: `services` destination sets (`hash:ip,port`, `svc:` ids). The
+   * destination address AND port must be in every listed set (`--match-set <name> dst,dst`);
+   * unlike named-port sets they are not alternatives to the numeric ports.
+   */
+  readonly dstIpPortSetIds: readonly string[];
+
   /** A stable id for logs, counters and chain comments (hash of the rule's content). */
   readonly ruleId: string;
 }
@@ -151,6 +158,7 @@ export function makeRule(init: RuleInit): Rule {
     notSrcNamedPortIpSetIds: init.notSrcNamedPortIpSetIds ?? [],
     dstNamedPortIpSetIds: init.dstNamedPortIpSetIds ?? [],
     notDstNamedPortIpSetIds: init.notDstNamedPortIpSetIds ?? [],
+    dstIpPortSetIds: init.dstIpPortSetIds ?? [],
     ruleId: init.ruleId ?? '',
   };
 }

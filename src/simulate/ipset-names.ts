@@ -15,6 +15,10 @@ export class IpSetNames {
 
   constructor(resources: Iterable<V3Resource>) {
     const add = (d: IPSetData): void => {
+      if (d.service !== undefined) {
+        this.#names.set(d.id, d.includePorts ? `the endpoints and ports of Service ${d.service}` : `the endpoints of Service ${d.service}`);
+        return;
+      }
       const sel = d.selector.toString();
       this.#names.set(d.id, d.namedPort === undefined ? sel : `port "${d.namedPort.name}" (${d.namedPort.protocol}) of ${sel}`);
     };

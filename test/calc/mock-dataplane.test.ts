@@ -7,7 +7,7 @@ const rule = (ids: Partial<Rule>): Rule => ({
   srcNets: [], notSrcNets: [], dstNets: [], notDstNets: [],
   srcPorts: [], notSrcPorts: [], dstPorts: [], notDstPorts: [],
   srcIpSetIds: [], notSrcIpSetIds: [], dstIpSetIds: [], notDstIpSetIds: [],
-  srcNamedPortIpSetIds: [], notSrcNamedPortIpSetIds: [], dstNamedPortIpSetIds: [], notDstNamedPortIpSetIds: [],
+  srcNamedPortIpSetIds: [], notSrcNamedPortIpSetIds: [], dstNamedPortIpSetIds: [], notDstNamedPortIpSetIds: [], dstIpPortSetIds: [],
   ruleId: 'r:x',
   ...ids,
 });

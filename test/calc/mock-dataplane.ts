@@ -33,6 +33,7 @@ function ruleSetIds(r: Rule): string[] {
     ...r.notSrcNamedPortIpSetIds,
     ...r.dstNamedPortIpSetIds,
     ...r.notDstNamedPortIpSetIds,
+    ...r.dstIpPortSetIds,
   ];
 }
 

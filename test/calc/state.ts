@@ -5,21 +5,31 @@
  * when the harness flushes. The harness feeds the KV deltas between consecutive states and
  * compares the mock dataplane's full state with the expectation.
  */
-import { objectKey, type V3Resource } from '../../src/api/index.ts';
+import { objectKey, type K8sEndpointSlice, type V3Resource } from '../../src/api/index.ts';
 import type { DataplaneSnapshot, EndpointTierSummary } from './mock-dataplane.ts';
-import type { Update } from '../../src/syncer/index.ts';
+import type { AnyUpdate, Update } from '../../src/syncer/index.ts';
+
+/** An EndpointSlice as a feed delivers it (`services` rule matches). */
+export type EndpointSliceKV = K8sEndpointSlice & {
+  readonly apiVersion: 'discovery.k8s.io/v1';
+  readonly kind: 'EndpointSlice';
+  readonly metadata: { readonly name: string; readonly namespace: string; readonly labels?: Record<string, string> };
+};
+
+/** What a state's datastore holds: v3 resources and EndpointSlices. */
+export type KV = V3Resource | EndpointSliceKV;
 
 export interface State {
   readonly name: string;
   /** The datastore, in order (an updated key moves to the end). */
-  readonly kvs: readonly V3Resource[];
+  readonly kvs: readonly KV[];
   readonly ipSets: Readonly<Record<string, readonly string[]>>;
   readonly activePolicies: readonly string[];
   readonly activeProfiles: readonly string[];
   readonly endpointTiers: Readonly<Record<string, readonly EndpointTierSummary[]>>;
 }
 
-export function resourceKey(r: V3Resource): string {
+export function resourceKey(r: KV): string {
   return `${r.kind}/${objectKey(r)}`;
 }
 
@@ -41,7 +51,7 @@ export class StateBuilder {
   }
 
   /** Upserts resources (each moves to the end). */
-  withKVUpdates(...resources: V3Resource[]): StateBuilder {
+  withKVUpdates(...resources: KV[]): StateBuilder {
     const keys = new Set(resources.map(resourceKey));
     return this.#with({ kvs: [...this.state.kvs.filter((r) => !keys.has(resourceKey(r))), ...resources] });
   }
@@ -86,10 +96,10 @@ export class StateBuilder {
 }
 
 /** The updates that move the datastore from `from` to `to`. */
-export function kvDeltas(from: State, to: State): Update[] {
+export function kvDeltas(from: State, to: State): (Update | AnyUpdate)[] {
   const before = new Map(from.kvs.map((r) => [resourceKey(r), r]));
   const after = new Set(to.kvs.map(resourceKey));
-  const out: Update[] = [];
+  const out: (Update | AnyUpdate)[] = [];
   for (const r of to.kvs) {
     const old = before.get(resourceKey(r));
     if (old === undefined || JSON.stringify(old) !== JSON.stringify(r)) out.push({ op: 'upsert', resource: r });
@@ -98,6 +108,7 @@ export function kvDeltas(from: State, to: State): Update[] {
     if (!after.has(key)) {
       out.push({
         op: 'delete',
+        ...(r.kind === 'EndpointSlice' ? { apiVersion: r.apiVersion } : {}),
         kind: r.kind,
         name: r.metadata.name,
         ...(r.metadata.namespace === undefined ? {} : { namespace: r.metadata.namespace }),
@@ -119,7 +130,7 @@ export function expectedSnapshot(s: State): DataplaneSnapshot {
 
 /** A step of a test plan: updates to feed, then (optionally) the expected state. */
 export interface Step {
-  readonly updates: readonly Update[];
+  readonly updates: readonly (Update | AnyUpdate)[];
   readonly expect: State;
 }
 
