@@ -12,14 +12,14 @@
  * a round costs one apply plus its probes.
  */
 import { execFile } from 'node:child_process';
-import type { V3Resource } from '../../src/api/index.ts';
 import { CalcGraph } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
 import { BACKEND } from '../dataplane/harness.ts';
 import { ClusterNetwork } from '../runner/network.ts';
 import { PodServer } from '../runner/pod-server.ts';
 import { NODES, PODS, SERVED_PORTS } from './fixture.ts';
-import type { Update } from '../../src/syncer/index.ts';
+import type { AnyUpdate, Update } from '../../src/syncer/index.ts';
+import { isEndpointSlice, type SimResource } from '../../src/simulate/index.ts';
 
 export type ProbeKind = 'TCP' | 'UDP' | 'ICMP';
 
@@ -45,8 +45,8 @@ interface Node {
   readonly running: Promise<void>;
 }
 
-function deleteUpdate(r: V3Resource): Update {
-  return { op: 'delete', kind: r.kind, name: r.metadata.name, ...(r.metadata.namespace !== undefined ? { namespace: r.metadata.namespace } : {}) };
+function deleteUpdate(r: SimResource): Update | AnyUpdate {
+  return { op: 'delete', ...(isEndpointSlice(r) ? { apiVersion: r.apiVersion } : {}), kind: r.kind, name: r.metadata.name, ...(r.metadata.namespace !== undefined ? { namespace: r.metadata.namespace } : {}) };
 }
 
 export class KernelCluster implements AsyncDisposable {
@@ -54,7 +54,7 @@ export class KernelCluster implements AsyncDisposable {
   private readonly nodes = new Map<string, Node>();
   private readonly servers = new Map<string, PodServer>();
   private readonly stop = new AbortController();
-  private current = new Map<string, { readonly json: string; readonly resource: V3Resource }>();
+  private current = new Map<string, { readonly json: string; readonly resource: SimResource }>();
   private readonly probeTimeoutMs: number;
   private readonly slowRetryMs: number;
 
@@ -86,9 +86,9 @@ export class KernelCluster implements AsyncDisposable {
    * Makes `resources` (keyed as `translateCluster` keys them) the whole state of every node:
    * upserts for new or changed keys, deletes for gone ones, then waits for every driver.
    */
-  async apply(resources: ReadonlyMap<string, V3Resource>): Promise<void> {
-    const next = new Map<string, { json: string; resource: V3Resource }>();
-    const updates: Update[] = [];
+  async apply(resources: ReadonlyMap<string, SimResource>): Promise<void> {
+    const next = new Map<string, { json: string; resource: SimResource }>();
+    const updates: (Update | AnyUpdate)[] = [];
     for (const [key, resource] of resources) {
       const json = JSON.stringify(resource);
       next.set(key, { json, resource });

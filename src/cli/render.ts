@@ -16,7 +16,7 @@ import { CalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, RecordingCommandRunner } from '../dataplane/index.ts';
 import { FakeKernel } from '../dataplane/iptables/fake-kernel.ts';
 import type { StagedPolicy, V3Resource } from '../api/index.ts';
-import { translateCluster } from '../simulate/index.ts';
+import { translateCluster, type SimResource } from '../simulate/index.ts';
 import { EXIT_FAILED, reportUnenforced } from './exit-status.ts';
 import { usage } from './args.ts';
 import { exitStatusFor, loadCluster, processOutput, UsageError, type CliOutput } from './simulate.ts';
@@ -50,7 +50,7 @@ export interface RenderedNode {
  * configured as `tessera agent` is by default (the drop log on); staged policies are fed as the
  * agent's informers feed them, so their counting chains are printed too.
  */
-export async function renderNode(resources: Iterable<V3Resource>, node: string, staged: readonly StagedPolicy[] = []): Promise<RenderedNode> {
+export async function renderNode(resources: Iterable<SimResource>, node: string, staged: readonly StagedPolicy[] = []): Promise<RenderedNode> {
   const graph = new CalcGraph({ nodeName: node });
   graph.onUpdates([...resources].map((resource) => ({ op: 'upsert', resource }) as const));
   graph.onUpdates(staged.map((s) => ({ op: 'upsert', resource: stagedDocument(s) }) as const));

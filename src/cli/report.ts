@@ -18,7 +18,6 @@
  * staged objects under their own "not enforced" heading. Without them the page is exactly
  * what it was before staged policies existed: every staged addition is conditional.
  */
-import type { V3Resource } from '../api/index.ts';
 import { comparePolicies } from '../calc/index.ts';
 import type { PolicyId } from '../proto/index.ts';
 import {
@@ -29,6 +28,7 @@ import {
   stagedDiff,
   type ProbeProtocol,
   type SimEndpoint,
+  type SimResource,
   type Simulation,
   type StagedDiff,
   type StagedPolicy,
@@ -48,7 +48,7 @@ export interface ReportStaged {
   readonly policies: readonly StagedPolicy[];
   readonly sim: Simulation;
   /** The committed cluster's resources (`sim` was built from them), to name its IP sets in the walk. */
-  readonly resources: ReadonlyMap<string, V3Resource>;
+  readonly resources: ReadonlyMap<string, SimResource>;
 }
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -62,7 +62,7 @@ interface PolicyRow {
   types: string;
 }
 
-function policyRows(resources: ReadonlyMap<string, V3Resource>): { tiers: Array<{ name: string; order: number | undefined; defaultAction: string }>; policies: PolicyRow[] } {
+function policyRows(resources: ReadonlyMap<string, SimResource>): { tiers: Array<{ name: string; order: number | undefined; defaultAction: string }>; policies: PolicyRow[] } {
   const tiers: Array<{ name: string; order: number | undefined; defaultAction: string }> = [];
   const policies: Array<{ row: PolicyRow; order: number | undefined; id: PolicyId }> = [];
   for (const r of resources.values()) {
@@ -208,7 +208,7 @@ ${rows.join('\n')}</table>`;
  * staged verdict is decided on `staged.sim` beside the enforced one; without it the output
  * holds nothing about staged policies (byte for byte the page of a cluster without them).
  */
-export function renderReport(sim: Simulation, resources: ReadonlyMap<string, V3Resource>, protocol: ProbeProtocol, port: number, staged?: ReportStaged): string {
+export function renderReport(sim: Simulation, resources: ReadonlyMap<string, SimResource>, protocol: ProbeProtocol, port: number, staged?: ReportStaged): string {
   const eps = sim.endpoints;
   const full = eps.length <= FULL_TRACE_MAX_PODS;
   const names = full ? new IpSetNames(resources.values()) : undefined;

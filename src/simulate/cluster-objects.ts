@@ -11,6 +11,9 @@
  * - networking.k8s.io/v1 NetworkPolicy → `knp.default.<name>`, after the apiserver's
  *   `SetDefaults_NetworkPolicy` (calico-semantics §3.2);
  * - the default tiers every Calico cluster has (`defaultTiers`, what the controllers create);
+ * - discovery.k8s.io/v1 EndpointSlices as given (what `services` rule matches read, as the
+ *   agent reads them); core/v1 Services are carried for the slices derived from them and
+ *   their pods where a cluster's slices are not in the input;
  * - projectcalico.org/v3 objects as given; a Calico object with the same key as a generated
  *   one (e.g. an explicit WorkloadEndpoint or Profile) replaces it;
  * - every resource, given or generated, is defaulted and validated as the agent's update
@@ -20,11 +23,11 @@
  *   graph deletes it) unless it is a policy or profile, which is kept: the calc graph enforces
  *   it fail-closed, as the agent's does.
  */
-import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
+import { API_VERSION, applyDefaults, isError, SERVICE_NAME_LABEL, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { isPreviewedAction, isStagedKind, readStaged, unpreviewedStagedNote, type StagedPolicy } from '../api/staged.ts';
 import { unenforcedObject, type UnenforcedObject } from '../api/unenforced-kinds.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
-import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
+import type { K8sEndpointSlice, K8sNetworkPolicy, K8sPod, K8sService } from '../api/index.ts';
 import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
 
 export interface K8sNamespace {
@@ -50,11 +53,29 @@ export interface ClusterObjects {
    * every verdict, and named by every tool, which then exits `EXIT_UNENFORCED`.
    */
   readonly unenforced?: readonly UnenforcedObject[];
+  /** core/v1 Services (`services` rule matches reach them through EndpointSlices). */
+  readonly services?: readonly K8sService[];
+  /** discovery.k8s.io/v1 EndpointSlices: the members of `services` rule matches. */
+  readonly endpointSlices?: readonly K8sEndpointSlice[];
+}
+
+/** An EndpointSlice as the calc graphs read it: typed and named. */
+export type SimEndpointSlice = K8sEndpointSlice & {
+  readonly apiVersion: 'discovery.k8s.io/v1';
+  readonly kind: 'EndpointSlice';
+  readonly metadata: { readonly name: string; readonly namespace: string; readonly labels?: Record<string, string> };
+};
+
+/** What a simulated node's calc graph is fed: the v3 resources and the EndpointSlices. */
+export type SimResource = V3Resource | SimEndpointSlice;
+
+export function isEndpointSlice(r: SimResource): r is SimEndpointSlice {
+  return r.kind === 'EndpointSlice';
 }
 
 export interface TranslatedCluster {
   /** Keyed `<kind>/<namespace>/<name>`, in a stable order. */
-  readonly resources: ReadonlyMap<string, V3Resource>;
+  readonly resources: ReadonlyMap<string, SimResource>;
   /** Dropped rules, skipped invalid objects and pods without an endpoint, one line each. */
   readonly notes: readonly string[];
   /**
@@ -77,9 +98,29 @@ export const QOS_NOT_SIMULATED_MESSAGE =
 export interface TranslateOptions {
   /** Leave invalid objects out, with a note each, instead of throwing an `InputError`. @default false */
   readonly skipInvalid?: boolean;
+  /**
+   * Makes the EndpointSlices the API server's EndpointSlice controller would make for
+   * `services` from `pods`; used for the Services none of whose slices is in the input.
+   * @default none derived
+   */
+  readonly deriveEndpointSlices?: (services: readonly K8sService[], pods: readonly K8sPod[]) => readonly K8sEndpointSlice[];
 }
 
-export function resourceKey(r: V3Resource): string {
+/**
+ * The EndpointSlices a simulation reads: every one in the input, and, for each Service none
+ * of whose slices is there (a file with Services and pods but no slices), those `derive`
+ * makes. A Service that has slices in the input is never derived again: a cluster's own
+ * slices are what its agents read.
+ */
+export function endpointSlicesOf(objs: ClusterObjects, derive: TranslateOptions['deriveEndpointSlices']): K8sEndpointSlice[] {
+  const given = [...(objs.endpointSlices ?? [])];
+  if (derive === undefined) return given;
+  const covered = new Set(given.map((s) => `${s.metadata?.namespace || 'default'}/${s.metadata?.labels?.[SERVICE_NAME_LABEL] ?? ''}`));
+  const missing = (objs.services ?? []).filter((svc) => !covered.has(`${svc.metadata?.namespace || 'default'}/${svc.metadata?.name ?? ''}`));
+  return missing.length === 0 ? given : [...given, ...derive(missing, objs.pods)];
+}
+
+export function resourceKey(r: SimResource): string {
   return `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`;
 }
 
@@ -104,7 +145,7 @@ function describeInput(kind: string, meta: { name?: unknown; namespace?: unknown
  */
 export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = {}): TranslatedCluster {
   const { skipInvalid = false } = opts;
-  const resources = new Map<string, V3Resource>();
+  const resources = new Map<string, SimResource>();
   /** key → the input object a resource was made from, when it was generated. */
   const origins = new Map<string, string>();
   const notes: string[] = [];
@@ -165,6 +206,7 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   const failClosed = new Map<string, string>();
   const warnings: string[] = [];
   for (const [key, r] of resources) {
+    if (isEndpointSlice(r)) continue;
     const findings = validateResource(applyDefaults(r));
     const errors = findings.filter(isError);
     const origin = origins.get(key);
@@ -186,6 +228,12 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
     }
   }
   if (invalid.length > 0) throw new InputError(invalid);
+  for (const slice of endpointSlicesOf(objs, opts.deriveEndpointSlices)) {
+    const name = slice.metadata?.name;
+    if (typeof name !== 'string' || name === '') continue;
+    const typed: SimEndpointSlice = { ...slice, apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { ...slice.metadata, name, namespace: slice.metadata?.namespace || 'default' } };
+    resources.set(resourceKey(typed), typed);
+  }
   return { resources, notes, failClosed, warnings };
 }
 
@@ -210,6 +258,8 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     calico: [] as V3Resource[],
     staged: [] as StagedPolicy[],
     unenforced: [] as UnenforcedObject[],
+    services: [] as K8sService[],
+    endpointSlices: [] as K8sEndpointSlice[],
   };
   for (const v of values) {
     const o = v as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } } | null;
@@ -219,6 +269,8 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     else if (api === 'v1' && kind === 'ServiceAccount') out.serviceAccounts.push(v as K8sServiceAccount);
     else if (api === 'v1' && kind === 'Pod') out.pods.push(v as K8sPod);
     else if (api === 'networking.k8s.io/v1' && kind === 'NetworkPolicy') out.networkPolicies.push(v as K8sNetworkPolicy);
+    else if (api === 'v1' && kind === 'Service') out.services.push(v as K8sService);
+    else if (api === 'discovery.k8s.io/v1' && kind === 'EndpointSlice') out.endpointSlices.push(v as K8sEndpointSlice);
     else if (api === API_VERSION && (V3_KINDS as readonly string[]).includes(kind)) out.calico.push(v as V3Resource);
     else if (api === API_VERSION && isStagedKind(kind)) {
       const staged = readStaged(v);

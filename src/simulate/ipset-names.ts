@@ -5,7 +5,7 @@
  * own UpdateProcessor and RuleScanner (the code that mints the ids), collecting each
  * active set's selector and named port — never by re-deriving ids.
  */
-import type { V3Resource } from '../api/index.ts';
+import type { SimResource } from './cluster-objects.ts';
 import type { IPSetData } from '../calc/ipset-data.ts';
 import { RuleScanner } from '../calc/rule-scanner.ts';
 import { UpdateProcessor } from '../calc/update-processor.ts';
@@ -13,10 +13,10 @@ import { UpdateProcessor } from '../calc/update-processor.ts';
 export class IpSetNames {
   readonly #names = new Map<string, string>();
 
-  constructor(resources: Iterable<V3Resource>) {
+  constructor(resources: Iterable<SimResource>) {
     const add = (d: IPSetData): void => {
       if (d.service !== undefined) {
-        this.#names.set(d.id, d.includePorts ? `the endpoints and ports of Service ${d.service}` : `the endpoints of Service ${d.service}`);
+        this.#names.set(d.id, `Service ${d.service} (${d.includePorts ? 'endpoint addresses and ports' : 'endpoint addresses'})`);
         return;
       }
       const sel = d.selector.toString();

@@ -10,11 +10,12 @@
  * - endpoints are listed in a stable order: namespace, then pod name.
  */
 import { CalcGraph } from '../calc/index.ts';
-import { cidrContains, parseCidr, type V3Resource, type WorkloadEndpoint as V3WorkloadEndpoint } from '../api/index.ts';
+import { cidrContains, parseCidr, type WorkloadEndpoint as V3WorkloadEndpoint } from '../api/index.ts';
 import { workloadEndpointIdKey, type WorkloadEndpoint } from '../proto/index.ts';
 import { NodeState } from './node-state.ts';
 import { evaluateDirection, makePacket, type DirectionVerdict, type ProbeProtocol } from './verdict-engine.ts';
-import type { Update } from '../syncer/index.ts';
+import type { AnyUpdate, Update } from '../syncer/index.ts';
+import { isEndpointSlice, type SimResource } from './cluster-objects.ts';
 
 /** A pod as the simulation knows it: where it runs and the endpoint its node programmed. */
 export interface SimEndpoint {
@@ -76,11 +77,12 @@ const DEFAULT_NODE = 'node-1';
 export class Simulation {
   readonly #graphs = new Map<string, CalcGraph>();
   readonly #states = new Map<string, NodeState>();
-  #resources = new Map<string, { readonly json: string; readonly resource: V3Resource }>();
+  #resources = new Map<string, { readonly json: string; readonly resource: SimResource }>();
   #endpoints: SimEndpoint[] = [];
   #byId = new Map<string, SimEndpoint>();
 
-  constructor(resources: ReadonlyMap<string, V3Resource>) {
+  /** `resources`: v3 resources and EndpointSlices (cluster-objects.ts `translateCluster`). */
+  constructor(resources: ReadonlyMap<string, SimResource>) {
     this.update(resources);
   }
 
@@ -101,9 +103,9 @@ export class Simulation {
   }
 
   /** Replaces the resource set: the graphs get upserts for new/changed keys, deletes for gone ones. */
-  update(resources: ReadonlyMap<string, V3Resource>): void {
-    const next = new Map<string, { json: string; resource: V3Resource }>();
-    const updates: Update[] = [];
+  update(resources: ReadonlyMap<string, SimResource>): void {
+    const next = new Map<string, { json: string; resource: SimResource }>();
+    const updates: (Update | AnyUpdate)[] = [];
     for (const [key, resource] of resources) {
       const json = JSON.stringify(resource);
       next.set(key, { json, resource });
@@ -113,6 +115,7 @@ export class Simulation {
       if (next.has(key)) continue;
       updates.push({
         op: 'delete',
+        ...(isEndpointSlice(resource) ? { apiVersion: resource.apiVersion } : {}),
         kind: resource.kind,
         name: resource.metadata.name,
         ...(resource.metadata.namespace !== undefined ? { namespace: resource.metadata.namespace } : {}),

@@ -15,11 +15,17 @@
  *   the next profile; finally "no profile matched" drops.
  *
  * A rule matches when every criterion does (protocol, IP version, nets, selector IP sets,
- * ports and named-port IP sets); the trace records, for each rule that did not match, the
- * first criterion that failed, so `explain` can say why. Which rules exist for the packet's
- * family, and with which CIDRs, is decided by `ruleOmittedFromFamily`
- * (proto/rule-ip-version.ts), the function the renderer uses: a rule whose `notNets` are all
- * of the other family is not in the family's chain, so it matches nothing.
+ * ports, named-port IP sets and `services` sets); the trace records, for each rule that did
+ * not match, the first criterion that failed, so `explain` can say why, and for a rule that
+ * matched through a `services` set, the set and the member the packet was found as. Which
+ * rules exist for the packet's family, and with which CIDRs, is decided by
+ * `ruleOmittedFromFamily` (proto/rule-ip-version.ts), the function the renderer uses: a rule
+ * whose `notNets` are all of the other family is not in the family's chain, so it matches
+ * nothing.
+ *
+ * A `services` destination (`dstIpPortSetIds`, rendered `--match-set <name> dst,dst`) holds
+ * the packet when `<dst ip>,<proto>:<port>` is a member: an ICMP packet (no port) never is.
+ * A `services` source is a `svcnoport:` selector-like set on the source address.
  *
  * Source ports are checked as rendered (numeric ranges OR named-port sets holding
  * `<source ip>,<proto>:<port>`; `notPorts` exclude both). A packet made with a source port is
@@ -106,7 +112,13 @@ export interface RuleTrace {
   readonly action: RuleAction;
   /** Undefined when the rule matched; else the first criterion that failed. */
   readonly mismatch?: string;
+  /** When the rule matched through `services` sets: which member of which set, one per set. */
+  readonly matchedBy?: readonly string[];
 }
+
+/** Felix's id prefixes of `services` sets (calc/ipset-data.ts): ports (destination) and no-ports (source). */
+const SERVICE_PORTS_PREFIX = 'svc:';
+const SERVICE_NOPORTS_PREFIX = 'svcnoport:';
 
 export type PolicyOutcome = 'allow' | 'deny' | 'pass' | 'no-match' | 'missing';
 
@@ -218,7 +230,9 @@ export function ruleMismatch(rule: Rule, pkt: Packet, state: NodeState, describe
   }
   for (const n of rule.notSrcNets) if (netContains(n, pkt.srcNet)) return d(() => `source notNets: ${host(pkt.srcNet)} is in ${n}`);
   for (const id of rule.srcIpSetIds) {
-    if (state.hasNet(id, pkt.srcNet) !== true) return d(() => `source selector: ${host(pkt.srcNet)} is not in IP set ${id}`);
+    if (state.hasNet(id, pkt.srcNet) !== true) {
+      return d(() => `${id.startsWith(SERVICE_NOPORTS_PREFIX) ? 'source service' : 'source selector'}: ${host(pkt.srcNet)} is not in IP set ${id}`);
+    }
   }
   for (const id of rule.notSrcIpSetIds) {
     if (state.hasNet(id, pkt.srcNet) === true) return d(() => `source notSelector: ${host(pkt.srcNet)} is in IP set ${id}`);
@@ -253,6 +267,9 @@ export function ruleMismatch(rule: Rule, pkt: Packet, state: NodeState, describe
   if (inRanges(pkt.dstPort, rule.notDstPorts)) return d(() => `destination notPorts: ${pkt.dstPort} is in ${fmtRanges(rule.notDstPorts)}`);
   for (const id of rule.notDstNamedPortIpSetIds) {
     if (state.hasIpPort(id, pkt.dstIpPort) === true) return d(() => `destination notPorts: ${pkt.dstIpPort} is in named-port set ${id}`);
+  }
+  for (const id of rule.dstIpPortSetIds) {
+    if (state.hasIpPort(id, pkt.dstIpPort) !== true) return d(() => `destination service: ${pkt.dstIpPort} is not in IP set ${id}`);
   }
   return undefined;
 }
@@ -319,12 +336,31 @@ function sourcePortMismatch(rule: Rule, pkt: Packet, state: NodeState, describe:
   return undefined;
 }
 
+/**
+ * For a rule that matched `pkt`: the `services` sets it matched through, each with the member
+ * the packet was found as (`destination 10.0.0.1,tcp:80 is in IP set svc:…`); undefined when
+ * it has none.
+ */
+export function serviceMatches(rule: Rule, pkt: Packet): string[] | undefined {
+  let out: string[] | undefined;
+  for (const id of rule.srcIpSetIds) if (id.startsWith(SERVICE_NOPORTS_PREFIX)) (out ??= []).push(`source ${pkt.srcNet} is in IP set ${id}`);
+  for (const id of rule.dstIpPortSetIds) if (id.startsWith(SERVICE_PORTS_PREFIX)) (out ??= []).push(`destination ${pkt.dstIpPort} is in IP set ${id}`);
+  return out;
+}
+
+/** The trace entry of rule `i`. */
+function traceOf(i: number, rule: Rule, mismatch: string | undefined, pkt: Packet): RuleTrace {
+  if (mismatch !== undefined) return { index: i, action: rule.action, mismatch };
+  const by = serviceMatches(rule, pkt);
+  return by === undefined ? { index: i, action: rule.action } : { index: i, action: rule.action, matchedBy: by };
+}
+
 /** Walks a rule list; returns the index of the first deciding rule (allow/deny/next-tier) or -1. */
 function walkRules(rules: readonly Rule[], pkt: Packet, state: NodeState, trace: RuleTrace[] | undefined): number {
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as Rule;
     const mismatch = ruleMismatch(rule, pkt, state, trace !== undefined);
-    if (trace !== undefined) trace.push(mismatch === undefined ? { index: i, action: rule.action } : { index: i, action: rule.action, mismatch });
+    if (trace !== undefined) trace.push(traceOf(i, rule, mismatch, pkt));
     if (mismatch === undefined && rule.action !== 'log') return i;
   }
   return -1;
