@@ -70,19 +70,21 @@ describe('tessera typha arguments', () => {
 });
 
 /**
- * The whole command against a stand-in API server (node:http: each v3 list answers with the
- * given items, each watch stays open and quiet), with a real SyncClient as the agent.
+ * The whole command against a stand-in API server (node:http: each v3 list, and the
+ * EndpointSlice list every API server serves, answers with the given items, each watch stays
+ * open and quiet), with a real SyncClient as the agent.
  */
 describe('tessera typha (the whole command)', () => {
   const OBJECTS: Record<string, object[]> = {
     networkpolicies: [{ metadata: { name: 'allow-web', namespace: 'shop', resourceVersion: '5' }, spec: { tier: 'default', selector: "app == 'web'", types: ['Ingress'] } }],
     workloadendpoints: [{ metadata: { name: 'n1-k8s-web-eth0', namespace: 'shop', resourceVersion: '6', labels: { app: 'web' } }, spec: { node: 'n1', orchestrator: 'k8s', pod: 'web', endpoint: 'eth0', ipNetworks: ['10.0.0.1/32'] } }],
+    endpointslices: [{ metadata: { name: 'web-abc', namespace: 'shop', resourceVersion: '7', labels: { 'kubernetes.io/service-name': 'web' } }, addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.1'] }], ports: [{ port: 80 }] }],
   };
 
   async function fakeApiServer(): Promise<{ url: string; close(): Promise<void> }> {
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const m = /^\/apis\/projectcalico\.org\/v3\/([a-z]+)$/.exec(url.pathname);
+      const m = /^\/apis\/(?:projectcalico\.org\/v3|discovery\.k8s\.io\/v1)\/([a-z]+)$/.exec(url.pathname);
       if (m === null) {
         res.writeHead(404).end();
         return;
@@ -138,8 +140,9 @@ describe('tessera typha (the whole command)', () => {
         },
       );
       const clientDone = client.run(clientStop.signal);
-      await waitFor(() => status === 'in-sync' && keys.size === 2, 'the agent to be in sync');
-      expect([...keys]).toEqual([
+      await waitFor(() => status === 'in-sync' && keys.size === 3, 'the agent to be in sync');
+      expect([...keys].sort()).toEqual([
+        ['EndpointSlice/shop/web-abc', '7'],
         ['NetworkPolicy/shop/allow-web', '5'],
         ['WorkloadEndpoint/shop/n1-k8s-web-eth0', '6'],
       ]);
@@ -151,8 +154,8 @@ describe('tessera typha (the whole command)', () => {
       expect(await get('/readyz')).toEqual({ status: 200, body: 'ok' });
       expect(await get('/livez')).toEqual({ status: 200, body: 'ok' });
       const metrics = (await get('/metrics')).body;
-      expect(metrics).toMatch(/^tessera_typha_cache_size 2$/m);
-      expect(metrics).toMatch(/^tessera_typha_updates_total 2$/m);
+      expect(metrics).toMatch(/^tessera_typha_cache_size 3$/m);
+      expect(metrics).toMatch(/^tessera_typha_updates_total 3$/m);
 
       stop.abort();
       expect(await running).toBe(0);

@@ -5,13 +5,24 @@
  * Invariants:
  * - `key` is `<kind>/<namespace>/<name>` (namespace empty for cluster-scoped kinds); it is the
  *   snapshot's map key, so a key names one object of one kind;
- * - `value` is the UTF-8 JSON of the v3 resource with `metadata.resourceVersion` removed (it is
+ * - `value` is the UTF-8 JSON of the resource (v3, or an EndpointSlice) with `metadata.resourceVersion` removed (it is
  *   carried in `resourceVersion` instead, §1.2), so two updates that differ only in their
  *   resourceVersion have equal bytes and the second is a no-op; `null` means deleted;
- * - `decodeUpdate(serializeUpdate(u))` equals `u` with the resourceVersion restored.
+ * - `decodeUpdate(serializeUpdate(u))` equals `u` with the resourceVersion restored; a
+ *   deletion of a kind outside projectcalico.org/v3 (an EndpointSlice) gets its `apiVersion`
+ *   back from the kind table (the key carries the kind only, as it always has: an older agent
+ *   still reads a newer Typha's keys, and Typha's kinds are unique by name).
  */
-import type { V3Kind, V3Resource } from '../api/types.ts';
-import type { Update } from '../syncer/index.ts';
+import { apiVersionOf, kindsWatchedBy } from '../api/kinds.ts';
+import type { V3Kind } from '../api/types.ts';
+import { DEFAULT_UPDATE_API_VERSION, type AnyUpdate, type SyncedObject, type Update } from '../syncer/update.ts';
+
+/** kind → apiVersion of the kinds Typha carries that are not projectcalico.org/v3. */
+const OTHER_GROUP_KINDS: ReadonlyMap<string, string> = new Map(
+  kindsWatchedBy('typha')
+    .map((r) => [r.kind, apiVersionOf(r)] as const)
+    .filter(([, v]) => v !== DEFAULT_UPDATE_API_VERSION),
+);
 
 /** The sync status as the calc graph knows it (Calico's WaitForDatastore / ResyncInProgress / InSync). */
 
@@ -44,7 +55,7 @@ export function parseUpdateKey(key: string): { kind: V3Kind; namespace?: string;
  * Serialises `update`. `previous` is the key's current entry in the snapshot (if any): an
  * upsert of a key that exists is `updated`, otherwise `new`.
  */
-export function serializeUpdate(update: Update, previous?: SerializedUpdate): SerializedUpdate {
+export function serializeUpdate(update: Update | AnyUpdate, previous?: SerializedUpdate): SerializedUpdate {
   if (update.op === 'delete') {
     return { key: updateKey(update.kind, update.namespace, update.name), value: null, resourceVersion: '', updateType: 'deleted' };
   }
@@ -60,16 +71,16 @@ export function decodeUpdate(s: SerializedUpdate): Update {
   if (s.value === null) {
     const k = parseUpdateKey(s.key);
     if (k === undefined) throw new TypeError(`malformed Typha key ${JSON.stringify(s.key)}`);
-    return { op: 'delete', ...k };
+    const apiVersion = OTHER_GROUP_KINDS.get(k.kind);
+    // `Update` is the feed's declared type; an EndpointSlice rides in it as every feed carries it (syncer/update.ts).
+    return (apiVersion === undefined ? { op: 'delete', ...k } : { op: 'delete', apiVersion, ...k }) as Update;
   }
-  const resource = JSON.parse(s.value) as V3Resource;
+  const resource = JSON.parse(s.value) as SyncedObject;
   if (typeof resource !== 'object' || resource === null || typeof resource.metadata !== 'object' || resource.metadata === null) {
     throw new TypeError(`Typha value for ${s.key} is not a resource with metadata`);
   }
-  return {
-    op: 'upsert',
-    resource: (s.resourceVersion === '' ? resource : { ...resource, metadata: { ...resource.metadata, resourceVersion: s.resourceVersion } }) as V3Resource,
-  };
+  const withVersion = s.resourceVersion === '' ? resource : { ...resource, metadata: { ...resource.metadata, resourceVersion: s.resourceVersion } };
+  return { op: 'upsert', resource: withVersion } as Update;
 }
 
 /**
