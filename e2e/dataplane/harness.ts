@@ -9,7 +9,7 @@ import { CalcGraph, type CalcGraphOptions } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner, type DataplaneDriverOptions } from '../../src/dataplane/index.ts';
 import { Topology, type PodSpec } from './netns.ts';
 import { ProbeAgent, checkConnectivity, type Expectation, type IpFamily } from './probes.ts';
-import type { Update } from '../../src/syncer/index.ts';
+import type { AnyUpdate, Update } from '../../src/syncer/index.ts';
 
 export const NODE = 'node-1';
 /** `TESSERA_E2E_IPTABLES_BACKEND=legacy` runs the suite against iptables-legacy. @default 'nft' */
@@ -121,8 +121,8 @@ export class Harness {
     this.running = undefined;
   }
 
-  /** Feeds resource updates through the calc graph and applies its output. */
-  async update(updates: readonly Update[]): Promise<void> {
+  /** Feeds resource updates (v3, and EndpointSlices) through the calc graph and applies its output. */
+  async update(updates: readonly (Update | AnyUpdate)[]): Promise<void> {
     this.graph.onUpdates(updates);
     this.graph.onStatusUpdated('in-sync');
     this.driver.send(this.graph.flush());

@@ -26,7 +26,7 @@ import type { DataplaneMessage } from '../proto/index.ts';
 import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { CalcGraph } from './calc-graph.ts';
-import type { SyncStatus, Update } from '../syncer/index.ts';
+import type { AnyUpdate, SyncStatus, Update } from '../syncer/index.ts';
 
 export interface AsyncCalcGraphOptions {
   readonly nodeName: string;
@@ -42,7 +42,7 @@ export interface AsyncCalcGraphOptions {
   readonly logger?: Logger;
 }
 
-type Input = { readonly updates: readonly Update[] } | { readonly status: SyncStatus };
+type Input = { readonly updates: readonly (Update | AnyUpdate)[] } | { readonly status: SyncStatus };
 
 export class AsyncCalcGraph implements Disposable {
   readonly #graph: CalcGraph;
@@ -76,7 +76,7 @@ export class AsyncCalcGraph implements Disposable {
     this.#tokens = bucketSize;
   }
 
-  onUpdates(updates: readonly Update[]): void {
+  onUpdates(updates: readonly (Update | AnyUpdate)[]): void {
     this.#enqueue({ updates });
   }
 
