@@ -11,7 +11,9 @@
  * added not-ready, new endpoint ready (Felix ignores conditions, but Typha fans out every
  * change of the object). Reported per replacement and per agent: KVs delivered, the values'
  * uncompressed JSON bytes, and the compressed bytes on the wire (deflate-raw, what agents
- * negotiate first). Counts, not times: the figures reproduce on any machine.
+ * negotiate first). Counts, not times: the figures reproduce on any machine. Three runs: no
+ * slices; whole slices; slices as the agent's and Typha's informers deliver them
+ * (syncer/endpoint-slice-projection.ts), where a readiness-only write is a no-op Typha skips.
  *
  * `node --import tsx bench/typha-endpointslice-fanout.ts` (env: AGENTS, SERVICES, PODS_PER_SERVICE, CHURN).
  */
@@ -24,6 +26,7 @@ import { SnapshotCache } from '../src/typha/snapshot-cache.ts';
 import { SyncClient } from '../src/typha/sync-client.ts';
 import { SyncServer } from '../src/typha/sync-server.ts';
 import { serializeUpdate } from '../src/typha/serialized-update.ts';
+import { projectEndpointSlice } from '../src/syncer/endpoint-slice-projection.ts';
 import type { AnyUpdate, SyncStatus, Update } from '../src/syncer/index.ts';
 
 const env = (name: string, dflt: number): number => Number(process.env[name] ?? dflt);
@@ -75,7 +78,14 @@ interface Counts {
   wire: number;
 }
 
-async function run(withSlices: boolean): Promise<Counts> {
+type Mode = 'none' | 'whole' | 'projected';
+
+async function run(mode: Mode): Promise<Counts> {
+  const withSlices = mode !== 'none';
+  const sliceOf = (svc: number, pods: readonly PodState[], notReady?: string): AnyUpdate => {
+    const u = slice(svc, pods, notReady);
+    return mode === 'projected' && u.op === 'upsert' ? { op: 'upsert', resource: projectEndpointSlice(u.resource as never) as never } : u;
+  };
   const abort = new AbortController();
   setMaxListeners(0, abort.signal);
   const cache = new SnapshotCache({ maxBatchSize: 100 });
@@ -90,7 +100,7 @@ async function run(withSlices: boolean): Promise<Counts> {
     const pods = Array.from({ length: PODS_PER_SERVICE }, () => ({ name: `svc-${s}-${next}`, ip: ipOf(next++) }));
     services.push(pods);
     for (const p of pods) initial.push(wep(s, p));
-    if (withSlices) initial.push(slice(s, pods));
+    if (withSlices) initial.push(sliceOf(s, pods));
   }
   cache.onStatusUpdated('resync-in-progress');
   cache.onUpdates(initial as Update[]);
@@ -150,9 +160,10 @@ async function run(withSlices: boolean): Promise<Counts> {
     const batch: (Update | AnyUpdate)[] = [{ op: 'delete', kind: 'WorkloadEndpoint', namespace: 'shop', name: (wep(s, old) as { resource: { metadata: { name: string } } }).resource.metadata.name }, wep(s, fresh)];
     const without = pods.filter((_, j) => j !== i);
     const after = [...without.slice(0, i), fresh, ...without.slice(i)];
-    if (withSlices) batch.push(slice(s, without), slice(s, after, fresh.name), slice(s, after));
+    if (withSlices) batch.push(sliceOf(s, without), sliceOf(s, after, fresh.name), sliceOf(s, after));
     pods[i] = fresh;
-    expected += batch.length * AGENTS;
+    // A projected readiness-only write equals the previous value: Typha skips it.
+    expected += (mode === 'projected' ? batch.length - 1 : batch.length) * AGENTS;
     cache.onUpdates(batch as Update[]);
     // One replacement at a time, as a rolling update paces them.
     await new Promise((r) => setImmediate(r));
@@ -171,11 +182,14 @@ async function run(withSlices: boolean): Promise<Counts> {
   return { kvs: received.kvs / AGENTS / CHURN, raw: received.raw / AGENTS / CHURN, wire: totalWire / AGENTS / CHURN };
 }
 
-const base = await run(false);
-const slices = await run(true);
+const base = await run('none');
+const whole = await run('whole');
+const projected = await run('projected');
 const f = (n: number): string => n.toFixed(1);
+const line = (name: string, c: Counts): string =>
+  `  ${name.padEnd(30)} ${f(c.kvs)} KVs, ${f(c.raw)} B raw JSON, ${f(c.wire)} B on the wire (x${f(c.kvs / base.kvs)}, x${f(c.raw / base.raw)}, x${f(c.wire / base.wire)})`;
 console.log(`${AGENTS} agents, ${SERVICES} Services x ${PODS_PER_SERVICE} pods, ${CHURN} pod replacements; per replacement and agent:`);
-console.log(`  WorkloadEndpoints only:      ${f(base.kvs)} KVs, ${f(base.raw)} B raw JSON, ${f(base.wire)} B on the wire`);
-console.log(`  with EndpointSlices:         ${f(slices.kvs)} KVs, ${f(slices.raw)} B raw JSON, ${f(slices.wire)} B on the wire`);
-console.log(`  EndpointSlices add:          x${f(slices.kvs / base.kvs)} KVs, x${f(slices.raw / base.raw)} raw bytes, x${f(slices.wire / base.wire)} wire bytes`);
-console.log(JSON.stringify({ agents: AGENTS, services: SERVICES, podsPerService: PODS_PER_SERVICE, churn: CHURN, base, slices }));
+console.log(line('WorkloadEndpoints only:', base));
+console.log(line('+ whole EndpointSlices:', whole));
+console.log(line('+ projected EndpointSlices:', projected));
+console.log(JSON.stringify({ agents: AGENTS, services: SERVICES, podsPerService: PODS_PER_SERVICE, churn: CHURN, base, whole, projected }));

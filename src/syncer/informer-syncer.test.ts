@@ -66,6 +66,34 @@ describe('InformerSyncer', () => {
     await running;
   });
 
+  it('an EndpointSlice upsert carries only what the calc graph reads: conditions, target refs, port names dropped', async () => {
+    const full = {
+      metadata: { name: 'web-abc', namespace: 'shop', resourceVersion: '3', uid: 'u', labels: { 'kubernetes.io/service-name': 'web', 'endpointslice.kubernetes.io/managed-by': 'x' }, ownerReferences: [{ kind: 'Service' }] },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: false }, nodeName: 'n1', targetRef: { kind: 'Pod', name: 'web-1' } }],
+      ports: [{ name: 'http', protocol: 'TCP', port: 8080, appProtocol: 'http' }, { name: 'all', port: null }],
+    };
+    const { s, updates, statuses } = syncer([kindRow('endpointslices.discovery.k8s.io')], { 'endpointslices.discovery.k8s.io': [full as KubeObject] });
+    const stop = new AbortController();
+    const running = s.run(stop.signal);
+    await until(() => statuses.includes('in-sync'), 'in-sync');
+    expect(updates).toEqual([
+      {
+        op: 'upsert',
+        resource: {
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: { name: 'web-abc', namespace: 'shop', resourceVersion: '3', labels: { 'kubernetes.io/service-name': 'web' } },
+          addressType: 'IPv4',
+          endpoints: [{ addresses: ['10.0.0.1'] }],
+          ports: [{ protocol: 'TCP', port: 8080 }, {}],
+        },
+      },
+    ]);
+    stop.abort();
+    await running;
+  });
+
   it('a delete without apiVersion (an older Typha) means projectcalico.org/v3', () => {
     expect(updateApiVersion({ op: 'delete', kind: 'Tier', name: 'default' })).toBe('projectcalico.org/v3');
   });

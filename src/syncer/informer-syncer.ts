@@ -9,6 +9,8 @@
  *   that programs nothing before in-sync never sees a partial view);
  * - every upsert carries its row's `apiVersion` and `kind` (list responses carry neither per
  *   item);
+ * - an EndpointSlice upsert carries only what the calc graph reads of it
+ *   (endpoint-slice-projection.ts), so a write that changes nothing else is a no-op downstream;
  * - a delete names (apiVersion, kind, namespace, name), also for a tombstone
  *   (`DeletedFinalStateUnknown`);
  * - a row marked `optional` whose resource the API server does not serve (404) is an empty
@@ -32,6 +34,8 @@ import type { LivenessProbe } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { AnyUpdate, SyncedObject, SyncerCallbacks, Update } from './update.ts';
+import type { K8sEndpointSlice } from '../api/index.ts';
+import { projectEndpointSlice } from './endpoint-slice-projection.ts';
 import { untilAborted } from '../runtime/until-aborted.ts';
 
 /** The kinds the agent lists and watches when it reads the API server itself (not through Typha). */
@@ -54,7 +58,8 @@ export interface InformerSyncerOptions {
 }
 
 function upsert(row: KindRow, obj: KubeObject): AnyUpdate {
-  return { op: 'upsert', resource: { ...(obj as object), apiVersion: apiVersionOf(row), kind: row.kind } as SyncedObject };
+  const body = row.group === 'discovery.k8s.io' && row.kind === 'EndpointSlice' ? projectEndpointSlice(obj as K8sEndpointSlice) : obj;
+  return { op: 'upsert', resource: { ...(body as object), apiVersion: apiVersionOf(row), kind: row.kind } as SyncedObject };
 }
 
 function deletion(row: KindRow, obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): AnyUpdate {

@@ -2,7 +2,8 @@
  * EndpointSlices through `tessera typha` (issue 27): Typha watches the kind table's Typha
  * rows (EndpointSlice among them) and fans them out; an agent's calc graph behind it fills the
  * `services` sets from them exactly as from its own informers, deletes included (the key
- * carries the kind only; the delete gets its apiVersion back).
+ * carries the kind only; the delete gets its apiVersion back); a readiness-only slice write is
+ * not fanned out (the informers deliver slices projected).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -81,10 +82,12 @@ describe('EndpointSlices through Typha', () => {
       }
     };
     let inSync = false;
+    let sliceUpdates = 0;
     const client = new SyncClient(
       { hostname: 'node-1', addresses: () => [`127.0.0.1:${port}`], clock },
       {
         onUpdates: (u) => {
+          sliceUpdates += u.filter((x) => (x.op === 'delete' ? x.kind : x.resource.kind) === ('EndpointSlice' as string)).length;
           graph.onUpdates(u);
           apply(graph.flush());
         },
@@ -106,11 +109,15 @@ describe('EndpointSlices through Typha', () => {
     expect([...members.get(SVC)!]).toEqual(['10.0.0.1,tcp:80']);
 
     const watch = await lws.get(resourceName(kindRow('endpointslices.discovery.k8s.io')))!.nextWatch();
-    const moved = { ...slice, metadata: { ...slice.metadata, resourceVersion: '6' }, endpoints: [{ addresses: ['10.0.0.2'] }] };
+    // A readiness-only write: the projected value is unchanged, Typha skips it, the agent sees nothing.
+    const before = sliceUpdates;
+    watch.send({ type: 'MODIFIED', object: { ...slice, metadata: { ...slice.metadata, resourceVersion: '6' }, endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: false } }] } as KubeObject });
+    const moved = { ...slice, metadata: { ...slice.metadata, resourceVersion: '7' }, endpoints: [{ addresses: ['10.0.0.2'] }] };
     watch.send({ type: 'MODIFIED', object: moved });
     await waitFor(() => members.get(SVC)?.has('10.0.0.2,tcp:80') === true, 'the changed slice');
     expect([...members.get(SVC)!]).toEqual(['10.0.0.2,tcp:80']);
-    watch.send({ type: 'DELETED', object: { ...moved, metadata: { ...moved.metadata, resourceVersion: '7' } } });
+    expect(sliceUpdates - before).toBe(1);
+    watch.send({ type: 'DELETED', object: { ...moved, metadata: { ...moved.metadata, resourceVersion: '8' } } });
     await waitFor(() => members.get(SVC)?.size === 0, 'the deleted slice');
   });
 });
