@@ -53,6 +53,9 @@ export const KINDS = [
   { ...CORE, kind: 'Namespace', plural: 'namespaces', namespaced: false, watchers: ['controllers', 'simulate'] },
   { ...CORE, kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, watchers: ['controllers', 'simulate'] },
   { ...CORE, kind: 'Pod', plural: 'pods', namespaced: true, watchers: ['controllers', 'simulate'] },
+  // Read only by the simulator, which derives EndpointSlices from Services and pods where a
+  // file gives none (simulate/endpoint-slices.ts).
+  { ...CORE, kind: 'Service', plural: 'services', namespaced: true, watchers: ['simulate'] },
   { ...NETWORKING, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, watchers: ['controllers', 'simulate'] },
   { ...CALICO, kind: 'Tier', plural: 'tiers', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'GlobalNetworkPolicy', plural: 'globalnetworkpolicies', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },

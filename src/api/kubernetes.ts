@@ -53,12 +53,71 @@ export interface K8sPod {
     hostNetwork?: boolean;
     serviceAccountName?: string;
     containers?: Array<{ ports?: K8sContainerPort[] }>;
-    initContainers?: Array<{ ports?: K8sContainerPort[] }>;
+    /** `restartPolicy: Always` makes an init container a sidecar, whose ports a Service can name. */
+    initContainers?: Array<{ ports?: K8sContainerPort[]; restartPolicy?: string }>;
   };
-  status?: { phase?: string; podIP?: string; podIPs?: Array<{ ip: string }> };
+  status?: { phase?: string; podIP?: string; podIPs?: Array<{ ip: string }>; conditions?: Array<{ type?: string; status?: string }> };
 }
 
 /** The metadata every Kubernetes object carries (Namespace, ServiceAccount, …). */
 export interface K8sMetaObject {
   metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
+}
+
+/** One port of a core/v1 Service. `targetPort` is a number or the name of a container port. */
+export interface K8sServicePort {
+  name?: string;
+  /** @default 'TCP' (the API server's default) */
+  protocol?: string;
+  port: number;
+  /** @default port (the API server's default) */
+  targetPort?: number | string;
+  appProtocol?: string;
+}
+
+/** The structural subset of a core/v1 Service that EndpointSlices are made from. */
+export interface K8sService {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
+  spec?: {
+    /** Absent or empty: the Service's endpoints are managed by someone else (no EndpointSlices). */
+    selector?: Record<string, string> | null;
+    ports?: K8sServicePort[] | null;
+    clusterIP?: string;
+    clusterIPs?: string[];
+    ipFamilies?: string[];
+    ipFamilyPolicy?: string;
+    publishNotReadyAddresses?: boolean;
+  };
+}
+
+/** One port of a discovery.k8s.io/v1 EndpointSlice: the numeric target port of the endpoints. */
+export interface K8sEndpointPort {
+  name?: string;
+  port?: number | null;
+  protocol?: string;
+  appProtocol?: string;
+}
+
+/** One endpoint of an EndpointSlice (a pod's addresses of the slice's family). */
+export interface K8sEndpoint {
+  addresses: string[];
+  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+  nodeName?: string;
+  targetRef?: { kind?: string; namespace?: string; name?: string; uid?: string };
+}
+
+/**
+ * The structural subset of a discovery.k8s.io/v1 EndpointSlice. It belongs to the Service
+ * named by its `kubernetes.io/service-name` label in its namespace.
+ */
+export interface K8sEndpointSlice {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  /** `IPv4`, `IPv6` or `FQDN`. */
+  addressType: string;
+  endpoints?: K8sEndpoint[] | null;
+  ports?: K8sEndpointPort[] | null;
 }

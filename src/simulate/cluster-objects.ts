@@ -24,8 +24,9 @@ import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V
 import { isPreviewedAction, isStagedKind, readStaged, unpreviewedStagedNote, type StagedPolicy } from '../api/staged.ts';
 import { unenforcedObject, type UnenforcedObject } from '../api/unenforced-kinds.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
-import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
+import type { K8sEndpointSlice, K8sNetworkPolicy, K8sPod, K8sService } from '../api/index.ts';
 import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
+import { withDerivedEndpointSlices } from './endpoint-slices.ts';
 
 export interface K8sNamespace {
   metadata?: { name?: string; labels?: Record<string, string> };
@@ -50,6 +51,14 @@ export interface ClusterObjects {
    * every verdict, and named by every tool, which then exits `EXIT_UNENFORCED`.
    */
   readonly unenforced?: readonly UnenforcedObject[];
+  /** core/v1 Services: what their EndpointSlices are derived from where none were given. */
+  readonly services?: readonly K8sService[];
+  /**
+   * discovery.k8s.io/v1 EndpointSlices: those given or listed, then the ones the EndpointSlice
+   * controller would make for every Service without any (endpoint-slices.ts). Calico's
+   * `services` rule match reads these.
+   */
+  readonly endpointSlices?: readonly K8sEndpointSlice[];
 }
 
 export interface TranslatedCluster {
@@ -189,6 +198,17 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   return { resources, notes, failClosed, warnings };
 }
 
+/**
+ * `objs` with the EndpointSlices the EndpointSlice controller would give each of its Services
+ * that has none (endpoint-slices.ts): the last step of every loader, once pods and Services
+ * are all known.
+ */
+export function withServiceEndpoints(objs: ClusterObjects): ClusterObjects {
+  const services = objs.services ?? [];
+  if (services.length === 0) return objs;
+  return { ...objs, endpointSlices: withDerivedEndpointSlices(services, objs.pods, objs.endpointSlices ?? []) };
+}
+
 /** A line per QoS limit of `r` that the agent enforces and the verdict engine cannot model. */
 function qosNotSimulated(r: V3Resource, object: string): string[] {
   if (r.kind !== 'WorkloadEndpoint') return [];
@@ -210,6 +230,8 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     calico: [] as V3Resource[],
     staged: [] as StagedPolicy[],
     unenforced: [] as UnenforcedObject[],
+    services: [] as K8sService[],
+    endpointSlices: [] as K8sEndpointSlice[],
   };
   for (const v of values) {
     const o = v as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } } | null;
@@ -219,6 +241,8 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     else if (api === 'v1' && kind === 'ServiceAccount') out.serviceAccounts.push(v as K8sServiceAccount);
     else if (api === 'v1' && kind === 'Pod') out.pods.push(v as K8sPod);
     else if (api === 'networking.k8s.io/v1' && kind === 'NetworkPolicy') out.networkPolicies.push(v as K8sNetworkPolicy);
+    else if (api === 'v1' && kind === 'Service') out.services.push(v as K8sService);
+    else if (api === 'discovery.k8s.io/v1' && kind === 'EndpointSlice') out.endpointSlices.push(v as K8sEndpointSlice);
     else if (api === API_VERSION && (V3_KINDS as readonly string[]).includes(kind)) out.calico.push(v as V3Resource);
     else if (api === API_VERSION && isStagedKind(kind)) {
       const staged = readStaged(v);
