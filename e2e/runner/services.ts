@@ -18,8 +18,8 @@
  */
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1Service } from '@kubernetes/client-node';
 
-import type { K8sEndpointSlice, K8sPod, K8sService } from '../../src/api/index.ts';
-import { deriveEndpointSlices, SERVICE_NAME_LABEL } from '../../src/simulate/endpoint-slices.ts';
+import { SERVICE_NAME_LABEL, type K8sEndpointSlice, type K8sPod, type K8sService } from '../../src/api/index.ts';
+import { deriveEndpointSlices } from '../../src/simulate/endpoint-slices.ts';
 import { pollUntil } from '../controlplane/index.ts';
 import type { ManifestObject, PolicyRef } from './scenario.ts';
 
@@ -64,9 +64,9 @@ export async function deleteService(admin: KubeConfig, r: PolicyRef): Promise<vo
 export function sliceMembers(slices: readonly K8sEndpointSlice[]): string[] {
   const out = new Set<string>();
   for (const s of slices) {
-    const ports = (s.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}:${p.port ?? '-'}`);
+    const ports = (s.ports ?? []).flatMap((p) => (p === null ? [] : [`${p.protocol ?? 'TCP'}:${p.port ?? '-'}`]));
     for (const e of s.endpoints ?? []) {
-      for (const a of e.addresses) for (const p of ports.length > 0 ? ports : ['-']) out.add(`${s.addressType} ${a} ${p}`);
+      for (const a of e?.addresses ?? []) for (const p of ports.length > 0 ? ports : ['-']) out.add(`${s.addressType ?? '?'} ${a} ${p}`);
     }
   }
   return [...out].sort();

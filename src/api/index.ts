@@ -98,6 +98,7 @@ export {
 } from './keys.ts';
 export type { UnsupportedReason } from './keys.ts';
 export { STAGED_ACTIONS, STAGED_KINDS, DELETE_WITH_SPEC, isPreviewedAction, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from './staged.ts';
-export type { K8sContainerPort, K8sEndpoint, K8sEndpointPort, K8sEndpointSlice, K8sMetaObject, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sPeer, K8sPort, K8sPod, K8sService, K8sServicePort } from './kubernetes.ts';
+export type { K8sContainerPort, K8sEndpointSlice, K8sMetaObject, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sPeer, K8sPort, K8sPod, K8sService } from './kubernetes.ts';
+export { SERVICE_NAME_LABEL } from './kubernetes.ts';
 export { apiVersionOf, kindRow, kindRowOf, KINDS, kindsWatchedBy, resourceName, resourceOf } from './kinds.ts';
 export type { KindResource, KindRow, KindWatcher, ResourceName } from './kinds.ts';

@@ -64,60 +64,39 @@ export interface K8sMetaObject {
   metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
 }
 
-/** One port of a core/v1 Service. `targetPort` is a number or the name of a container port. */
-export interface K8sServicePort {
-  name?: string;
-  /** @default 'TCP' (the API server's default) */
-  protocol?: string;
-  port: number;
-  /** @default port (the API server's default) */
-  targetPort?: number | string;
-  appProtocol?: string;
-}
-
-/** The structural subset of a core/v1 Service that EndpointSlices are made from. */
-export interface K8sService {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
-  spec?: {
-    /** Absent or empty: the Service's endpoints are managed by someone else (no EndpointSlices). */
-    selector?: Record<string, string> | null;
-    ports?: K8sServicePort[] | null;
-    clusterIP?: string;
-    clusterIPs?: string[];
-    ipFamilies?: string[];
-    ipFamilyPolicy?: string;
-    publishNotReadyAddresses?: boolean;
-  };
-}
-
-/** One port of a discovery.k8s.io/v1 EndpointSlice: the numeric target port of the endpoints. */
-export interface K8sEndpointPort {
-  name?: string;
-  port?: number | null;
-  protocol?: string;
-  appProtocol?: string;
-}
-
-/** One endpoint of an EndpointSlice (a pod's addresses of the slice's family). */
-export interface K8sEndpoint {
-  addresses: string[];
-  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
-  nodeName?: string;
-  targetRef?: { kind?: string; namespace?: string; name?: string; uid?: string };
-}
+/** The label an EndpointSlice names its Service by (`discovery.k8s.io/v1`). */
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 /**
- * The structural subset of a discovery.k8s.io/v1 EndpointSlice. It belongs to the Service
- * named by its `kubernetes.io/service-name` label in its namespace.
+ * The structural subset of a `discovery.k8s.io/v1` EndpointSlice that `services` rule
+ * matches read (Felix `serviceindex`): the Service it belongs to (`metadata.namespace` and the
+ * `kubernetes.io/service-name` label), its address family, its endpoints' addresses and its
+ * ports. Endpoint conditions are deliberately absent: Felix ignores them.
  */
 export interface K8sEndpointSlice {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
-  /** `IPv4`, `IPv6` or `FQDN`. */
-  addressType: string;
-  endpoints?: K8sEndpoint[] | null;
-  ports?: K8sEndpointPort[] | null;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
+  /** `IPv4`, `IPv6` or `FQDN`; FQDN slices hold names, not addresses, and match nothing. */
+  addressType?: string;
+  endpoints?: Array<{ addresses?: string[] | null } | null> | null;
+  /** A nil `port` means "all ports" to Kubernetes and contributes nothing to a ports set. */
+  ports?: Array<{ name?: string | null; protocol?: string | null; port?: number | null } | null> | null;
+}
+
+/** The structural subset of a core/v1 Service the simulator reads (it derives EndpointSlices from one and its pods). */
+export interface K8sService {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; uid?: string };
+  spec?: {
+    /** Absent or empty: the Service's endpoints are managed by someone else (no EndpointSlices). */
+    selector?: Record<string, string> | null;
+    clusterIP?: string;
+    ipFamilies?: string[] | null;
+    ipFamilyPolicy?: string;
+    publishNotReadyAddresses?: boolean;
+    /** `protocol` defaults to TCP and `targetPort` (a number or a container port's name) to `port`, as the API server defaults them. */
+    ports?: Array<{ name?: string; protocol?: string; port?: number; targetPort?: number | string; appProtocol?: string } | null> | null;
+  };
 }

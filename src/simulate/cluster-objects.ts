@@ -26,7 +26,6 @@ import { unenforcedObject, type UnenforcedObject } from '../api/unenforced-kinds
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import type { K8sEndpointSlice, K8sNetworkPolicy, K8sPod, K8sService } from '../api/index.ts';
 import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
-import { withDerivedEndpointSlices } from './endpoint-slices.ts';
 
 export interface K8sNamespace {
   metadata?: { name?: string; labels?: Record<string, string> };
@@ -51,12 +50,12 @@ export interface ClusterObjects {
    * every verdict, and named by every tool, which then exits `EXIT_UNENFORCED`.
    */
   readonly unenforced?: readonly UnenforcedObject[];
-  /** core/v1 Services: what their EndpointSlices are derived from where none were given. */
+  /** core/v1 Services (`services` rule matches reach them through EndpointSlices). */
   readonly services?: readonly K8sService[];
   /**
-   * discovery.k8s.io/v1 EndpointSlices: those given or listed, then the ones the EndpointSlice
-   * controller would make for every Service without any (endpoint-slices.ts). Calico's
-   * `services` rule match reads these.
+   * discovery.k8s.io/v1 EndpointSlices: the members of `services` rule matches. The loaders
+   * add those the EndpointSlice controller would make for each Service without any
+   * (endpoint-slices.ts `withServiceEndpoints`).
    */
   readonly endpointSlices?: readonly K8sEndpointSlice[];
 }
@@ -196,17 +195,6 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   }
   if (invalid.length > 0) throw new InputError(invalid);
   return { resources, notes, failClosed, warnings };
-}
-
-/**
- * `objs` with the EndpointSlices the EndpointSlice controller would give each of its Services
- * that has none (endpoint-slices.ts): the last step of every loader, once pods and Services
- * are all known.
- */
-export function withServiceEndpoints(objs: ClusterObjects): ClusterObjects {
-  const services = objs.services ?? [];
-  if (services.length === 0) return objs;
-  return { ...objs, endpointSlices: withDerivedEndpointSlices(services, objs.pods, objs.endpointSlices ?? []) };
 }
 
 /** A line per QoS limit of `r` that the agent enforces and the verdict engine cannot model. */

@@ -31,8 +31,8 @@ function service(name: string, spec: K8sService['spec'], ns = 'shop'): K8sServic
 /** `<addressType> <port list> <addresses>` per slice: what the `services` match reads. */
 function summary(slices: readonly K8sEndpointSlice[]): string[] {
   return slices.map((s) => {
-    const ports = (s.ports ?? []).map((p) => `${p.name ?? ''}:${p.port ?? '-'}/${p.protocol ?? ''}`).join(',');
-    const addrs = (s.endpoints ?? []).flatMap((e) => e.addresses).join(',');
+    const ports = (s.ports ?? []).map((p) => `${p?.name ?? ''}:${p?.port ?? '-'}/${p?.protocol ?? ''}`).join(',');
+    const addrs = (s.endpoints ?? []).flatMap((e) => e?.addresses ?? []).join(',');
     return `${s.metadata?.labels?.['kubernetes.io/service-name']} ${s.addressType} [${ports}] ${addrs}`;
   });
 }

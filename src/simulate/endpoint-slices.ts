@@ -31,10 +31,9 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 
-import type { K8sEndpoint, K8sEndpointPort, K8sEndpointSlice, K8sPod, K8sService, K8sServicePort } from '../api/index.ts';
+import { SERVICE_NAME_LABEL, type K8sEndpointSlice, type K8sPod, type K8sService } from '../api/index.ts';
+import type { ClusterObjects } from './cluster-objects.ts';
 
-/** The label that ties a slice to its Service (`discovery.LabelServiceName`). */
-export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 /** The label naming the slice's manager (`discovery.LabelManagedBy`). */
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 /** The EndpointSlice controller's `controllerName`. */
@@ -43,9 +42,36 @@ export const ENDPOINTSLICE_CONTROLLER = 'endpointslice-controller.k8s.io';
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 
 type AddressType = 'IPv4' | 'IPv6';
+type ServicePort = NonNullable<NonNullable<NonNullable<K8sService['spec']>['ports']>[number]>;
+
+/** An endpoint as the controller writes it (conditions, node and pod reference included). */
+export interface DerivedEndpoint {
+  readonly addresses: string[];
+  readonly conditions: { readonly ready: boolean; readonly serving: boolean; readonly terminating: boolean };
+  readonly nodeName?: string;
+  readonly targetRef: { readonly kind: 'Pod'; readonly namespace: string; readonly name: string; readonly uid?: string };
+}
+
+/** A port of a derived slice: the Service port's name and protocol, the pod's numeric port. */
+export interface DerivedEndpointPort {
+  readonly name: string;
+  readonly port: number;
+  readonly protocol: string;
+  readonly appProtocol?: string;
+}
+
+/** A slice as the controller would write it: a `K8sEndpointSlice` with every field set. */
+export interface DerivedEndpointSlice extends K8sEndpointSlice {
+  readonly apiVersion: 'discovery.k8s.io/v1';
+  readonly kind: 'EndpointSlice';
+  readonly metadata: { name: string; namespace: string; labels: Record<string, string> };
+  readonly addressType: AddressType;
+  readonly endpoints: DerivedEndpoint[];
+  readonly ports: DerivedEndpointPort[];
+}
 
 /** Every EndpointSlice the controller would keep for `services`, given `pods`. */
-export function deriveEndpointSlices(services: readonly K8sService[], pods: readonly K8sPod[]): K8sEndpointSlice[] {
+export function deriveEndpointSlices(services: readonly K8sService[], pods: readonly K8sPod[]): DerivedEndpointSlice[] {
   return services.flatMap((svc) => slicesForService(svc, pods));
 }
 
@@ -55,22 +81,33 @@ export function deriveEndpointSlices(services: readonly K8sService[], pods: read
  * input, stand; a Service no controller has seen gets what the controller would give it.
  */
 export function withDerivedEndpointSlices(services: readonly K8sService[], pods: readonly K8sPod[], slices: readonly K8sEndpointSlice[]): K8sEndpointSlice[] {
-  const covered = new Set(slices.map((s) => `${s.metadata?.namespace ?? ''}/${s.metadata?.labels?.[SERVICE_NAME_LABEL] ?? ''}`));
-  const missing = services.filter((s) => !covered.has(`${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`));
+  const covered = new Set(slices.map((s) => `${s.metadata?.namespace || 'default'}/${s.metadata?.labels?.[SERVICE_NAME_LABEL] ?? ''}`));
+  const missing = services.filter((s) => !covered.has(`${s.metadata?.namespace || 'default'}/${s.metadata?.name ?? ''}`));
   return [...slices, ...deriveEndpointSlices(missing, pods)];
 }
 
-function slicesForService(svc: K8sService, pods: readonly K8sPod[]): K8sEndpointSlice[] {
+/**
+ * `objs` with the EndpointSlices the EndpointSlice controller would give each of its Services
+ * that has none (`withDerivedEndpointSlices`): the last step of every loader (files, a cluster,
+ * a scenario's state), once pods and Services are all known.
+ */
+export function withServiceEndpoints(objs: ClusterObjects): ClusterObjects {
+  const services = objs.services ?? [];
+  if (services.length === 0) return objs;
+  return { ...objs, endpointSlices: withDerivedEndpointSlices(services, objs.pods, objs.endpointSlices ?? []) };
+}
+
+function slicesForService(svc: K8sService, pods: readonly K8sPod[]): DerivedEndpointSlice[] {
   const name = svc.metadata?.name;
   const namespace = svc.metadata?.namespace ?? 'default';
   const selector = svc.spec?.selector ?? {};
   if (!name || Object.keys(selector).length === 0) return [];
   const members = pods.filter((p) => (p.metadata?.namespace ?? 'default') === namespace && selects(selector, p.metadata?.labels ?? {}) && inEndpoints(p));
-  const out: K8sEndpointSlice[] = [];
+  const out: DerivedEndpointSlice[] = [];
   for (const addressType of addressTypes(svc)) {
     const family = addressType === 'IPv4' ? 'ipv4' : 'ipv6';
     /** Port-list key → the group's ports and endpoints, in first-seen order. */
-    const groups = new Map<string, { ports: K8sEndpointPort[]; endpoints: K8sEndpoint[] }>();
+    const groups = new Map<string, { ports: DerivedEndpointPort[]; endpoints: DerivedEndpoint[] }>();
     for (const pod of members) {
       const ports = endpointPorts(svc, pod);
       const key = JSON.stringify(ports.map((p) => [p.name, p.port, p.protocol, p.appProtocol ?? null]).sort());
@@ -90,7 +127,7 @@ function slicesForService(svc: K8sService, pods: readonly K8sPod[]): K8sEndpoint
   return out;
 }
 
-function slice(svc: K8sService, name: string, namespace: string, suffix: string, addressType: AddressType, ports: K8sEndpointPort[], endpoints: K8sEndpoint[]): K8sEndpointSlice {
+function slice(svc: K8sService, name: string, namespace: string, suffix: string, addressType: AddressType, ports: DerivedEndpointPort[], endpoints: DerivedEndpoint[]): DerivedEndpointSlice {
   // The Service's own labels, then the reserved ones the controller always sets.
   const labels: Record<string, string> = {};
   for (const [k, v] of Object.entries(svc.metadata?.labels ?? {})) {
@@ -138,9 +175,10 @@ function addressTypes(svc: K8sService): AddressType[] {
 }
 
 /** `getEndpointPorts`: the pod's numeric port per Service port; unresolvable names left out. */
-function endpointPorts(svc: K8sService, pod: K8sPod): K8sEndpointPort[] {
-  const out: K8sEndpointPort[] = [];
+function endpointPorts(svc: K8sService, pod: K8sPod): DerivedEndpointPort[] {
+  const out: DerivedEndpointPort[] = [];
   for (const sp of svc.spec?.ports ?? []) {
+    if (sp === null) continue;
     const protocol = sp.protocol ?? 'TCP';
     const port = findPort(pod, sp, protocol);
     if (port === undefined) continue;
@@ -150,8 +188,9 @@ function endpointPorts(svc: K8sService, pod: K8sPod): K8sEndpointPort[] {
 }
 
 /** `FindPort`: a numeric targetPort as is; a name among containers', then sidecars', ports. */
-function findPort(pod: K8sPod, sp: K8sServicePort, protocol: string): number | undefined {
+function findPort(pod: K8sPod, sp: ServicePort, protocol: string): number | undefined {
   const target = sp.targetPort ?? sp.port;
+  if (target === undefined) return undefined;
   if (typeof target === 'number') return target === 0 ? sp.port : target;
   const candidates = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always')];
   for (const c of candidates) {
@@ -163,7 +202,7 @@ function findPort(pod: K8sPod, sp: K8sServicePort, protocol: string): number | u
 }
 
 /** `podToEndpoint` for one address type. */
-function podEndpoint(pod: K8sPod, svc: K8sService, addressType: AddressType): K8sEndpoint {
+function podEndpoint(pod: K8sPod, svc: K8sService, addressType: AddressType): DerivedEndpoint {
   const serving = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
   const terminating = pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
   const ready = svc.spec?.publishNotReadyAddresses === true || (serving && !terminating);

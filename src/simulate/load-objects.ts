@@ -22,7 +22,8 @@ import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-w
 import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
 import { formatInputProblem, InputError, isObjectProblem, type ClusterProblem, type InputProblem } from '../runtime/input-error.ts';
-import { classifyObjects, withServiceEndpoints, type ClusterObjects } from './cluster-objects.ts';
+import { classifyObjects, type ClusterObjects } from './cluster-objects.ts';
+import { withServiceEndpoints } from './endpoint-slices.ts';
 
 export interface KindSource {
   readonly apiVersion: string;

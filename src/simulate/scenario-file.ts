@@ -18,7 +18,8 @@
  */
 import { isIPv6 } from 'node:net';
 import type { V3Resource } from '../api/index.ts';
-import { classifyObjects, withServiceEndpoints, type ClusterObjects, type K8sNamespace, type K8sServiceAccount } from './cluster-objects.ts';
+import { classifyObjects, type ClusterObjects, type K8sNamespace, type K8sServiceAccount } from './cluster-objects.ts';
+import { withServiceEndpoints } from './endpoint-slices.ts';
 import type { ProbeProtocol } from './verdict-engine.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
 
