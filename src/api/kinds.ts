@@ -53,10 +53,10 @@ export const KINDS = [
   { ...CORE, kind: 'Namespace', plural: 'namespaces', namespaced: false, watchers: ['controllers', 'simulate'] },
   { ...CORE, kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true, watchers: ['controllers', 'simulate'] },
   { ...CORE, kind: 'Pod', plural: 'pods', namespaced: true, watchers: ['controllers', 'simulate'] },
-  // Read only by the simulator, which derives EndpointSlices from Services and pods where a
-  // file gives none (simulate/endpoint-slices.ts).
-  { ...CORE, kind: 'Service', plural: 'services', namespaced: true, watchers: ['simulate'] },
   { ...NETWORKING, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, watchers: ['controllers', 'simulate'] },
+  // `services` rule matches: Services only for the simulator, which derives EndpointSlices
+  // from them and their pods where none are given (simulate/endpoint-slices.ts).
+  { ...CORE, kind: 'Service', plural: 'services', namespaced: true, watchers: ['simulate'] },
   { ...CALICO, kind: 'Tier', plural: 'tiers', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'GlobalNetworkPolicy', plural: 'globalnetworkpolicies', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
