@@ -16,7 +16,9 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEBIAN_PACKAGES)
 	npm ci
 
-# Builds kube-apiserver + kubectl into $$HOME/.cache/tessera/controlplane/<version>/ (no-op when cached).
+# Builds kube-apiserver, kube-controller-manager (the scenario runner's EndpointSlice controller)
+# and kubectl into $$HOME/.cache/tessera/controlplane/<version>/ (no-op when cached; build.sh
+# prints how long each binary took).
 controlplane:
 	bash e2e/controlplane/build.sh
 

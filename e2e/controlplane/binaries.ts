@@ -4,9 +4,11 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Absolute paths of the three programs a control plane needs. */
+/** Absolute paths of the programs a control plane needs. */
 export interface ControlPlaneBinaries {
   readonly kubeApiserver: string;
+  /** Runs only when a ControlPlane is asked for controllers (the scenario runner's EndpointSlice controller). */
+  readonly kubeControllerManager: string;
   readonly kubectl: string;
   readonly etcd: string;
 }
@@ -26,29 +28,31 @@ export function tesseraCacheDir(): string {
   return process.env.TESSERA_CACHE ?? join(homedir(), '.cache', 'tessera');
 }
 
-/** Where build.sh puts kube-apiserver and kubectl for `version`. */
+/** Where build.sh puts kube-apiserver, kube-controller-manager and kubectl for `version`. */
 export function binDirFor(version = kubernetesVersion()): string {
   return join(tesseraCacheDir(), 'controlplane', version);
 }
 
 /**
- * Finds the binaries without building anything. Overrides: `KUBE_APISERVER_BIN`, `KUBECTL_BIN`,
- * `ETCD_BIN`; otherwise kube-apiserver and kubectl come from {@link binDirFor} (or `binDir`)
- * and etcd from PATH or /usr/bin/etcd. Throws a message that says how to get what is missing.
+ * Finds the binaries without building anything. Overrides: `KUBE_APISERVER_BIN`,
+ * `KUBE_CONTROLLER_MANAGER_BIN`, `KUBECTL_BIN`, `ETCD_BIN`; otherwise the Kubernetes ones come
+ * from {@link binDirFor} (or `binDir`) and etcd from PATH or /usr/bin/etcd. Throws a message
+ * that says how to get what is missing.
  */
 export function locateBinaries(binDir = binDirFor()): ControlPlaneBinaries {
   const kubeApiserver = process.env.KUBE_APISERVER_BIN ?? join(binDir, 'kube-apiserver');
+  const kubeControllerManager = process.env.KUBE_CONTROLLER_MANAGER_BIN ?? join(binDir, 'kube-controller-manager');
   const kubectl = process.env.KUBECTL_BIN ?? join(binDir, 'kubectl');
   const etcd = process.env.ETCD_BIN ?? findOnPath('etcd') ?? '/usr/bin/etcd';
-  const missing = [kubeApiserver, kubectl, etcd].filter((p) => !isExecutable(p));
+  const missing = [kubeApiserver, kubeControllerManager, kubectl, etcd].filter((p) => !isExecutable(p));
   if (missing.length > 0) {
     throw new Error(
       `control-plane binaries missing: ${missing.join(', ')}. ` +
-        'Build kube-apiserver and kubectl with `bash e2e/controlplane/build.sh`; ' +
+        'Build kube-apiserver, kube-controller-manager and kubectl with `bash e2e/controlplane/build.sh` (make controlplane); ' +
         'etcd comes from Debian (`apt-get install etcd-server`) or ETCD_BIN.',
     );
   }
-  return { kubeApiserver, kubectl, etcd };
+  return { kubeApiserver, kubeControllerManager, kubectl, etcd };
 }
 
 /** Options for {@link ensureBinaries}. */
@@ -59,12 +63,13 @@ export interface EnsureBinariesOptions {
 }
 
 /**
- * Returns the binaries, running build.sh first when kube-apiserver or kubectl is missing
+ * Returns the binaries, running build.sh first when a Kubernetes one is missing
  * (a cold build takes 10–20 minutes on two cores; a warm one is a no-op). build.sh takes a
  * file lock, so concurrent callers build once.
  */
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<ControlPlaneBinaries> {
-  const hasOverrides = process.env.KUBE_APISERVER_BIN !== undefined && process.env.KUBECTL_BIN !== undefined;
+  const hasOverrides =
+    process.env.KUBE_APISERVER_BIN !== undefined && process.env.KUBE_CONTROLLER_MANAGER_BIN !== undefined && process.env.KUBECTL_BIN !== undefined;
   if (!hasOverrides) {
     const binDir = await runBuildScript(options);
     return locateBinaries(binDir);

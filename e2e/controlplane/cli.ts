@@ -2,7 +2,8 @@
  * Developer commands for a long-lived local control plane (wired as `make cluster-up` /
  * `make cluster-down`):
  *
- *   npx tsx e2e/controlplane/cli.ts up      build if needed, start, detach; prints `export KUBECONFIG=…`
+ *   npx tsx e2e/controlplane/cli.ts up      build if needed, start (with kube-controller-manager's
+ *                                           EndpointSlice controller), detach; prints `export KUBECONFIG=…`
  *   npx tsx e2e/controlplane/cli.ts down    stop it and remove its files
  *   npx tsx e2e/controlplane/cli.ts status  print what is recorded and whether it is up
  *
@@ -36,7 +37,9 @@ async function up(): Promise<void> {
   }
   const binaries = await ensureBinaries({ onBuildOutput: (line) => log(line) });
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const controlPlane = new ControlPlane({ binaries, kubeconfigPath });
+  // The EndpointSlice controller, as the scenario runner starts its own control plane with, so
+  // `npm run e2e -- --kubeconfig` on this cluster gives Services their slices too.
+  const controlPlane = new ControlPlane({ binaries, kubeconfigPath, controllers: ['endpointslice'] });
   const { server } = await controlPlane.start();
   const record = controlPlane.detach();
   writeRecord(stateFile, record);

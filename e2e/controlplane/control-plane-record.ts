@@ -18,7 +18,8 @@ export interface ControlPlaneRecord {
   readonly kubeconfigPath: string;
   readonly server: string;
   readonly etcdUrl: string;
-  readonly pids: { readonly etcd: number | null; readonly kubeApiserver: number | null };
+  /** kubeControllerManager: absent in records written before it existed, null when not run. */
+  readonly pids: { readonly etcd: number | null; readonly kubeApiserver: number | null; readonly kubeControllerManager?: number | null };
   readonly startedAt: string;
 }
 
@@ -46,8 +47,9 @@ export function readRecord(file: string): ControlPlaneRecord | undefined {
  * recycled pid is never signalled) and removes its directories.
  */
 export async function destroyRecorded(record: ControlPlaneRecord, graceMs = 5_000): Promise<void> {
-  // kube-apiserver first, so it does not log etcd connection errors while it shuts down.
+  // Clients of kube-apiserver first, then it, so none logs connection errors while it shuts down.
   for (const [pid, program] of [
+    [record.pids.kubeControllerManager ?? null, 'kube-controller-manager'],
     [record.pids.kubeApiserver, 'kube-apiserver'],
     [record.pids.etcd, 'etcd'],
   ] as const) {

@@ -20,6 +20,7 @@ import { Etcd } from './etcd.ts';
 import { registerExitCleanup } from './exit-cleanup.ts';
 import { freePorts } from './free-port.ts';
 import { KubeApiserver, type StaticTokenUser } from './kube-apiserver.ts';
+import { KubeControllerManager } from './kube-controller-manager.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import {
   issueServiceAccountToken,
@@ -45,6 +46,11 @@ export interface ControlPlaneOptions {
   readonly extraTokenUsers?: readonly StaticTokenUser[];
   /** Extra kube-apiserver flags, appended after the defaults. @default [] */
   readonly apiserverArgs?: readonly string[];
+  /**
+   * kube-controller-manager controllers to run (`--controllers`), e.g. `['endpointslice']`,
+   * acting as the admin; started after kube-apiserver. @default [] (no kube-controller-manager)
+   */
+  readonly controllers?: readonly string[];
 }
 
 /** How to talk to a started control plane as its admin (system:masters). */
@@ -65,6 +71,8 @@ export interface ControlPlaneConnection {
 export interface StartTimings {
   readonly etcdMs: number;
   readonly kubeApiserverMs: number;
+  /** 0 when no controllers were asked for. */
+  readonly kubeControllerManagerMs: number;
   readonly totalMs: number;
 }
 
@@ -84,6 +92,7 @@ interface RunningState {
   readonly etcdDataDir: string;
   readonly etcd: Etcd;
   readonly apiserver: KubeApiserver;
+  readonly controllerManager: KubeControllerManager | undefined;
   readonly unregisterExitCleanup: () => void;
   readonly startedAt: string;
   detached: boolean;
@@ -94,11 +103,12 @@ interface RunningState {
 export const ADMIN_USER = 'tessera-admin';
 
 /**
- * A real etcd + kube-apiserver on loopback, for tests and `make cluster-up` (reference §12).
+ * A real etcd + kube-apiserver on loopback, for tests and `make cluster-up` (reference §12),
+ * with kube-controller-manager running the `controllers` asked for (none by default).
  *
  * Guarantees:
  * - Free loopback ports only; etcd's data on tmpfs; every file in two private temp dirs.
- * - stop() (or `await using`) stops kube-apiserver, then etcd (SIGTERM, SIGKILL after a grace
+ * - stop() (or `await using`) stops kube-controller-manager, kube-apiserver, then etcd (SIGTERM, SIGKILL after a grace
  *   period, waiting until each process group is gone) and removes both dirs. It is idempotent
  *   and also runs (synchronously, with SIGKILL) when the process exits or is interrupted —
  *   unless detach() handed the control plane over to its on-disk record (`cli.ts up`).
@@ -126,7 +136,7 @@ export class ControlPlane implements AsyncDisposable {
     return controlPlane;
   }
 
-  /** Starts etcd, then kube-apiserver; writes the admin kubeconfig. */
+  /** Starts etcd, then kube-apiserver, then kube-controller-manager if asked for; writes the admin kubeconfig. */
   async start(): Promise<ControlPlaneConnection> {
     if (this.#state !== undefined) throw new Error('ControlPlane.start: already started; call stop() first');
     const {
@@ -137,11 +147,12 @@ export class ControlPlane implements AsyncDisposable {
       stopGraceMs = 5_000,
       extraTokenUsers = [],
       apiserverArgs = [],
+      controllers = [],
     } = this.#options;
 
     await reapOrphans(tempRoot);
     const began = performance.now();
-    const [etcdClientPort, etcdPeerPort, apiserverPort] = (await freePorts(3)) as [number, number, number];
+    const [etcdClientPort, etcdPeerPort, apiserverPort, controllerManagerPort] = (await freePorts(4)) as [number, number, number, number];
     const token = randomBytes(32).toString('base64url');
 
     // From here to registerExitCleanup() there is no await: an interrupt cannot strand the dirs.
@@ -174,9 +185,25 @@ export class ControlPlane implements AsyncDisposable {
       stopGraceMs,
       signal: lifetime.signal,
     });
+    const kubeconfigPath = this.#options.kubeconfigPath ?? join(tempDir, 'kubeconfig');
+    const controllerManager =
+      controllers.length === 0
+        ? undefined
+        : new KubeControllerManager({
+            binary: binaries.kubeControllerManager,
+            kubeconfigPath,
+            controllers,
+            certDir: join(tempDir, 'controller-manager', 'certs'),
+            logFile: join(tempDir, 'logs', 'kube-controller-manager.log'),
+            port: controllerManagerPort,
+            startTimeoutMs,
+            stopGraceMs,
+            signal: lifetime.signal,
+          });
     // Until stop() or detach(): if this process exits or is interrupted, take everything down.
     const unregisterExitCleanup = registerExitCleanup(() => {
       lifetime.abort(new Error('ControlPlane torn down by an exit or signal handler'));
+      controllerManager?.killNow();
       apiserver.killNow();
       etcd.killNow();
       rmSync(etcdDataDir, { recursive: true, force: true });
@@ -187,6 +214,7 @@ export class ControlPlane implements AsyncDisposable {
       etcdDataDir,
       etcd,
       apiserver,
+      controllerManager,
       unregisterExitCleanup,
       startedAt: new Date().toISOString(),
       detached: false,
@@ -200,7 +228,6 @@ export class ControlPlane implements AsyncDisposable {
       await apiserver.start();
       const apiserverReady = performance.now();
       const caPem = apiserver.servingCaPem();
-      const kubeconfigPath = this.#options.kubeconfigPath ?? join(tempDir, 'kubeconfig');
       const kubeConfig = writeKubeconfig(kubeconfigPath, {
         server: apiserver.url,
         token,
@@ -209,10 +236,14 @@ export class ControlPlane implements AsyncDisposable {
       });
       this.#state.connection = { server: apiserver.url, token, kubeConfig, kubeconfigPath, caPem };
       this.#writeRecord();
+      await controllerManager?.start();
+      const controllerManagerReady = performance.now();
+      this.#writeRecord();
       this.#timings = {
         etcdMs: etcdReady - began,
         kubeApiserverMs: apiserverReady - etcdReady,
-        totalMs: apiserverReady - began,
+        kubeControllerManagerMs: controllerManager === undefined ? 0 : controllerManagerReady - apiserverReady,
+        totalMs: controllerManagerReady - began,
       };
       return this.#state.connection;
     } catch (err) {
@@ -243,7 +274,7 @@ export class ControlPlane implements AsyncDisposable {
     const state = this.#state;
     if (state === undefined) return;
     const errors: unknown[] = [];
-    for (const component of [state.apiserver, state.etcd]) {
+    for (const component of [...(state.controllerManager === undefined ? [] : [state.controllerManager]), state.apiserver, state.etcd]) {
       try {
         await component.stop();
       } catch (err) {
@@ -339,7 +370,7 @@ export class ControlPlane implements AsyncDisposable {
 
   /** What another process needs to find and stop this control plane. */
   record(): ControlPlaneRecord {
-    const { tempDir, etcdDataDir, etcd, apiserver, connection, startedAt, detached } = this.#require();
+    const { tempDir, etcdDataDir, etcd, apiserver, controllerManager, connection, startedAt, detached } = this.#require();
     return {
       format: 1,
       kubernetesVersion: kubernetesVersion(),
@@ -349,7 +380,7 @@ export class ControlPlane implements AsyncDisposable {
       kubeconfigPath: connection?.kubeconfigPath ?? this.#options.kubeconfigPath ?? join(tempDir, 'kubeconfig'),
       server: apiserver.url,
       etcdUrl: etcd.clientUrl,
-      pids: { etcd: etcd.process?.pid ?? null, kubeApiserver: apiserver.process?.pid ?? null },
+      pids: { etcd: etcd.process?.pid ?? null, kubeApiserver: apiserver.process?.pid ?? null, kubeControllerManager: controllerManager?.process?.pid ?? null },
       startedAt,
     };
   }

@@ -1,8 +1,8 @@
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { join } from 'node:path';
 
+import { httpsGet } from './https-get.ts';
 import { pollUntil, PollAbort } from './poll-until.ts';
 import { ProcessGroup } from './process-group.ts';
 
@@ -186,22 +186,4 @@ export class KubeApiserver {
     });
     writeFileSync(join(dir, 'tokens.csv'), csv.join(''), { mode: 0o600 });
   }
-}
-
-/** GET over TLS without verification (the probe only needs the status; it sends no credentials). */
-function httpsGet(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', rejectUnauthorized: false, timeout: 2_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('request timed out after 2 s')));
-    req.on('error', reject);
-    req.end();
-  });
 }

@@ -1,6 +1,8 @@
 /**
  * The runner's cluster: a real control plane (started here, or an existing one reused via
- * its admin kubeconfig), manifests/ applied (CRDs, RBAC, admission), `tessera controllers` and
+ * its admin kubeconfig) with kube-controller-manager running only the EndpointSlice
+ * controller (`CONTROLLERS`; a reused control plane must bring its own, as `cli.ts up` does),
+ * manifests/ applied (CRDs, RBAC, admission), `tessera controllers` and
  * one `tessera agent` per node as processes with the ServiceAccounts manifests/ define, and
  * the node namespaces. Created once per run and shared by every scenario; `close()` (also on
  * failure) stops the processes, removes the namespaces and, when it started the control plane,
@@ -38,6 +40,19 @@ import { podKey, type ScenarioPod } from './scenario.ts';
 
 const run = promisify(execFile);
 
+/**
+ * The kube-controller-manager controllers the runner needs: the EndpointSlice controller, which
+ * gives a scenario's Services their slices. It needs no other: it reads Services, Pods and
+ * Nodes (each pod's Node must exist: `ensureNodes` registers them, as a kubelet would).
+ */
+export const CONTROLLERS = ['endpointslice'] as const;
+
+/**
+ * Dual-stack Service ranges, IPv4 first like the kind cluster's: a Service asking for
+ * `PreferDualStack` gets both families here too (simulate assumes that layout).
+ */
+const SERVICE_CLUSTER_IP_RANGES = '10.0.0.0/24,fd00:10:96::/112';
+
 export interface ClusterOptions {
   /** Reuse the control plane this admin kubeconfig points at. @default start one */
   readonly kubeconfig?: string;
@@ -68,6 +83,8 @@ export class E2eCluster implements ScenarioCluster {
   private typhaKubeconfig = '';
   private controllersKubeconfig = '';
   private closing = false;
+  /** Node objects created here: deleted by close() on a reused control plane. */
+  private readonly registeredNodes = new Set<string>();
   /** Times the controllers process exited and was restarted. */
   controllerRestarts = 0;
   private readonly unregister: () => void;
@@ -109,13 +126,18 @@ export class E2eCluster implements ScenarioCluster {
       this.log(`reusing the control plane at ${server}`);
     } else {
       const t0 = Date.now();
-      this.controlPlane = await ControlPlane.start({ binaries: locateBinaries() });
+      this.controlPlane = await ControlPlane.start({
+        binaries: locateBinaries(),
+        controllers: CONTROLLERS,
+        apiserverArgs: [`--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGES}`],
+      });
       const conn = this.controlPlane.connection;
       this.admin = conn.kubeConfig;
       this.adminKubeconfigPath = conn.kubeconfigPath;
       server = conn.server;
       caPem = conn.caPem;
-      this.log(`started a control plane at ${server} in ${Date.now() - t0} ms`);
+      const kcm = Math.round(this.controlPlane.timings?.kubeControllerManagerMs ?? 0);
+      this.log(`started a control plane at ${server} in ${Date.now() - t0} ms (kube-controller-manager, ${CONTROLLERS.join(',')}: ${kcm} ms of it)`);
     }
     await this.kubectl(['apply', '-f', join(REPO_ROOT, 'manifests')]);
     await this.waitForCrds();
@@ -211,12 +233,26 @@ export class E2eCluster implements ScenarioCluster {
     );
   }
 
-  /** Node namespaces and one agent per node (idempotent per node). */
+  /** Node objects, node namespaces and one agent per node (idempotent per node). */
   async ensureNodes(nodes: readonly string[]): Promise<void> {
     const fresh = nodes.filter((n) => !this.agents.has(n));
     if (fresh.length === 0) return;
+    await Promise.all(fresh.map((n) => this.registerNode(n)));
     this.network.addNodes(fresh);
     await Promise.all(fresh.map((n) => this.startAgent(n)));
+  }
+
+  /**
+   * Creates the Node object a kubelet would register (no status: nothing here reads it). The
+   * EndpointSlice controller leaves out a pod whose Node does not exist.
+   */
+  private async registerNode(name: string): Promise<void> {
+    try {
+      await this.admin.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+      this.registeredNodes.add(name);
+    } catch (e) {
+      if ((e as { code?: number }).code !== 409) throw e;
+    }
   }
 
   /** Starts (or restarts) the agent of `node` and waits for its first in-sync apply. */
@@ -271,7 +307,14 @@ export class E2eCluster implements ScenarioCluster {
         {
           name: p.name,
           namespace: p.namespace,
-          body: { status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }, ...(p.ip6 === undefined ? [] : [{ ip: p.ip6 }])] } },
+          body: {
+            status: {
+              phase: 'Running',
+              conditions: [{ type: 'Ready', status: 'True' }],
+              podIP: p.ip,
+              podIPs: [{ ip: p.ip }, ...(p.ip6 === undefined ? [] : [{ ip: p.ip6 }])],
+            },
+          },
         },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
@@ -316,6 +359,10 @@ export class E2eCluster implements ScenarioCluster {
     this.typhas.clear();
     await this.controllers?.stop();
     this.network.destroy();
+    if (this.controlPlane === undefined && this.registeredNodes.size > 0) {
+      const core = this.admin.makeApiClient(CoreV1Api);
+      await Promise.all([...this.registeredNodes].map((name) => core.deleteNode({ name }).catch(() => undefined)));
+    }
     await this.controlPlane?.stop();
     if (process.env['TESSERA_E2E_KEEP_LOGS'] === undefined) rmSync(this.dir, { recursive: true, force: true });
     this.unregister();

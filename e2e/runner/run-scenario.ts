@@ -3,7 +3,9 @@
  * namespaces, or a kind cluster with real pods): namespaces (labels set exactly),
  * ServiceAccounts, the pods (the cluster creates them with the scenario's addresses, each with
  * a probe agent, e2e/dataplane/probe-agent.mjs, serving its ports); then, per step, labels and
- * policies through the API, and every probe as a real connection. Everything it created is removed afterwards
+ * policies through the API, and every probe as a real connection. `v1 Service` objects are applied
+ * through the core API and given their EndpointSlices by the cluster's own controller; a step's
+ * probes wait until those slices hold what the pods make of them (services.ts). Everything it created is removed afterwards
  * (also when the scenario fails), except namespaces, which are relabelled when a later
  * scenario reuses them and deleted at the end of the run (`cleanupNamespaces`).
  *
@@ -28,6 +30,7 @@ import { pollUntil } from '../controlplane/index.ts';
 import { NamespaceNames, RUN_ANNOTATION } from './namespace-names.ts';
 import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
 import { podKey, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario, type ScenarioPod } from './scenario.ts';
+import { applyService, deleteService, isService, waitForServiceEndpoints } from './services.ts';
 
 export interface ProbeResult {
   readonly scenario: string;
@@ -171,10 +174,34 @@ export class ScenarioRun {
     }
     for (const o of step.policies ?? []) await this.upsert(o);
     for (const r of step.deletePolicies ?? []) await this.remove(r);
+    const services = [...this.applied.values()].filter(isService);
+    if (services.length > 0) await waitForServiceEndpoints(this.cluster.admin, services);
   }
 
+  /** `apiVersion Kind ns/name`, how a failure names the object it could not apply. */
+  private static describe(r: PolicyRef): string {
+    return `${r.apiVersion} ${r.kind} ${r.namespace === undefined ? '' : `${r.namespace}/`}${r.name}`;
+  }
+
+  /**
+   * Creates or replaces `o`. A `v1 Service` goes through the core API (services.ts); any other
+   * core-group kind is refused, naming it, rather than sent where the API server has no such
+   * resource. Every failure names the object.
+   */
   async upsert(o: ManifestObject): Promise<void> {
     const ref = refOf(o);
+    try {
+      if (isService(o)) await applyService(this.cluster.admin, o);
+      else if (o.apiVersion === 'v1') throw new Error('the runner applies no core/v1 kind but Service');
+      else await this.upsertObject(o, ref);
+    } catch (e) {
+      throw new Error(`cannot apply ${ScenarioRun.describe(ref)}: ${(e as Error).message}`, { cause: e });
+    }
+    this.applied.delete(refKey(ref));
+    this.applied.set(refKey(ref), ref);
+  }
+
+  private async upsertObject(o: ManifestObject, ref: PolicyRef): Promise<void> {
     const at = locate(ref);
     const body = structuredClone(o) as ManifestObject & { metadata: { resourceVersion?: string } };
     try {
@@ -189,11 +216,14 @@ export class ScenarioRun {
       if (at.namespace === undefined) await this.objects.createClusterCustomObject({ group: at.group, version: at.version, plural: at.plural, body });
       else await this.objects.createNamespacedCustomObject({ group: at.group, version: at.version, plural: at.plural, namespace: at.namespace, body });
     }
-    this.applied.delete(refKey(ref));
-    this.applied.set(refKey(ref), ref);
   }
 
   async remove(r: PolicyRef): Promise<void> {
+    if (isService(r)) {
+      await deleteService(this.cluster.admin, r);
+      this.applied.delete(refKey(r));
+      return;
+    }
     const at = locate(r);
     try {
       if (at.namespace === undefined) await this.objects.deleteClusterCustomObject(at);
@@ -303,7 +333,7 @@ export function cleanupNamespacesSync(kubectl: string, kubeconfig: string, names
     }
   };
   for (const name of names) {
-    run(['delete', '-n', name, 'pods,networkpolicies.networking.k8s.io,networkpolicies.projectcalico.org,serviceaccounts', '--all', '--ignore-not-found', '--grace-period=0', '--force', '--wait=false']);
+    run(['delete', '-n', name, 'pods,services,endpointslices.discovery.k8s.io,networkpolicies.networking.k8s.io,networkpolicies.projectcalico.org,serviceaccounts', '--all', '--ignore-not-found', '--grace-period=0', '--force', '--wait=false']);
     run(['delete', 'namespace', name, '--ignore-not-found', '--wait=false']);
     run(['replace', '--raw', `/api/v1/namespaces/${name}/finalize`, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name }, spec: { finalizers: [] } }));
   }

@@ -53,9 +53,10 @@ export interface K8sPod {
     hostNetwork?: boolean;
     serviceAccountName?: string;
     containers?: Array<{ ports?: K8sContainerPort[] }>;
-    initContainers?: Array<{ ports?: K8sContainerPort[] }>;
+    /** `restartPolicy: Always` makes an init container a sidecar, whose ports a Service can name. */
+    initContainers?: Array<{ ports?: K8sContainerPort[]; restartPolicy?: string }>;
   };
-  status?: { phase?: string; podIP?: string; podIPs?: Array<{ ip: string }> };
+  status?: { phase?: string; podIP?: string; podIPs?: Array<{ ip: string }>; conditions?: Array<{ type?: string; status?: string }> };
 }
 
 /** The metadata every Kubernetes object carries (Namespace, ServiceAccount, …). */
@@ -89,9 +90,13 @@ export interface K8sService {
   kind?: string;
   metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; uid?: string };
   spec?: {
+    /** Absent or empty: the Service's endpoints are managed by someone else (no EndpointSlices). */
     selector?: Record<string, string> | null;
     clusterIP?: string;
     ipFamilies?: string[] | null;
-    ports?: Array<{ name?: string; protocol?: string; port?: number; targetPort?: number | string } | null> | null;
+    ipFamilyPolicy?: string;
+    publishNotReadyAddresses?: boolean;
+    /** `protocol` defaults to TCP and `targetPort` (a number or a container port's name) to `port`, as the API server defaults them. */
+    ports?: Array<{ name?: string; protocol?: string; port?: number; targetPort?: number | string; appProtocol?: string } | null> | null;
   };
 }

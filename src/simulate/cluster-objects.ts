@@ -23,7 +23,7 @@
  *   graph deletes it) unless it is a policy or profile, which is kept: the calc graph enforces
  *   it fail-closed, as the agent's does.
  */
-import { API_VERSION, applyDefaults, isError, SERVICE_NAME_LABEL, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
+import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { isPreviewedAction, isStagedKind, readStaged, unpreviewedStagedNote, type StagedPolicy } from '../api/staged.ts';
 import { unenforcedObject, type UnenforcedObject } from '../api/unenforced-kinds.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
@@ -55,7 +55,11 @@ export interface ClusterObjects {
   readonly unenforced?: readonly UnenforcedObject[];
   /** core/v1 Services (`services` rule matches reach them through EndpointSlices). */
   readonly services?: readonly K8sService[];
-  /** discovery.k8s.io/v1 EndpointSlices: the members of `services` rule matches. */
+  /**
+   * discovery.k8s.io/v1 EndpointSlices: the members of `services` rule matches. The loaders
+   * add those the EndpointSlice controller would make for each Service without any
+   * (endpoint-slices.ts `withServiceEndpoints`).
+   */
   readonly endpointSlices?: readonly K8sEndpointSlice[];
 }
 
@@ -98,26 +102,6 @@ export const QOS_NOT_SIMULATED_MESSAGE =
 export interface TranslateOptions {
   /** Leave invalid objects out, with a note each, instead of throwing an `InputError`. @default false */
   readonly skipInvalid?: boolean;
-  /**
-   * Makes the EndpointSlices the API server's EndpointSlice controller would make for
-   * `services` from `pods`; used for the Services none of whose slices is in the input.
-   * @default none derived
-   */
-  readonly deriveEndpointSlices?: (services: readonly K8sService[], pods: readonly K8sPod[]) => readonly K8sEndpointSlice[];
-}
-
-/**
- * The EndpointSlices a simulation reads: every one in the input, and, for each Service none
- * of whose slices is there (a file with Services and pods but no slices), those `derive`
- * makes. A Service that has slices in the input is never derived again: a cluster's own
- * slices are what its agents read.
- */
-export function endpointSlicesOf(objs: ClusterObjects, derive: TranslateOptions['deriveEndpointSlices']): K8sEndpointSlice[] {
-  const given = [...(objs.endpointSlices ?? [])];
-  if (derive === undefined) return given;
-  const covered = new Set(given.map((s) => `${s.metadata?.namespace || 'default'}/${s.metadata?.labels?.[SERVICE_NAME_LABEL] ?? ''}`));
-  const missing = (objs.services ?? []).filter((svc) => !covered.has(`${svc.metadata?.namespace || 'default'}/${svc.metadata?.name ?? ''}`));
-  return missing.length === 0 ? given : [...given, ...derive(missing, objs.pods)];
 }
 
 export function resourceKey(r: SimResource): string {
@@ -228,7 +212,9 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
     }
   }
   if (invalid.length > 0) throw new InputError(invalid);
-  for (const slice of endpointSlicesOf(objs, opts.deriveEndpointSlices)) {
+  // The loaders already added the slices the controller would make for Services without any
+  // (endpoint-slices.ts `withServiceEndpoints`).
+  for (const slice of objs.endpointSlices ?? []) {
     const name = slice.metadata?.name;
     if (typeof name !== 'string' || name === '') continue;
     const typed: SimEndpointSlice = { ...slice, apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { ...slice.metadata, name, namespace: slice.metadata?.namespace || 'default' } };

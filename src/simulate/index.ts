@@ -6,8 +6,10 @@
 export { NodeState } from './node-state.ts';
 export { evaluateDirection, makePacket, ruleMismatch } from './verdict-engine.ts';
 export type { Decision, Direction, DirectionVerdict, Packet, PolicyTrace, ProbeProtocol, ProfileTrace, RuleTrace, TierTrace } from './verdict-engine.ts';
-export { classifyObjects, defaultNetworkPolicyTypes, endpointSlicesOf, isEndpointSlice, resourceKey, translateCluster } from './cluster-objects.ts';
+export { classifyObjects, defaultNetworkPolicyTypes, isEndpointSlice, resourceKey, translateCluster } from './cluster-objects.ts';
 export type { ClusterObjects, K8sNamespace, K8sServiceAccount, SimEndpointSlice, SimResource, TranslateOptions, TranslatedCluster } from './cluster-objects.ts';
+export { deriveEndpointSlices, withDerivedEndpointSlices, withServiceEndpoints } from './endpoint-slices.ts';
+export type { DerivedEndpoint, DerivedEndpointPort, DerivedEndpointSlice } from './endpoint-slices.ts';
 export { endpointInFamily, isEndpoint, Simulation } from './simulation.ts';
 export type { NetworkSetHit, SimAddress, SimEndpoint, SimPeer, Verdict } from './simulation.ts';
 export { IpSetNames } from './ipset-names.ts';

@@ -23,6 +23,7 @@ import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts'
 import type { KubeObject } from '../informers/object.ts';
 import { formatInputProblem, InputError, isObjectProblem, type ClusterProblem, type InputProblem } from '../runtime/input-error.ts';
 import { classifyObjects, type ClusterObjects } from './cluster-objects.ts';
+import { withServiceEndpoints } from './endpoint-slices.ts';
 
 export interface KindSource {
   readonly apiVersion: string;
@@ -105,7 +106,7 @@ export async function loadFromFiles(paths: readonly string[], notes: string[], o
     else fatal.push(p);
   }
   if (fatal.length > 0) throw new InputError(fatal);
-  return classifyObjects(values, notes);
+  return withServiceEndpoints(classifyObjects(values, notes));
 }
 
 /** Lists every simulated kind from the cluster `kubeConfig` points at (see `loadFromListers`). */
@@ -160,7 +161,7 @@ export async function loadFromListers(listerFor: (kind: KindSource) => ListerWat
   }
   if (forbidden.length > 0) throw new InputError(forbidden);
   values.push(...(await listUnenforced(listerFor, notes)));
-  return classifyObjects(values, notes);
+  return withServiceEndpoints(classifyObjects(values, notes));
 }
 
 /**

@@ -19,6 +19,7 @@
 import { isIPv6 } from 'node:net';
 import type { V3Resource } from '../api/index.ts';
 import { classifyObjects, type ClusterObjects, type K8sNamespace, type K8sServiceAccount } from './cluster-objects.ts';
+import { withServiceEndpoints } from './endpoint-slices.ts';
 import type { ProbeProtocol } from './verdict-engine.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
 
@@ -190,12 +191,14 @@ export function stateObjects(state: ScenarioState, notes: string[]): ClusterObje
     return { metadata: { namespace, name } };
   });
   const policies = classifyObjects([...state.policies.values()], notes);
-  return {
+  return withServiceEndpoints({
     namespaces,
     serviceAccounts,
     pods: pods.map(podObject),
     networkPolicies: policies.networkPolicies as K8sNetworkPolicy[],
     calico: policies.calico as V3Resource[],
     ...(policies.unenforced === undefined || policies.unenforced.length === 0 ? {} : { unenforced: policies.unenforced }),
-  };
+    services: policies.services ?? [],
+    endpointSlices: policies.endpointSlices ?? [],
+  });
 }

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import type { K8sEndpointSlice, K8sService } from '../api/index.ts';
-import { endpointSlicesOf, translateCluster, type ClusterObjects } from './cluster-objects.ts';
+import type { K8sEndpointSlice } from '../api/index.ts';
+import { translateCluster, type ClusterObjects } from './cluster-objects.ts';
 import { describeVerdict } from './explanation.ts';
 import { IpSetNames } from './ipset-names.ts';
 import { initialState, stateObjects, type Scenario } from './scenario-file.ts';
@@ -147,22 +147,5 @@ describe('services in the verdict engine', () => {
     expect(probe()).toBe(true);
     sim.update(translateCluster({ ...base, endpointSlices: SLICES }).resources);
     expect(probe()).toBe(false);
-  });
-});
-
-describe('EndpointSlices a simulation reads', () => {
-  const svc = (name: string): K8sService => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'x' }, spec: { selector: { app: name } } });
-  const objs = (endpointSlices: K8sEndpointSlice[], services: K8sService[]): ClusterObjects => ({ namespaces: [], serviceAccounts: [], pods: [], networkPolicies: [], calico: [], endpointSlices, services });
-
-  it('given slices as they are; derived ones only for Services with none in the input', () => {
-    const derived: string[] = [];
-    const derive = (services: readonly K8sService[]): K8sEndpointSlice[] => {
-      derived.push(...services.map((s) => s.metadata?.name ?? ''));
-      return services.map((s) => slice(`${s.metadata?.name ?? ''}-derived`, s.metadata?.name ?? '', ['10.0.0.1'], []));
-    };
-    const got = endpointSlicesOf(objs([SLICES[0]!], [svc('web'), svc('db')]), derive);
-    expect(derived).toEqual(['db']);
-    expect(got.map((s) => s.metadata?.name)).toEqual(['web-abc', 'db-derived']);
-    expect(endpointSlicesOf(objs([SLICES[0]!], [svc('db')]), undefined).map((s) => s.metadata?.name)).toEqual(['web-abc']);
   });
 });

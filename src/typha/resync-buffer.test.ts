@@ -77,3 +77,23 @@ describe('ResyncBuffer', () => {
     expect(buffer.updateTypeFor(gone('a'))).toBe('deleted');
   });
 });
+
+describe('ResyncBuffer: deletes synthesised at a resync keep the kind’s group', () => {
+  it('an EndpointSlice not re-sent by the new Typha is deleted as discovery.k8s.io/v1, a Tier as v3', () => {
+    const slice = serializeUpdate({
+      op: 'upsert',
+      resource: { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-abc', namespace: 'x' }, addressType: 'IPv4', endpoints: [] },
+    } as unknown as Update);
+    const seen: Update[] = [];
+    const buffer = new ResyncBuffer({ onUpdates: (us) => void seen.push(...us), onStatusUpdated: () => undefined }, silentLogger);
+    buffer.startSession();
+    buffer.onKVs([slice, tier('a', 1)]);
+    buffer.onStatus('in-sync');
+    buffer.startSession();
+    buffer.onStatus('in-sync');
+    expect(seen.filter((u) => u.op === 'delete')).toEqual([
+      { op: 'delete', apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'x', name: 'web-abc' },
+      { op: 'delete', kind: 'Tier', name: 'a' },
+    ]);
+  });
+});

@@ -30,7 +30,7 @@
 import { createHash } from 'node:crypto';
 
 import type { Logger } from '../runtime/logger.ts';
-import { decodeUpdate, parseUpdateKey, type SerializedUpdate, type UpdateType } from './serialized-update.ts';
+import { decodeUpdate, deleteForKey, type SerializedUpdate, type UpdateType } from './serialized-update.ts';
 import type { SyncStatus, SyncerCallbacks, Update } from '../syncer/index.ts';
 
 export interface ResyncBufferCounters {
@@ -122,13 +122,13 @@ export class ResyncBuffer {
     for (const key of [...this.#passedOn.keys()]) {
       if (mentioned.has(key)) continue;
       this.#passedOn.delete(key);
-      const k = parseUpdateKey(key);
-      if (k === undefined) {
+      const deletion = deleteForKey(key);
+      if (deletion === undefined) {
         // Never happens for a key that decoded; kept so a bad key cannot wedge the buffer.
         this.#log.error({ key }, 'cannot synthesise a deletion for a malformed key');
         continue;
       }
-      deletes.push({ op: 'delete', ...k });
+      deletes.push(deletion);
     }
     if (deletes.length > 0) {
       this.#log.info({ deletes: deletes.length }, 'resync in place: deleting keys the new Typha did not re-send');

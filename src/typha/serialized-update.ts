@@ -52,6 +52,20 @@ export function parseUpdateKey(key: string): { kind: V3Kind; namespace?: string;
 }
 
 /**
+ * The delete of the object `key` names, with its `apiVersion` when the kind is not
+ * projectcalico.org/v3 (an EndpointSlice's delete must say discovery.k8s.io/v1, or the calc
+ * graph reads it as a v3 kind it does not know and keeps the slice's members); `undefined`
+ * for a malformed key. Both a decoded deletion and a resync's synthesised one are made here.
+ */
+export function deleteForKey(key: string): Update | undefined {
+  const k = parseUpdateKey(key);
+  if (k === undefined) return undefined;
+  const apiVersion = OTHER_GROUP_KINDS.get(k.kind);
+  // `Update` is the feed's declared type; an EndpointSlice rides in it as every feed carries it (syncer/update.ts).
+  return (apiVersion === undefined ? { op: 'delete', ...k } : { op: 'delete', apiVersion, ...k }) as Update;
+}
+
+/**
  * Serialises `update`. `previous` is the key's current entry in the snapshot (if any): an
  * upsert of a key that exists is `updated`, otherwise `new`.
  */
@@ -69,11 +83,9 @@ export function serializeUpdate(update: Update | AnyUpdate, previous?: Serialize
 /** The inverse of {@link serializeUpdate}; throws a `SyntaxError`/`TypeError` for a value it cannot parse. */
 export function decodeUpdate(s: SerializedUpdate): Update {
   if (s.value === null) {
-    const k = parseUpdateKey(s.key);
-    if (k === undefined) throw new TypeError(`malformed Typha key ${JSON.stringify(s.key)}`);
-    const apiVersion = OTHER_GROUP_KINDS.get(k.kind);
-    // `Update` is the feed's declared type; an EndpointSlice rides in it as every feed carries it (syncer/update.ts).
-    return (apiVersion === undefined ? { op: 'delete', ...k } : { op: 'delete', apiVersion, ...k }) as Update;
+    const deletion = deleteForKey(s.key);
+    if (deletion === undefined) throw new TypeError(`malformed Typha key ${JSON.stringify(s.key)}`);
+    return deletion;
   }
   const resource = JSON.parse(s.value) as SyncedObject;
   if (typeof resource !== 'object' || resource === null || typeof resource.metadata !== 'object' || resource.metadata === null) {
