@@ -70,7 +70,7 @@ import {
   isRecord,
 } from './shape.ts';
 import { DEFAULT_TIER_NAME, wellKnownTier } from './tiers.ts';
-import { API_VERSION, NAMESPACED_KINDS, POLICY_TYPES, V3_KINDS } from './types.ts';
+import { API_VERSION, NAMESPACE_LABEL_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, SERVICE_ACCOUNT_LABEL_PREFIX, V3_KINDS } from './types.ts';
 import type { Action, PolicyType, V3Kind } from './types.ts';
 
 export type { FieldError, Severity } from './field-error.ts';
@@ -390,10 +390,9 @@ function checkProfileSpec(c: FieldErrorCollector, spec: Record<string, unknown>)
   if (!isAbsent(labels)) checkProfileLabels(c, 'spec.labelsToApply', labels);
 }
 
-/** Prefixes of the labels a `kns.`/`ksa.` profile gives its endpoints (profile-builder.ts). */
-const GENERATED_LABEL_PREFIXES = ['pcns.', 'pcsa.'] as const;
+const GENERATED_LABEL_PREFIXES = [NAMESPACE_LABEL_PREFIX, SERVICE_ACCOUNT_LABEL_PREFIX] as const;
 /** The label a `ksa.` profile carries its ServiceAccount's name in. */
-const SERVICE_ACCOUNT_NAME_LABEL = 'pcsa.projectcalico.org/name';
+const SERVICE_ACCOUNT_NAME_LABEL = `${SERVICE_ACCOUNT_LABEL_PREFIX}projectcalico.org/name`;
 
 /**
  * `labelsToApply`: valid labels, except where a profile generated from a Namespace or a

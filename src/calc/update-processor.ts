@@ -22,11 +22,13 @@
 import {
   applyDefaults,
   isError,
+  NAMESPACE_LABEL_PREFIX,
   NAMESPACE_PROFILE_PREFIX,
   NAMESPACED_KINDS,
   normaliseCidr,
   parsePort,
   parseProtocol,
+  SERVICE_ACCOUNT_LABEL_PREFIX,
   validateResource,
   type EntityRule,
   type Rule as V3Rule,
@@ -56,9 +58,6 @@ export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
  * stamps on the endpoint itself, over the pod's, proves the account.
  */
 export const SERVICE_ACCOUNT_LABEL = 'projectcalico.org/serviceaccount';
-/** Prefixes of the labels endpoints inherit from `kns.`/`ksa.` profiles; never an endpoint's own. */
-const NAMESPACE_LABEL_PREFIX = 'pcns.';
-const SERVICE_ACCOUNT_LABEL_PREFIX = 'pcsa.';
 
 /** Why an object was dropped or replaced; passed to `onInvalid`. */
 export interface InvalidResource {

@@ -15,13 +15,11 @@
  * (`checkProfileLabels`), so the profile is never dropped for them.
  */
 import type { Profile } from '../api/types.ts';
-import { API_VERSION, NAMESPACE_PROFILE_PREFIX } from '../api/types.ts';
+import { API_VERSION, NAMESPACE_LABEL_PREFIX, NAMESPACE_PROFILE_PREFIX, SERVICE_ACCOUNT_LABEL_PREFIX } from '../api/types.ts';
 import type { K8sMetaObject } from '../api/kubernetes.ts';
 
 export { NAMESPACE_PROFILE_PREFIX };
 export const SERVICE_ACCOUNT_PROFILE_PREFIX = 'ksa.';
-const NAMESPACE_LABEL_PREFIX = 'pcns.';
-const SERVICE_ACCOUNT_LABEL_PREFIX = 'pcsa.';
 const NAME_LABEL = 'projectcalico.org/name';
 
 export function namespaceProfileName(ns: string): string {
