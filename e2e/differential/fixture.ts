@@ -36,14 +36,20 @@ const mdns = { name: 'dns', containerPort: 5353, protocol: 'UDP' } as const;
  * The pods, as a scenario file writes them (so a failing round is a scenario file as it is).
  * ServiceAccounts carry no labels (a scenario file cannot give them any): service-account
  * selectors match on `projectcalico.org/name`, which every ServiceAccount profile carries.
+ *
+ * Three pods try to pass for another identity with the labels only the translation may set
+ * (issue 27): a2 (account default) claims `front` and `ops` through `pcsa.projectcalico.org/name`
+ * and `projectcalico.org/serviceaccount`; b2 (in beta, team blue) claims alpha and team red
+ * through `projectcalico.org/namespace` and `pcns.*`; g2 claims another orchestrator and account
+ * `ops`. Every round's service-account, namespace and orchestrator terms run over them.
  */
 export const PODS: ReadonlyArray<ScenarioPod & { readonly ip: string; readonly ip6: string; readonly node: string }> = [
   { namespace: 'alpha', name: 'a1', node: 'node-1', ip: '10.66.1.11', ip6: 'fd00:66:1::11', serviceAccount: 'front', labels: { app: 'web', role: 'admin' }, containerPorts: [http, dns] },
-  { namespace: 'alpha', name: 'a2', node: 'node-2', ip: '10.66.1.12', ip6: 'fd00:66:1::12', serviceAccount: 'default', labels: { app: 'db' }, containerPorts: [httpAlt] },
+  { namespace: 'alpha', name: 'a2', node: 'node-2', ip: '10.66.1.12', ip6: 'fd00:66:1::12', serviceAccount: 'default', labels: { app: 'db', 'pcsa.projectcalico.org/name': 'front', 'projectcalico.org/serviceaccount': 'ops' }, containerPorts: [httpAlt] },
   { namespace: 'beta', name: 'b1', node: 'node-1', ip: '10.66.2.21', ip6: 'fd00:66:2::21', serviceAccount: 'ops', labels: { app: 'web' }, containerPorts: [http, mdns] },
-  { namespace: 'beta', name: 'b2', node: 'node-2', ip: '10.66.2.22', ip6: 'fd00:66:2::22', serviceAccount: 'default', labels: { app: 'cache', role: 'client' }, containerPorts: [] },
+  { namespace: 'beta', name: 'b2', node: 'node-2', ip: '10.66.2.22', ip6: 'fd00:66:2::22', serviceAccount: 'default', labels: { app: 'cache', role: 'client', 'projectcalico.org/namespace': 'alpha', 'pcns.team': 'red', 'pcns.projectcalico.org/name': 'alpha' }, containerPorts: [] },
   { namespace: 'gamma', name: 'g1', node: 'node-1', ip: '10.66.3.31', ip6: 'fd00:66:3::31', serviceAccount: 'ops', labels: { app: 'db' }, containerPorts: [dns] },
-  { namespace: 'gamma', name: 'g2', node: 'node-2', ip: '10.66.3.32', ip6: 'fd00:66:3::32', serviceAccount: 'front', labels: { role: 'client' }, containerPorts: [httpAlt, mdns] },
+  { namespace: 'gamma', name: 'g2', node: 'node-2', ip: '10.66.3.32', ip6: 'fd00:66:3::32', serviceAccount: 'front', labels: { role: 'client', 'projectcalico.org/orchestrator': 'other', 'pcsa.projectcalico.org/name': 'ops' }, containerPorts: [httpAlt, mdns] },
 ];
 
 export const podKey = (p: { readonly namespace: string; readonly name: string }): string => `${p.namespace}/${p.name}`;

@@ -71,6 +71,12 @@ const POD_TERMS = [
   "app not in {'db'}",
   "projectcalico.org/namespace == 'alpha'",
   "projectcalico.org/namespace != 'gamma'",
+  // The labels the translation sets over the pods' own (fixture.ts: three pods claim others).
+  "projectcalico.org/serviceaccount == 'front'",
+  "projectcalico.org/serviceaccount in {'ops', 'default'}",
+  "pcsa.projectcalico.org/name == 'ops'",
+  "pcns.team == 'red'",
+  "projectcalico.org/orchestrator == 'k8s'",
   'all()',
 ];
 const NS_TERMS = ["team == 'red'", "team == 'blue'", 'has(env)', '!has(env)', "projectcalico.org/name == 'beta'", "kubernetes.io/metadata.name in {'alpha', 'gamma'}", 'all()'];

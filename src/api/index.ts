@@ -38,7 +38,7 @@ export type {
   WorkloadEndpointPort,
   WorkloadEndpointSpec,
 } from './types.ts';
-export { ACTIONS, API_GROUP, API_VERSION, NAMESPACE_PROFILE_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, V3_KINDS } from './types.ts';
+export { ACTIONS, API_GROUP, API_VERSION, NAMESPACE_LABEL_PREFIX, NAMESPACE_PROFILE_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, SERVICE_ACCOUNT_LABEL_PREFIX, V3_KINDS } from './types.ts';
 
 export type { ParseResult } from './parse-result.ts';
 export { formatPort, isNumericPort, MAX_PORT, MIN_PORT, parsePort } from './port.ts';

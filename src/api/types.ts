@@ -56,6 +56,15 @@ export const V3_KINDS: readonly V3Kind[] = Object.keys(KIND_SCHEMAS) as V3Kind[]
  */
 export const NAMESPACE_PROFILE_PREFIX = 'kns.';
 
+/**
+ * The prefixes of the labels `kns.`/`ksa.` profiles give their endpoints (`pcns.<namespace
+ * label>`, `pcsa.<service-account label>`, plus `<prefix>projectcalico.org/name`). Only those
+ * profiles may carry them: an endpoint's own labels under these prefixes are dropped before
+ * matching (calc/update-processor.ts), since own labels win over inherited ones.
+ */
+export const NAMESPACE_LABEL_PREFIX = 'pcns.';
+export const SERVICE_ACCOUNT_LABEL_PREFIX = 'pcsa.';
+
 /** Kinds whose objects live in a namespace (from the kind table); the others are cluster-scoped. */
 export const NAMESPACED_KINDS: ReadonlySet<V3Kind> = new Set<V3Kind>(
   KINDS.filter((r: KindRow) => r.group === API_GROUP && r.namespaced && r.kind in KIND_SCHEMAS).map((r: KindRow) => r.kind as V3Kind),

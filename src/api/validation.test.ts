@@ -311,6 +311,22 @@ describe('Profile', () => {
       },
     ]);
   });
+
+  it("accepts what a generated profile carries beyond a label: a long ServiceAccount name, a label key too long once prefixed (issue 27 item 15)", () => {
+    const sa70 = 's'.repeat(70);
+    const key60 = 'k'.repeat(60);
+    const labels = (labelsToApply: Record<string, string>) => validateResource(withSpec(namespaceProfile, { labelsToApply }));
+    expect(labels({ 'pcsa.projectcalico.org/name': sa70, [`pcns.${key60}`]: 'v', [`pcsa.${key60}`]: 'v' })).toEqual([]);
+    expect(labels({ 'pcsa.projectcalico.org/name': `${'s'.repeat(250)}.com` })).toEqual([
+      expect.objectContaining({ path: 'spec.labelsToApply["pcsa.projectcalico.org/name"]', message: expect.stringContaining('neither a valid label value nor a ServiceAccount name') }),
+    ]);
+    // Anything else is held to label rules: another key's long value, a bad key after the prefix, an unprefixed long key.
+    expect(labels({ 'pcsa.team': sa70, 'pcns.bad key!': 'v', [`${key60}xxxx`]: 'v' }).map((e) => e.path)).toEqual([
+      'spec.labelsToApply["pcsa.team"]',
+      'spec.labelsToApply["pcns.bad key!"]',
+      `spec.labelsToApply.${key60}xxxx`,
+    ]);
+  });
 });
 
 describe('WorkloadEndpoint', () => {

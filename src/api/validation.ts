@@ -17,7 +17,7 @@
  *   still selects the endpoint, so the end-of-tier action applies).
  * - Tier: a DNS-1123 label of at most 63; `defaultAction` Deny or Pass; the well-known
  *   tiers keep their order and default action.
- * - Profile: `labelsToApply` are valid labels.
+ * - Profile: `labelsToApply` are valid labels, or what a generated profile carries (`checkProfileLabels`).
  * - WorkloadEndpoint: single-address `ipNetworks`, gateways of the right family, NATs
  *   inside the endpoint's networks, interface name, MAC, container ID and named ports.
  * - NetworkSet / GlobalNetworkSet: no `projectcalico.org/namespace` label (names.ts
@@ -70,7 +70,7 @@ import {
   isRecord,
 } from './shape.ts';
 import { DEFAULT_TIER_NAME, wellKnownTier } from './tiers.ts';
-import { API_VERSION, NAMESPACED_KINDS, POLICY_TYPES, V3_KINDS } from './types.ts';
+import { API_VERSION, NAMESPACE_LABEL_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, SERVICE_ACCOUNT_LABEL_PREFIX, V3_KINDS } from './types.ts';
 import type { Action, PolicyType, V3Kind } from './types.ts';
 
 export type { FieldError, Severity } from './field-error.ts';
@@ -207,10 +207,7 @@ function checkLabels(c: FieldErrorCollector, path: string, labels: unknown): voi
       for (const problem of qualifiedNameProblems(k)) c.error(indexPath(path, k), problem);
     }
     if (!VALID_LABEL_VALUES.test(v)) {
-      c.error(
-        indexPath(path, k),
-        `${JSON.stringify(v)} is not a valid label value (at most 63 of alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric)`,
-      );
+      c.error(indexPath(path, k), labelValueProblem(v));
     }
   }
 }
@@ -390,7 +387,47 @@ function checkProfileSpec(c: FieldErrorCollector, spec: Record<string, unknown>)
   checkRuleList(c, 'spec.ingress', spec['ingress'], { direction: 'ingress', owner: 'Profile' });
   checkRuleList(c, 'spec.egress', spec['egress'], { direction: 'egress', owner: 'Profile' });
   const labels = spec['labelsToApply'];
-  if (!isAbsent(labels)) checkLabels(c, 'spec.labelsToApply', labels);
+  if (!isAbsent(labels)) checkProfileLabels(c, 'spec.labelsToApply', labels);
+}
+
+const GENERATED_LABEL_PREFIXES = [NAMESPACE_LABEL_PREFIX, SERVICE_ACCOUNT_LABEL_PREFIX] as const;
+/** The label a `ksa.` profile carries its ServiceAccount's name in. */
+const SERVICE_ACCOUNT_NAME_LABEL = `${SERVICE_ACCOUNT_LABEL_PREFIX}projectcalico.org/name`;
+
+/**
+ * `labelsToApply`: valid labels, except where a profile generated from a Namespace or a
+ * ServiceAccount carries more than a label can, since libcalico-go builds those profiles
+ * (`NamespaceToProfile`, `ServiceAccountToProfile`) without validating them and Felix takes
+ * them as they are: a `pcns.`/`pcsa.` key is valid when the rest of it is a label key (a
+ * valid Kubernetes label key can be too long once prefixed), and `pcsa.projectcalico.org/name`
+ * holds a ServiceAccount name, a DNS subdomain of up to 253 characters. Rejecting either
+ * would drop the whole profile — its endpoints' namespace or service-account labels, and a
+ * `kns.` profile's allow rules — for a Namespace or ServiceAccount Kubernetes accepted.
+ */
+function checkProfileLabels(c: FieldErrorCollector, path: string, labels: unknown): void {
+  if (!expectStringMap(c, path, labels)) return;
+  const plain: Record<string, string> = {};
+  for (const k in labels) {
+    if (!Object.prototype.hasOwnProperty.call(labels, k)) continue;
+    const v = labels[k] as string;
+    const prefix = GENERATED_LABEL_PREFIXES.find((p) => k.startsWith(p));
+    if (prefix === undefined) {
+      plain[k] = v;
+      continue;
+    }
+    const rest = k.slice(prefix.length);
+    if (!VALID_LABEL_KEYS.test(rest)) {
+      for (const problem of qualifiedNameProblems(rest)) c.error(indexPath(path, k), `after ${JSON.stringify(prefix)}: ${problem}`);
+    }
+    if (VALID_LABEL_VALUES.test(v)) continue;
+    if (k !== SERVICE_ACCOUNT_NAME_LABEL) c.error(indexPath(path, k), labelValueProblem(v));
+    else if (!VALID_SUBDOMAINS.test(v)) c.error(indexPath(path, k), `${JSON.stringify(v)} is neither a valid label value nor a ServiceAccount name (a DNS-1123 subdomain)`);
+  }
+  checkLabels(c, path, plain);
+}
+
+function labelValueProblem(v: string): string {
+  return `${JSON.stringify(v)} is not a valid label value (at most 63 of alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric)`;
 }
 
 /** `spec.nets`: CIDRs or single addresses (Calico `cnet.ParseCIDROrIP`); host bits are cleared with a warning. */

@@ -97,7 +97,7 @@ describe('CalcGraph', () => {
     expect(r0?.ruleId).toMatch(/^r:/);
   });
 
-  it('scopes a namespaced policy and its rule selectors to its namespace; serviceAccounts become pcsa. selectors', () => {
+  it('scopes a namespaced policy and its rule selectors to its namespace; serviceAccounts.names match the stamped projectcalico.org/serviceaccount label', () => {
     const ep = wep('web', { namespace: 'prod', labels: { app: 'web' }, ips: ['10.2.0.1/32'] });
     const pol = knp('prod', 'p', {
       selector: "app == 'web'",
@@ -107,7 +107,7 @@ describe('CalcGraph', () => {
     const { dp } = graphWith([pol, ep]);
     const p = policyOf(dp, pk('p', { namespace: 'prod' }));
     expect(p.inboundRules[0]?.srcIpSetIds).toEqual([
-      sel("(projectcalico.org/namespace == 'prod') && (role == 'fe') && (pcsa.projectcalico.org/name in {'sa1'})"),
+      sel("(projectcalico.org/namespace == 'prod') && ((projectcalico.org/serviceaccount in {'sa1'}) && (role == 'fe'))"),
     ]);
     // The same policy does not select an endpoint with the same labels in another namespace.
     const other = wep('web', { namespace: 'dev', labels: { app: 'web' }, ips: ['10.3.0.1/32'] });

@@ -84,7 +84,51 @@ describe('UpdateProcessor (v1 view)', () => {
     });
     expect(p.selector).toBe(canon("projectcalico.org/namespace == 'prod' && (pcsa.role == 'api')"));
     expect(p.inboundRules[0]?.src.selector).toBe(
-      canon("(projectcalico.org/namespace == 'prod') && (pcsa.projectcalico.org/name in {'a', 'b'}) && (pcsa.tier == 'x')"),
+      canon("(projectcalico.org/namespace == 'prod') && ((pcsa.tier == 'x') && (projectcalico.org/serviceaccount in {'a', 'b'}))"),
+    );
+  });
+
+  it("builds serviceAccounts selectors in Calico's shape (upstream rules_test.go vectors), so IP set IDs are Calico's", () => {
+    const p = policyOf({
+      ...knpWeb,
+      metadata: { name: 'p', namespace: 'namespace' },
+      spec: {
+        selector: '',
+        types: ['Ingress'],
+        ingress: [
+          {
+            action: 'Allow',
+            source: { serviceAccounts: { names: ['sa1', 'sa2'], selector: "key == 'value1'" } },
+            destination: { namespaceSelector: "nskey == 'nsvalue'", serviceAccounts: { names: ['sa3'], selector: "key == 'value2'" } },
+          },
+          { action: 'Allow', source: { selector: "role == 'fe'", serviceAccounts: { names: ['admin'] } } },
+        ],
+      },
+    });
+    // Felix parses the processor's text and keys IP sets by its canonical form.
+    expect(p.inboundRules[0]?.src.selector).toBe(
+      canon('(projectcalico.org/namespace == \'namespace\') && ((pcsa.key == "value1") && (projectcalico.org/serviceaccount in {"sa1", "sa2"}))'),
+    );
+    expect(p.inboundRules[0]?.dst.selector).toBe(canon('(pcns.nskey == "nsvalue") && ((pcsa.key == "value2") && (projectcalico.org/serviceaccount in {"sa3"}))'));
+    expect(p.inboundRules[1]?.src.selector).toBe(canon("(projectcalico.org/namespace == 'namespace') && ((projectcalico.org/serviceaccount in {'admin'}) && (role == 'fe'))"));
+  });
+
+  it('rewrites a GlobalNetworkPolicy serviceAccountSelector all() to has(projectcalico.org/serviceaccount), as Calico does', () => {
+    const gnp = (spec: GlobalNetworkPolicy['spec']): GlobalNetworkPolicy => ({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name: 'g' }, spec });
+    // Upstream globalnetworkpolicyprocessor_test.go: selector `mylabel == 'selectme'`, serviceAccountSelector all().
+    expect(policyOf(gnp({ selector: "mylabel == 'selectme'", serviceAccountSelector: 'all()' })).selector).toBe(
+      canon("(mylabel == 'selectme') && has(projectcalico.org/serviceaccount)"),
+    );
+    expect(policyOf(gnp({ serviceAccountSelector: 'all()' })).selector).toBe('has(projectcalico.org/serviceaccount)');
+    // Calico rewrites every all() of the text so far: the policy's own all() narrows too.
+    expect(policyOf(gnp({ selector: 'all()', serviceAccountSelector: "role == 'x'" })).selector).toBe(canon("has(projectcalico.org/serviceaccount) && pcsa.role == 'x'"));
+    // namespaceSelector all() → has(namespace) first, then the service-account pass.
+    expect(policyOf(gnp({ selector: 'all()', namespaceSelector: 'all()', serviceAccountSelector: 'all()' })).selector).toBe(
+      canon('((has(projectcalico.org/namespace)) && has(projectcalico.org/namespace)) && has(projectcalico.org/serviceaccount)'),
+    );
+    // A NetworkPolicy's serviceAccountSelector all() is not rewritten (ConvertNetworkPolicyV3ToV1Value): every endpoint of the namespace.
+    expect(policyOf({ ...knpWeb, spec: { selector: "app == 'a'", serviceAccountSelector: 'all()', types: ['Ingress'] } }).selector).toBe(
+      canon("((app == 'a') && projectcalico.org/namespace == 'prod') && all()"),
     );
   });
 

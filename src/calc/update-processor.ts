@@ -27,11 +27,13 @@
 import {
   applyDefaults,
   isError,
+  NAMESPACE_LABEL_PREFIX,
   NAMESPACE_PROFILE_PREFIX,
   NAMESPACED_KINDS,
   normaliseCidr,
   parsePort,
   parseProtocol,
+  SERVICE_ACCOUNT_LABEL_PREFIX,
   validateResource,
   type EntityRule,
   type Rule as V3Rule,
@@ -44,7 +46,7 @@ import {
 } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type QoSControls, type RuleAction } from '../proto/index.ts';
-import { parseSelector, prefixLabels, Selector, type SelectorNode } from '../selector/index.ts';
+import { parseSelector, prefixLabels, type Selector } from '../selector/index.ts';
 import { flat } from '../runtime/flat-string.ts';
 import { failClosedPolicy, failClosedProfile, type PolicySelectorFields } from './fail-closed.ts';
 import { Interner } from './interner.ts';
@@ -56,7 +58,13 @@ import { ENDPOINT_SLICE_API_VERSION, ENDPOINT_SLICE_KIND, endpointSliceKey, endp
 
 export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
 export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
-const SA_NAME_LABEL = 'pcsa.projectcalico.org/name';
+/**
+ * The endpoint label `serviceAccounts.names` matches (Calico `apiv3.LabelServiceAccount`).
+ * Never the profile label `pcsa.projectcalico.org/name`: a profile label is inherited, and an
+ * endpoint's own label of the same key wins over it (§2.3), so only a label the processor
+ * stamps on the endpoint itself, over the pod's, proves the account.
+ */
+export const SERVICE_ACCOUNT_LABEL = 'projectcalico.org/serviceaccount';
 
 /** Why an object was dropped or replaced; passed to `onInvalid`. */
 export interface InvalidResource {
@@ -326,28 +334,44 @@ export class UpdateProcessor {
 }
 
 /**
- * A WorkloadEndpoint's labels with the ones Calico's clientv3 stamps on every WEP it writes
- * (`updateLabelsForWorkloadEndpoint`: the namespace, the orchestrator), interned: named by a
- * key first, so an endpoint whose labels are already held builds nothing.
+ * A WorkloadEndpoint's labels as Felix gets them, interned: named by a key first, so an
+ * endpoint whose labels are already held builds nothing.
+ *
+ * Every label that proves where an endpoint is or who runs it is the processor's, never the
+ * object's own (a pod's labels are written by whoever can create the pod):
+ * - own labels prefixed `pcns.` or `pcsa.` are dropped (libcalico-go's WorkloadEndpoint
+ *   update processor), so an endpoint cannot shadow the namespace or service-account labels
+ *   its `kns.`/`ksa.` profiles give it (own labels win over inherited ones, §2.3);
+ * - `projectcalico.org/namespace` and `projectcalico.org/orchestrator` are the object's
+ *   namespace and `spec.orchestrator` (clientv3 `updateLabelsForStorage` stamps both on
+ *   every endpoint it stores, an empty orchestrator included);
+ * - `projectcalico.org/serviceaccount` is `spec.serviceAccountName` whenever that is set,
+ *   whatever its length (the update processor again: the stored endpoint omits the label
+ *   for a name of 63 characters or more, which is no valid label value). With no service
+ *   account the object's own label stays, as in Calico.
  */
 function endpointLabels(intern: Interner, r: Extract<V3Resource, { kind: 'WorkloadEndpoint' }>, ns: string): Readonly<Record<string, string>> {
   const own = r.metadata.labels;
-  const orchestrator = r.spec.orchestrator !== undefined && r.spec.orchestrator !== '' ? r.spec.orchestrator : undefined;
+  const orchestrator = r.spec.orchestrator ?? '';
+  const sa = r.spec.serviceAccountName ?? '';
+  const stamped = (k: string): boolean =>
+    k === NAMESPACE_LABEL || k === ORCHESTRATOR_LABEL || (sa !== '' && k === SERVICE_ACCOUNT_LABEL) || k.startsWith(NAMESPACE_LABEL_PREFIX) || k.startsWith(SERVICE_ACCOUNT_LABEL_PREFIX);
   // NUL cannot appear in a label key or value (validation), so it separates unambiguously.
   let key = '';
   if (own !== undefined) {
     for (const k in own) {
-      if (!Object.prototype.hasOwnProperty.call(own, k) || k === NAMESPACE_LABEL || (orchestrator !== undefined && k === ORCHESTRATOR_LABEL)) continue;
+      if (!Object.prototype.hasOwnProperty.call(own, k) || stamped(k)) continue;
       key += `${k}\u0000${own[k] as string}\u0000`;
     }
   }
-  key += `\u0000${ns}\u0000${orchestrator ?? ''}`;
+  key += `\u0000${ns}\u0000${orchestrator}\u0000${sa}`;
   const held = intern.held<Readonly<Record<string, string>>>('wep-labels', key);
   if (held !== undefined) return held;
   const labels: Record<string, string> = {};
-  if (own !== undefined) for (const k in own) if (Object.prototype.hasOwnProperty.call(own, k)) labels[intern.string(k)] = intern.string(own[k] as string);
+  if (own !== undefined) for (const k in own) if (Object.prototype.hasOwnProperty.call(own, k) && !stamped(k)) labels[intern.string(k)] = intern.string(own[k] as string);
   labels[NAMESPACE_LABEL] = ns;
-  if (orchestrator !== undefined) labels[ORCHESTRATOR_LABEL] = intern.string(orchestrator);
+  labels[ORCHESTRATOR_LABEL] = intern.string(orchestrator);
+  if (sa !== '') labels[SERVICE_ACCOUNT_LABEL] = intern.string(sa);
   return intern.hold('wep-labels', key, labels);
 }
 
@@ -433,21 +457,53 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
 }
 
 /**
- * The v1 selector of a policy (§3.8): its own selector, scoped to its namespace (a
- * NetworkPolicy) or to the namespaces its namespaceSelector selects (a GlobalNetworkPolicy),
- * and its service account selector. Throws a ConversionError for a selector that cannot be parsed.
+ * The v1 selector of a policy (§3.8), built as libcalico-go's processors build it: a
+ * NetworkPolicy's by `namespacedPolicySelector`, a GlobalNetworkPolicy's by
+ * `globalPolicySelector`. Throws a ConversionError for a selector that cannot be parsed.
  */
 function policySelector(namespace: string | undefined, fields: PolicySelectorFields): string {
-  const terms: string[] = [];
-  if (fields.selector !== undefined && fields.selector.trim() !== '') terms.push(`(${canonical(fields.selector)})`);
-  if (namespace !== undefined) terms.push(`${NAMESPACE_LABEL} == '${namespace}'`);
-  if (fields.namespaceSelector !== undefined && fields.namespaceSelector.trim() !== '') {
-    terms.push(`(${namespaceSelector(fields.namespaceSelector)})`);
+  return namespace === undefined ? globalPolicySelector(fields) : namespacedPolicySelector(fields, namespace);
+}
+
+/**
+ * A NetworkPolicy's selector (libcalico-go `ConvertNetworkPolicyV3ToV1Value`):
+ * `(<selector>) && projectcalico.org/namespace == '<ns>'`, then `&& <pcsa. serviceAccountSelector>`.
+ * No `all()` is rewritten here: a NetworkPolicy's `serviceAccountSelector: all()` selects every
+ * endpoint of its namespace, service account or not, as in Calico.
+ */
+function namespacedPolicySelector(spec: { selector?: string; serviceAccountSelector?: string }, namespace: string): string {
+  const sel = spec.selector?.trim() ?? '';
+  let text = sel === '' ? `${NAMESPACE_LABEL} == '${namespace}'` : `(${canonical(sel)}) && ${NAMESPACE_LABEL} == '${namespace}'`;
+  text = appendPrefixed(text, spec.serviceAccountSelector, SERVICE_ACCOUNT_LABEL_PREFIX);
+  return canonical(text);
+}
+
+/**
+ * A GlobalNetworkPolicy's selector (libcalico-go `ConvertGlobalNetworkPolicyV3ToV1Value`): its
+ * `namespaceSelector`, `pcns.`-prefixed, is AND-ed in and then every `all()` of the text so far
+ * becomes `has(projectcalico.org/namespace)`; then its `serviceAccountSelector`, `pcsa.`-prefixed,
+ * and every `all()` so far becomes `has(projectcalico.org/serviceaccount)`. So
+ * `serviceAccountSelector: all()` selects only endpoints with a service account, never a host
+ * endpoint, and an `all()` in the policy's own selector narrows the same way. The rewrite is
+ * Calico's textual one (the selector as written, the prefixed parts as printed), so a value
+ * that spells `all()` is rewritten too, as Felix gets it.
+ */
+function globalPolicySelector(spec: { selector?: string; namespaceSelector?: string; serviceAccountSelector?: string }): string {
+  let text = spec.selector ?? '';
+  if ((spec.namespaceSelector ?? '') !== '') {
+    text = appendPrefixed(text, spec.namespaceSelector, NAMESPACE_LABEL_PREFIX).replaceAll('all()', `has(${NAMESPACE_LABEL})`);
   }
-  if (fields.serviceAccountSelector !== undefined && fields.serviceAccountSelector.trim() !== '') {
-    terms.push(`(${prefixLabels(parse(fields.serviceAccountSelector), 'pcsa.').toString()})`);
+  if ((spec.serviceAccountSelector ?? '') !== '') {
+    text = appendPrefixed(text, spec.serviceAccountSelector, SERVICE_ACCOUNT_LABEL_PREFIX).replaceAll('all()', `has(${SERVICE_ACCOUNT_LABEL})`);
   }
-  return terms.length === 0 ? 'all()' : canonical(terms.join(' && '));
+  return text.trim() === '' ? 'all()' : canonical(text);
+}
+
+/** libcalico-go `prefixAndAppendSelector`: `(<current>) && <prefixed>`, or `<prefixed>` alone. */
+function appendPrefixed(current: string, selector: string | undefined, prefix: string): string {
+  if (selector === undefined || selector.trim() === '') return current;
+  const prefixed = prefixLabels(parse(selector), prefix).toString();
+  return current.trim() === '' ? prefixed : `(${current}) && ${prefixed}`;
 }
 
 function parse(text: string): Selector {
@@ -467,26 +523,30 @@ function canonical(text: string): string {
   return parse(text).toRoundTripString();
 }
 
-/** `pcns.`-prefixed, with `all()` → has(namespace) and `global()` → !has(namespace) (§3.8). */
+/**
+ * A rule's `namespaceSelector` as libcalico-go's `getEndpointSelector` makes it: `pcns.`-prefixed
+ * and printed, then `all()` → `has(projectcalico.org/namespace)` and `global()` →
+ * `!has(projectcalico.org/namespace)`, textually (§3.8).
+ */
 function namespaceSelector(text: string): string {
-  const prefixed = prefixLabels(parse(text), 'pcns.');
-  return new Selector(rewriteAllGlobal(prefixed.root)).toString();
+  return prefixLabels(parse(text), NAMESPACE_LABEL_PREFIX)
+    .toString()
+    .replaceAll('all()', `has(${NAMESPACE_LABEL})`)
+    .replaceAll('global()', `!has(${NAMESPACE_LABEL})`);
 }
 
-function rewriteAllGlobal(node: SelectorNode): SelectorNode {
-  switch (node.kind) {
-    case 'all':
-      return { kind: 'has', label: NAMESPACE_LABEL };
-    case 'global':
-      return { kind: 'not', operand: { kind: 'has', label: NAMESPACE_LABEL } };
-    case 'not':
-      return { kind: 'not', operand: rewriteAllGlobal(node.operand) };
-    case 'and':
-    case 'or':
-      return { kind: node.kind, operands: node.operands.map(rewriteAllGlobal) };
-    default:
-      return node;
-  }
+/**
+ * A rule's `serviceAccounts` (libcalico-go `parseServiceAccounts`): the `pcsa.`-prefixed
+ * selector AND-ed with `projectcalico.org/serviceaccount in {<names>}` — the endpoint's own,
+ * stamped label (`endpointLabels`), which a pod label can never override; '' for neither.
+ */
+function serviceAccountSelector(sa: { names?: readonly string[]; selector?: string } | undefined): string {
+  const sel = sa?.selector ?? '';
+  const prefixed = sel.trim() === '' ? '' : prefixLabels(parse(sel), SERVICE_ACCOUNT_LABEL_PREFIX).toString();
+  const names = sa?.names ?? [];
+  if (names.length === 0) return prefixed;
+  const byName = parse(`${SERVICE_ACCOUNT_LABEL} in { '${names.join("', '")}' }`).toString();
+  return prefixed === '' ? byName : `(${prefixed}) && (${byName})`;
 }
 
 const ACTION: Readonly<Record<string, RuleAction>> = { Allow: 'allow', Deny: 'deny', Log: 'log', Pass: 'next-tier' };
@@ -517,25 +577,21 @@ function protocolValue(spec: string | number): string | number {
   return p.value.name?.toLowerCase() ?? byNumber[p.value.number] ?? p.value.number;
 }
 
+/**
+ * An entity's selector as libcalico-go's `getEndpointSelector` builds it: the service-account
+ * part, then the entity's selector, AND-ed; scoped by the namespace part (its namespaceSelector,
+ * else the policy's namespace) whenever the entity selects endpoints at all (§3.8 step 2).
+ * Built in Calico's order and shape, so the canonical text — and the IP set's ID — is Calico's.
+ */
 function convertEntity(e: EntityRule | undefined, namespace: string | undefined): ModelEntity {
   const sel = e?.selector?.trim() ?? '';
   const notSel = e?.notSelector?.trim() ?? '';
   const nsSelText = e?.namespaceSelector?.trim() ?? '';
-  const sa = e?.serviceAccounts;
-  const hasSa = sa !== undefined && ((sa.names?.length ?? 0) > 0 || (sa.selector?.trim() ?? '') !== '');
-  const terms: string[] = [];
-  // Namespace scope applies only when the entity selects endpoints at all (§3.8 step 2).
-  if (sel !== '' || notSel !== '' || nsSelText !== '' || hasSa) {
-    if (nsSelText !== '') terms.push(`(${namespaceSelector(nsSelText)})`);
-    else if (namespace !== undefined) terms.push(`(${NAMESPACE_LABEL} == '${namespace}')`);
-  }
-  if (sel !== '') terms.push(`(${canonical(sel)})`);
-  if (hasSa) {
-    if ((sa.names?.length ?? 0) > 0) {
-      terms.push(`(${SA_NAME_LABEL} in {${(sa.names ?? []).map((n) => `'${n}'`).join(', ')}})`);
-    }
-    if ((sa.selector?.trim() ?? '') !== '') terms.push(`(${prefixLabels(parse(sa.selector ?? ''), 'pcsa.').toString()})`);
-  }
+  const saSel = serviceAccountSelector(e?.serviceAccounts);
+  const parts = [...(saSel === '' ? [] : [saSel]), ...(sel === '' ? [] : [canonical(sel)])];
+  let selector = parts.length === 0 ? '' : parts.length === 1 ? (parts[0] as string) : `(${parts.join(') && (')})`;
+  const nsSel = nsSelText !== '' ? namespaceSelector(nsSelText) : namespace !== undefined ? `${NAMESPACE_LABEL} == '${namespace}'` : '';
+  if (nsSel !== '' && (selector !== '' || notSel !== '' || nsSelText !== '')) selector = selector === '' ? nsSel : `(${nsSel}) && (${selector})`;
   const svcName = e?.services?.name ?? '';
   const svcNs = e?.services?.namespace ?? '';
   const ports: PortRange[] = [];
@@ -545,7 +601,7 @@ function convertEntity(e: EntityRule | undefined, namespace: string | undefined)
   splitPorts(e?.ports ?? [], ports, namedPorts);
   splitPorts(e?.notPorts ?? [], notPorts, notNamedPorts);
   return {
-    selector: terms.length === 0 ? '' : canonical(terms.join(' && ')),
+    selector: selector === '' ? '' : canonical(selector),
     notSelector: notSel === '' ? '' : canonical(notSel),
     nets: (e?.nets ?? []).map(normaliseCidr),
     notNets: (e?.notNets ?? []).map(normaliseCidr),

@@ -4,7 +4,7 @@ import { namespaceToProfile, profileSource, serviceAccountProfileName, serviceAc
 import { podIsFinished, podToWorkloadEndpoint, workloadEndpointName, workloadInterfaceName } from './workload-endpoint-builder.ts';
 import { defaultTiers } from './default-tiers.ts';
 import { projectPod } from './pod-projection.ts';
-import type { K8sPod } from '../api/index.ts';
+import { validateResource, type K8sPod } from '../api/index.ts';
 
 describe('profiles (calico-semantics §2.2)', () => {
   it('Namespace → kns.<ns>: allow-all rules, pcns.* labels plus pcns.projectcalico.org/name', () => {
@@ -32,6 +32,22 @@ describe('profiles (calico-semantics §2.2)', () => {
       spec: { labelsToApply: { 'pcsa.tier': 'b', 'pcsa.projectcalico.org/name': 'api' } },
     });
     expect(serviceAccountProfileName('', 'x')).toBe('ksa.default.x');
+  });
+
+  it("the name labels are the object's name, over a label of the same key the Namespace or ServiceAccount carries", () => {
+    expect(namespaceToProfile({ metadata: { name: 'shop', labels: { 'projectcalico.org/name': 'kube-system' } } }).spec.labelsToApply).toEqual({
+      'pcns.projectcalico.org/name': 'shop',
+    });
+    expect(serviceAccountToProfile({ metadata: { name: 'default', namespace: 'shop', labels: { 'projectcalico.org/name': 'admin' } } }).spec.labelsToApply).toEqual({
+      'pcsa.projectcalico.org/name': 'default',
+    });
+  });
+
+  it('a 70-character ServiceAccount name (Kubernetes allows 253): the ksa. profile keeps it, as Calico does, and is a valid object (issue 27 item 15)', () => {
+    const sa = `sa-${'l'.repeat(67)}`;
+    const profile = serviceAccountToProfile({ metadata: { name: sa, namespace: 'shop' } });
+    expect(profile.spec.labelsToApply).toEqual({ 'pcsa.projectcalico.org/name': sa });
+    expect(validateResource(profile)).toEqual([]);
   });
 
   it('profileSource inverts the names (SA names may contain dots; namespaces cannot)', () => {
@@ -127,6 +143,15 @@ describe('Pod → WorkloadEndpoint (calico-semantics §2.1)', () => {
     const wep = podToWorkloadEndpoint({ ...POD, spec: { ...POD.spec, serviceAccountName: '' } });
     expect(wep?.spec.profiles).toEqual(['kns.shop']);
     expect(wep?.metadata.labels?.['projectcalico.org/serviceaccount']).toBeUndefined();
+  });
+
+  it('a pod cannot relabel its namespace, orchestrator or service account; the endpoint is valid with a 70-character SA', () => {
+    const labels = { app: 'api', 'projectcalico.org/namespace': 'kube-system', 'projectcalico.org/orchestrator': 'other', 'projectcalico.org/serviceaccount': 'admin' };
+    const wep = podToWorkloadEndpoint({ ...POD, metadata: { ...POD.metadata, labels } });
+    expect(wep?.metadata.labels).toEqual({ app: 'api', 'projectcalico.org/namespace': 'shop', 'projectcalico.org/orchestrator': 'k8s', 'projectcalico.org/serviceaccount': 'api' });
+    const sa = `sa-${'l'.repeat(67)}`;
+    const long = podToWorkloadEndpoint({ ...POD, spec: { ...POD.spec, serviceAccountName: sa } });
+    expect(long === undefined ? ['no endpoint'] : validateResource(long)).toEqual([]);
   });
 
   it('a 63-character SA name is not a label (Calico keeps only names shorter than 63)', () => {

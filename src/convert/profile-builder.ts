@@ -7,15 +7,19 @@
  *   `pcns.projectcalico.org/name: <ns>`.
  * - `ksa.<ns>.<sa>`: no rules, labelsToApply every SA label as `pcsa.<k>` plus
  *   `pcsa.projectcalico.org/name: <sa>`.
+ *
+ * The name label is set last, so a Namespace or ServiceAccount labelled
+ * `projectcalico.org/name` cannot name itself otherwise. Nothing is left out for not being a
+ * valid label: a ServiceAccount name may be 253 characters and a label key too long once
+ * prefixed, and Calico hands both to Felix as they are; validation accepts them in a profile
+ * (`checkProfileLabels`), so the profile is never dropped for them.
  */
 import type { Profile } from '../api/types.ts';
-import { API_VERSION, NAMESPACE_PROFILE_PREFIX } from '../api/types.ts';
+import { API_VERSION, NAMESPACE_LABEL_PREFIX, NAMESPACE_PROFILE_PREFIX, SERVICE_ACCOUNT_LABEL_PREFIX } from '../api/types.ts';
 import type { K8sMetaObject } from '../api/kubernetes.ts';
 
 export { NAMESPACE_PROFILE_PREFIX };
 export const SERVICE_ACCOUNT_PROFILE_PREFIX = 'ksa.';
-const NAMESPACE_LABEL_PREFIX = 'pcns.';
-const SERVICE_ACCOUNT_LABEL_PREFIX = 'pcsa.';
 const NAME_LABEL = 'projectcalico.org/name';
 
 export function namespaceProfileName(ns: string): string {

@@ -5,7 +5,10 @@
  * - name `<node>-k8s-<pod>-eth0` with every `-` inside a part doubled;
  * - labels: the pod's, overridden by `projectcalico.org/namespace`,
  *   `projectcalico.org/orchestrator: k8s` and (SA name non-empty and < 63 characters)
- *   `projectcalico.org/serviceaccount`;
+ *   `projectcalico.org/serviceaccount`. The pod's other labels are kept as they are, `pcns.`/
+ *   `pcsa.` ones included, as Calico's conversion keeps them: what Felix matches is decided
+ *   by the update processor (calc/update-processor.ts `endpointLabels`), which drops those and
+ *   sets the service-account label from `spec.serviceAccountName` whatever its length;
  * - profiles `[kns.<ns>, ksa.<ns>.<sa>]` (the second only with a service account);
  * - ipNetworks from `status.podIPs` (else `status.podIP`) as /32 or /128;
  * - ports: container and init-container ports with a number and a name or hostPort;

@@ -5,7 +5,7 @@
  *
  * - Namespace → `kns.<ns>`, ServiceAccount → `ksa.<ns>.<sa>`; every namespace gets the
  *   `default` ServiceAccount the apiserver would create, and the `kubernetes.io/metadata.name`
- *   label it sets;
+ *   label it sets (to the name, whatever the namespace's own labels say);
  * - Pod → WorkloadEndpoint; pods without one (no node, no IP, host network…) are kept as
  *   notes;
  * - networking.k8s.io/v1 NetworkPolicy → `knp.default.<name>`, after the apiserver's
@@ -152,7 +152,8 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   for (const ns of objs.namespaces) {
     const name = ns.metadata?.name;
     if (!name) continue;
-    const labels = { 'kubernetes.io/metadata.name': name, ...(ns.metadata?.labels ?? {}) };
+    // The apiserver sets this label to the name over whatever the namespace was given.
+    const labels = { ...(ns.metadata?.labels ?? {}), 'kubernetes.io/metadata.name': name };
     convert(CONVERSIONS.namespaces, { metadata: { name, labels } }, describeInput('Namespace', ns.metadata));
   }
   for (const sa of objs.serviceAccounts) {
