@@ -345,6 +345,13 @@ describe('Calico parity on inputs the apiserver accepts (issue 16)', () => {
     ]);
   });
 
+  it('except ["0.0.0.0/3", "0.0.0.0/3"] and two spellings of one CIDR → each notNet once, a policy the v3 validator accepts (notNets is a set)', () => {
+    const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['0.0.0.0/3', '0.0.0.0/3', '10.1.0.0/16', '10.1.2.3/16'] } }] }] }));
+    expect(r.errors).toEqual([]);
+    expect(r.policy.spec.ingress).toEqual([{ action: 'Allow', source: { nets: ['0.0.0.0/0'], notNets: ['0.0.0.0/3', '10.1.0.0/16'] }, destination: {} }]);
+    expect(validateResource(r.policy).filter(isError)).toEqual([]);
+  });
+
   it('IPv4-mapped cidr ::ffff:10.0.0.0/104 → 10.0.0.0/8 (as Go and Kubernetes read it)', () => {
     const r = convertNetworkPolicy(np({ ingress: [{ from: [{ ipBlock: { cidr: '::ffff:10.0.0.0/104', except: ['::ffff:10.1.0.0/112'] } }] }] }));
     expect(r.errors).toEqual([]);

@@ -339,7 +339,10 @@ function peerFields(peer: DecodedPeer | null, warnings: string[]): EntityRule {
   if (peer === null) return {};
   if (peer.ipBlock !== undefined) {
     const out: EntityRule = { nets: [ipBlockNet(peer.ipBlock.cidr, `${peer.field}.ipBlock.cidr`)] };
-    const notNets = peer.ipBlock.except.map((e, i) => ipBlockNet(e, `${peer.field}.ipBlock.except[${i}]`));
+    // Deduplicated after normalising: the v3 CRD declares notNets a set (the API server refuses
+    // a repeat, and so does the validator), while a Kubernetes except list may repeat a CIDR
+    // or spell one CIDR two ways; the match is the same.
+    const notNets = [...new Set(peer.ipBlock.except.map((e, i) => ipBlockNet(e, `${peer.field}.ipBlock.except[${i}]`)))];
     if (notNets.length > 0) out.notNets = notNets;
     return out;
   }
