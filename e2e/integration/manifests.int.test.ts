@@ -32,6 +32,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 import { kindsWatchedBy, resourceName, resourceOf, type KindRow, type KindWatcher } from '../../src/api/kinds.ts';
+import { UNENFORCED_RESOURCES } from '../../src/api/unenforced-kinds.ts';
 import { KubeListerWatcher } from '../../src/informers/kube-lister-watcher.ts';
 import { StatusError } from '../../src/informers/lister-watcher.ts';
 
@@ -160,7 +161,9 @@ describe('kubectl apply -f manifests/', () => {
     for (const { watcher, role } of CLUSTER_ROLES) {
       const clusterRole = roles.get(role);
       expect(clusterRole, `ClusterRole ${role} in manifests/`).toBeDefined();
-      expect({ role, resources: listedAndWatched(clusterRole!) }).toEqual({ role, resources: kindsWatchedBy(watcher).map(resourceName).sort() });
+      // The agent also lists and watches the policy kinds it does not enforce, only to report them.
+      const reported = watcher === 'agent' ? UNENFORCED_RESOURCES.map((r) => resourceName(r.resource)) : [];
+      expect({ role, resources: listedAndWatched(clusterRole!) }).toEqual({ role, resources: [...kindsWatchedBy(watcher).map(resourceName), ...reported].sort() });
     }
   });
 
@@ -298,7 +301,9 @@ describe('kubectl apply -f manifests/', () => {
     expect((await statusOf(core.listNode())).code).toBe(200);
     const discovery = typha.kubeConfig.makeApiClient(DiscoveryV1Api);
     expect((await statusOf(discovery.listNamespacedEndpointSlice({ namespace: 'tessera-system', labelSelector: 'kubernetes.io/service-name=tessera-typha' }))).code).toBe(200);
-    expect((await statusOf(discovery.listNamespacedEndpointSlice({ namespace: 'default' }))).code).toBe(403);
+    // Typha carries every namespace's EndpointSlices to the agents (`services` rule matches).
+    expect((await statusOf(discovery.listNamespacedEndpointSlice({ namespace: 'default' }))).code).toBe(200);
+    expect((await statusOf(discovery.createNamespacedEndpointSlice({ namespace: 'default', body: { addressType: 'IPv4', endpoints: [], metadata: { name: 'typha-may-not' } } }))).code).toBe(403);
     expect((await statusOf(core.listNamespacedSecret({ namespace: 'tessera-system' }))).code).toBe(403);
     expect((await statusOf(core.listPodForAllNamespaces())).code).toBe(403);
     expect((await statusOf(custom.getClusterCustomObject({ group: 'projectcalico.org', version: 'v3', plural: 'tiers', name: 'default' }))).code).toBe(403);
