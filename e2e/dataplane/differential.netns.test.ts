@@ -4,15 +4,16 @@
  * four ports and ICMP echo, IPv4 and IPv6, between every ordered pair of pods — must get the
  * same verdict from the simulator as from real traffic through the real dataplane.
  *
- * The seed is fixed so CI is reproducible (`TESSERA_DIFFERENTIAL_SEED` overrides it; `npm run
- * bench -- differential` runs thousands of rounds from a random one). A failure prints each
- * failing round's minimal reproducer as a scenario file.
+ * The seed is fixed so CI is reproducible (`TESSERA_DIFFERENTIAL_SEED` overrides it, and
+ * `TESSERA_DIFFERENTIAL_ROUNDS` the number of rounds for a quick local run; `npm run bench --
+ * differential` runs thousands of rounds from a random one). A failure prints each failing
+ * round's minimal reproducer as a scenario file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allProbes, Differential, describe as describeDisagreement } from '../differential/differential.ts';
 import { KernelCluster } from '../differential/kernel-cluster.ts';
 
-const ROUNDS = 200;
+const ROUNDS = Number(process.env['TESSERA_DIFFERENTIAL_ROUNDS'] ?? 200);
 /** Every probe of the fixture: 30 ordered pod pairs × 2 families × (4 served ports + ICMP echo). */
 const PROBES = allProbes().length;
 const SEED = Number(process.env['TESSERA_DIFFERENTIAL_SEED'] ?? 20261123);

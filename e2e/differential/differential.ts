@@ -16,7 +16,7 @@ import { translateCluster, Simulation, type SimEndpoint } from '../../src/simula
 import { initialState, stateObjects, type Scenario, type ScenarioProbe } from '../../src/simulate/scenario-file.ts';
 import { evaluateDirection, makePacket } from '../../src/simulate/verdict-engine.ts';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
-import { NAMESPACES, PODS, SERVED_PORTS, podKey } from './fixture.ts';
+import { NAMESPACES, PODS, SERVED_PORTS, SERVICE_OBJECTS, podKey } from './fixture.ts';
 import { KernelCluster, type KernelProbe } from './kernel-cluster.ts';
 import { Draw, PolicyGenerator } from './policy-generator.ts';
 
@@ -55,13 +55,17 @@ export function allProbes(): KernelProbe[] {
   return out;
 }
 
-/** The scenario of one round: the fixture plus `policies`. */
+/**
+ * The scenario of one round: the fixture plus `policies`. The fixture's Services and
+ * EndpointSlices go first among the scenario's objects (a scenario file carries them there),
+ * so the shrinker may drop those a reproducer does not need.
+ */
 export function roundScenario(name: string, policies: readonly unknown[]): Scenario {
   return {
     name,
     namespaces: NAMESPACES.map((n) => ({ name: n.name, labels: { ...n.labels } })),
     pods: PODS.map((p) => ({ ...p, labels: { ...p.labels }, containerPorts: [...(p.containerPorts ?? [])] })),
-    policies,
+    policies: [...structuredClone(SERVICE_OBJECTS), ...policies],
     probes: [],
   };
 }

@@ -7,7 +7,9 @@
  * The labels are chosen so that every generated selector splits the pods in a different way:
  * `app` takes three values and is missing on one pod, `role` is on two pods only, the
  * namespaces share `team` values, and ServiceAccounts of one name sit in different namespaces.
+ * Services and EndpointSlices (SERVICE_OBJECTS) give `services` rule matches their members.
  */
+import { SERVICE_NAME_LABEL, type K8sEndpointSlice, type K8sService } from '../../src/api/index.ts';
 import type { ScenarioPod } from '../../src/simulate/scenario-file.ts';
 
 export const NODES = ['node-1', 'node-2'] as const;
@@ -53,3 +55,68 @@ export const PODS: ReadonlyArray<ScenarioPod & { readonly ip: string; readonly i
 ];
 
 export const podKey = (p: { readonly namespace: string; readonly name: string }): string => `${p.namespace}/${p.name}`;
+
+/** An EndpointSlice given as is (as one listed from a cluster), of Service `namespace/service`. */
+function slice(namespace: string, service: string, name: string, addressType: 'IPv4' | 'IPv6', addresses: readonly string[][], ports: K8sEndpointSlice['ports']): K8sEndpointSlice {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name, namespace, labels: { [SERVICE_NAME_LABEL]: service } },
+    addressType,
+    endpoints: addresses.map((a) => ({ addresses: [...a] })),
+    ports,
+  };
+}
+
+/**
+ * What `services` rule matches read (issue 27): EndpointSlices, some given as they would be
+ * listed from a cluster and some derived by the simulator from v1 Services and the pods. The
+ * translation turns both into the same EndpointSlice resources, which the verdict engine's
+ * and the kernel's calc graphs are both fed. Every member port is one the pods serve, so
+ * probes hit members as well as their other ports:
+ * - `alpha/http`: a named targetPort that resolves differently per pod — a1 on TCP 80, a2 on
+ *   TCP 8080 (two slices, as the EndpointSlice controller groups them) — with an address that
+ *   is no pod's (10.66.9.50) beside a2; IPv6 lists a1 only, so a2 is a member over IPv4 only;
+ * - `gamma/dns`: UDP; g1 on 53 and g2 on 5353 over IPv4, a slice port without a number
+ *   (contributes nothing), and one IPv6 slice listing both pods on UDP 53;
+ * - `beta/remote`: a slice in beta whose endpoint is a pod of gamma (g1, TCP 80 and UDP 53);
+ * - `beta/web`: a v1 Service the simulator derives slices for — `app: web` (b1), dual-stack,
+ *   TCP 80 → `http` and UDP 53 → `dns` (b1's 5353);
+ * - `beta/external`: a Service without a selector, so with no slices at all;
+ * - `gamma/idle`: a Service whose selector matches no pod (only the empty placeholder slice).
+ */
+export const SERVICE_OBJECTS: ReadonlyArray<K8sEndpointSlice | K8sService> = [
+  slice('alpha', 'http', 'http-a', 'IPv4', [['10.66.1.11']], [{ name: 'http', protocol: 'TCP', port: 80 }]),
+  slice('alpha', 'http', 'http-b', 'IPv4', [['10.66.1.12'], ['10.66.9.50']], [{ name: 'http', protocol: 'TCP', port: 8080 }]),
+  slice('alpha', 'http', 'http-c', 'IPv6', [['fd00:66:1::11']], [{ name: 'http', protocol: 'TCP', port: 80 }]),
+  slice('gamma', 'dns', 'dns-a', 'IPv4', [['10.66.3.31']], [{ name: 'dns', protocol: 'UDP', port: 53 }, { name: 'any' }]),
+  slice('gamma', 'dns', 'dns-b', 'IPv4', [['10.66.3.32']], [{ name: 'dns', protocol: 'UDP', port: 5353 }]),
+  slice('gamma', 'dns', 'dns-c', 'IPv6', [['fd00:66:3::31'], ['fd00:66:3::32']], [{ name: 'dns', protocol: 'UDP', port: 53 }]),
+  slice('beta', 'remote', 'remote-a', 'IPv4', [['10.66.3.31']], [{ name: 'http', protocol: 'TCP', port: 80 }, { name: 'dns', protocol: 'UDP', port: 53 }]),
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: 'beta' },
+    spec: {
+      selector: { app: 'web' },
+      ipFamilyPolicy: 'PreferDualStack',
+      ports: [
+        { name: 'http', protocol: 'TCP', port: 80, targetPort: 'http' },
+        { name: 'dns', protocol: 'UDP', port: 53, targetPort: 'dns' },
+      ],
+    },
+  },
+  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'external', namespace: 'beta' }, spec: { ports: [{ port: 80 }] } },
+  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'idle', namespace: 'gamma' }, spec: { selector: { app: 'none' }, ports: [{ port: 80 }] } },
+];
+
+/** The Services `services` rule matches name: every one above and one that does not exist. */
+export const SERVICE_REFS: ReadonlyArray<{ readonly namespace: string; readonly name: string }> = [
+  { namespace: 'alpha', name: 'http' },
+  { namespace: 'gamma', name: 'dns' },
+  { namespace: 'beta', name: 'remote' },
+  { namespace: 'beta', name: 'web' },
+  { namespace: 'beta', name: 'external' },
+  { namespace: 'gamma', name: 'idle' },
+  { namespace: 'alpha', name: 'missing' },
+];

@@ -8,7 +8,11 @@
  * `ports`/`notPorts` with named ports and ranges, TCP/UDP/ICMP/ICMPv6 with type and code,
  * `notProtocol`, `notICMP`, `ipVersion`; Kubernetes peers with ipBlock/except, named ports,
  * endPort, empty and absent lists; and, in some rounds, a namespace's `kns.<ns>` Profile
- * replaced by one with random rules (Pass among them) and the labels it carried.
+ * replaced by one with random rules (Pass among them) and the labels it carried; and `services`
+ * — as an egress rule's destination and an ingress rule's source, the only places Calico takes
+ * them — naming the fixture's Services (SERVICE_REFS: sliced ones, derived ones, one without
+ * slices, one that does not exist), with an empty namespace in some namespaced policies (the
+ * policy's own), and source ports next to a source `services`.
  *
  * CIDRs: validation refuses a rule with CIDRs of both families (Calico's validator does), so
  * every rule's `nets`/`notNets` are of one family — drawn independently of `ipVersion` when
@@ -31,7 +35,7 @@
 import { applyDefaults, isError, validateResource, type Rule, type EntityRule, type V3Resource } from '../../src/api/index.ts';
 import type { K8sNetworkPolicy } from '../../src/api/index.ts';
 import { namespaceToProfile } from '../../src/convert/index.ts';
-import { NAMESPACES } from './fixture.ts';
+import { NAMESPACES, SERVICE_REFS } from './fixture.ts';
 
 /** The random source with the few draws a generator needs. */
 export class Draw {
@@ -205,17 +209,35 @@ export class PolicyGenerator {
     return out;
   }
 
+  /**
+   * A `services` entity: a fixture Service, its namespace left out in some namespaced
+   * policies (then it is the policy's own, which may hold no Service of that name). Nothing
+   * else may sit next to it but, on a source, ports (validation refuses the rest).
+   */
+  private servicesEntity(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', side: 'source' | 'destination', portsOk: boolean): EntityRule {
+    const d = this.d;
+    const ref = d.pick(SERVICE_REFS);
+    const e: EntityRule = { services: kind === 'NetworkPolicy' && d.chance(0.3) ? { name: ref.name } : { name: ref.name, namespace: ref.namespace } };
+    if (side === 'source') {
+      const portList = portsOk ? SRC_PORTS : SRC_PORTS.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p));
+      if (d.chance(0.2)) e.ports = d.some(portList, 2);
+      if (d.chance(0.1)) e.notPorts = d.some(portList, 2);
+      for (const k of ['ports', 'notPorts'] as const) if (e[k]?.length === 0) delete e[k];
+    }
+    return e;
+  }
+
   /** A rule that is valid on its own (checked inside a minimal policy of `kind`). */
   private validRule(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', direction: 'ingress' | 'egress'): Rule {
     const metadata = kind === 'NetworkPolicy' ? { name: 'probe', namespace: 'alpha' } : { name: 'probe' };
     for (;;) {
-      const rule = this.rule(kind);
+      const rule = this.rule(kind, direction);
       const policy = { apiVersion: 'projectcalico.org/v3', kind, metadata, spec: { [direction]: [rule] } } as V3Resource;
       if (validateResource(applyDefaults(structuredClone(policy))).filter(isError).length === 0) return rule;
     }
   }
 
-  private rule(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy'): Rule {
+  private rule(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', direction: 'ingress' | 'egress'): Rule {
     const d = this.d;
     const rule: Rule = { action: d.pick(['Allow', 'Allow', 'Allow', 'Deny', 'Deny', 'Pass', 'Log']) };
     const family = d.pick([undefined, undefined, 4, 6] as const);
@@ -229,8 +251,10 @@ export class PolicyGenerator {
       if (d.chance(0.2)) rule.notICMP = { ...d.pick(icmpFamily) };
     }
     const portsOk = protocol === 'TCP' || protocol === 'UDP' || protocol === 6 || protocol === 17;
-    const src = this.entity(kind, family, portsOk, SRC_PORTS);
-    const dst = this.entity(kind, family, portsOk, DST_PORTS);
+    // The peer side (an ingress rule's source, an egress rule's destination) names a Service now and then.
+    const services = d.chance(0.2);
+    const src = services && direction === 'ingress' ? this.servicesEntity(kind, 'source', portsOk) : this.entity(kind, family, portsOk, SRC_PORTS);
+    const dst = services && direction === 'egress' ? this.servicesEntity(kind, 'destination', portsOk) : this.entity(kind, family, portsOk, DST_PORTS);
     if (src !== undefined && d.chance(0.7)) rule.source = src;
     if (dst !== undefined && d.chance(0.7)) rule.destination = dst;
     return rule;

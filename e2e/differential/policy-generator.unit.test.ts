@@ -2,24 +2,29 @@
  * The generator draws the shapes issue 27 items 2 and 11 are about, so the randomized
  * differential compares them against real traffic: rules whose only CIDRs are notNets of one
  * family with no ipVersion (probed over both families), source ports and notPorts that cover
- * the whole ephemeral range, and namespace profiles with Pass rules.
+ * the whole ephemeral range, namespace profiles with Pass rules, and `services` rule matches
+ * (issue 27: egress destinations and ingress sources naming the fixture's Services).
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
+import { SERVICE_OBJECTS, SERVICE_REFS } from './fixture.ts';
 import { Draw, PolicyGenerator } from './policy-generator.ts';
+import { roundScenario, SimulatorSide } from './differential.ts';
+import { SERVICE_NAME_LABEL } from '../../src/api/index.ts';
+import { isEndpointSlice } from '../../src/simulate/index.ts';
 
 type Obj = Record<string, unknown>;
 
-function* rulesOf(objects: readonly unknown[]): Generator<{ kind: string; rule: Obj }> {
+function* rulesOf(objects: readonly unknown[]): Generator<{ kind: string; dir: string; rule: Obj }> {
   for (const o of objects as Obj[]) {
     const spec = (o['spec'] ?? {}) as Obj;
-    for (const dir of ['ingress', 'egress']) for (const rule of (spec[dir] as Obj[] | undefined) ?? []) yield { kind: o['kind'] as string, rule };
+    for (const dir of ['ingress', 'egress']) for (const rule of (spec[dir] as Obj[] | undefined) ?? []) yield { kind: o['kind'] as string, dir, rule };
   }
 }
 
 const sides = (rule: Obj): Obj[] => [rule['source'], rule['destination']].filter((s): s is Obj => typeof s === 'object' && s !== null);
 
-describe('PolicyGenerator: shapes of issue 27 items 2 and 11 (seed 20261123, 200 generated rounds)', () => {
+describe('PolicyGenerator: shapes of issue 27 (seed 20261123, 200 generated rounds)', () => {
   const gen = new PolicyGenerator(new Draw(seededRandom(20261123)));
   const rounds = Array.from({ length: 200 }, () => gen.round().objects);
   const rules = rounds.flatMap((objects) => [...rulesOf(objects)]);
@@ -49,5 +54,65 @@ describe('PolicyGenerator: shapes of issue 27 items 2 and 11 (seed 20261123, 200
       const name = ((p['metadata'] as Obj)['name'] as string).slice('kns.'.length);
       expect((p['spec'] as Obj)['labelsToApply']).toMatchObject({ 'pcns.projectcalico.org/name': name, 'pcns.kubernetes.io/metadata.name': name });
     }
+  });
+
+  describe('services rule matches', () => {
+    const withServices = rules.flatMap(({ kind, dir, rule }) =>
+      (['source', 'destination'] as const).flatMap((side) => {
+        const e = rule[side] as Obj | undefined;
+        return e?.['services'] === undefined ? [] : [{ kind, dir, side, entity: e, ref: e['services'] as { name: string; namespace?: string } }];
+      }),
+    );
+
+    it('only as an egress destination or an ingress source, never next to a selector, service accounts or nets', () => {
+      const where = (dir: string, side: string) => withServices.filter((s) => s.dir === dir && s.side === side).length;
+      expect(where('egress', 'destination')).toBeGreaterThan(20);
+      expect(where('ingress', 'source')).toBeGreaterThan(20);
+      expect(where('egress', 'source') + where('ingress', 'destination')).toBe(0);
+      for (const { entity, side } of withServices) {
+        const allowed = side === 'source' ? ['services', 'ports', 'notPorts'] : ['services'];
+        expect(Object.keys(entity).filter((k) => !allowed.includes(k))).toEqual([]);
+      }
+    });
+
+    it('source ports next to a source services', () => {
+      expect(withServices.filter((s) => s.side === 'source' && (s.entity['ports'] !== undefined || s.entity['notPorts'] !== undefined)).length).toBeGreaterThan(5);
+    });
+
+    it('every fixture Service and the missing one, with a namespace in every GlobalNetworkPolicy and sometimes none in a NetworkPolicy', () => {
+      for (const ref of SERVICE_REFS) expect(withServices.some((s) => s.ref.name === ref.name && s.ref.namespace === ref.namespace)).toBe(true);
+      expect(withServices.filter((s) => s.kind !== 'NetworkPolicy' && s.ref.namespace === undefined)).toEqual([]);
+      expect(withServices.filter((s) => s.kind === 'NetworkPolicy' && s.ref.namespace === undefined).length).toBeGreaterThan(5);
+    });
+  });
+});
+
+describe('fixture: the EndpointSlices both sides are fed', () => {
+  const slices = SimulatorSide.of(roundScenario('fixture', [])).resources;
+  const byService = new Map<string, { addressType: string; addresses: string[]; ports: string[] }[]>();
+  for (const r of slices.values()) {
+    if (!isEndpointSlice(r)) continue;
+    const key = `${r.metadata.namespace}/${r.metadata.labels?.[SERVICE_NAME_LABEL] ?? ''}`;
+    const entry = { addressType: r.addressType ?? '', addresses: (r.endpoints ?? []).flatMap((e) => e?.addresses ?? []), ports: (r.ports ?? []).map((p) => `${p?.protocol ?? ''}:${p?.port ?? '-'}`) };
+    byService.set(key, [...(byService.get(key) ?? []), entry]);
+  }
+
+  it('slices given as is: a targetPort that differs per pod, a UDP port, a portless slice port, an address that is no pod', () => {
+    expect(byService.get('alpha/http')).toEqual([
+      { addressType: 'IPv4', addresses: ['10.66.1.11'], ports: ['TCP:80'] },
+      { addressType: 'IPv4', addresses: ['10.66.1.12', '10.66.9.50'], ports: ['TCP:8080'] },
+      { addressType: 'IPv6', addresses: ['fd00:66:1::11'], ports: ['TCP:80'] },
+    ]);
+    expect(byService.get('gamma/dns')?.flatMap((s) => s.ports)).toEqual(['UDP:53', ':-', 'UDP:5353', 'UDP:53']);
+  });
+
+  it('slices derived from v1 Services: named targetPorts resolved on the pod, both families; none for a Service without a selector', () => {
+    expect(byService.get('beta/web')).toEqual([
+      { addressType: 'IPv4', addresses: ['10.66.2.21'], ports: ['TCP:80', 'UDP:5353'] },
+      { addressType: 'IPv6', addresses: ['fd00:66:2::21'], ports: ['TCP:80', 'UDP:5353'] },
+    ]);
+    expect(byService.has('beta/external')).toBe(false);
+    expect(byService.get('gamma/idle')).toEqual([{ addressType: 'IPv4', addresses: [], ports: [] }]);
+    expect(SERVICE_OBJECTS.filter((o) => o.kind === 'Service')).toHaveLength(3);
   });
 });
