@@ -232,9 +232,10 @@ describe('attack suite (real API server with manifests/ admission, controllers, 
     await expectVerdicts(BASELINE);
   });
 
-  it('invalid selectors are dropped by the agent (logged, counted) and change nothing else; the agent stays up', async () => {
+  it('an invalid selector fails closed in the agent (logged, counted): a GlobalNetworkPolicy whose selector cannot be read denies every endpoint in its directions, never opens one; the agent stays up', async () => {
     const before = (await agentSeries('tessera_calc_invalid_updates_total{kind="GlobalNetworkPolicy"}')) ?? 0;
-    // Would open b to everyone, were the selector read as "pod == 'b'".
+    // Would open b to everyone, were the selector read as "pod == 'b'"; dropping it (Calico's
+    // way) would leave the other policies as they were; failing closed, its Ingress denies all.
     const bad: ManifestObject = {
       apiVersion: 'projectcalico.org/v3',
       kind: 'GlobalNetworkPolicy',
@@ -242,14 +243,19 @@ describe('attack suite (real API server with manifests/ admission, controllers, 
       spec: { order: 1, selector: "pod == 'b' &&& (", types: ['Ingress'], ingress: [{ action: 'Allow' }] },
     };
     await run.upsert(bad);
-    await pollUntil(async () => (((await agentSeries('tessera_calc_invalid_updates_total{kind="GlobalNetworkPolicy"}')) ?? 0) > before ? true : undefined), {
-      description: 'the agent to drop the invalid policy',
-      timeoutMs: 30_000,
-      intervalMs: 100,
-    });
+    try {
+      await pollUntil(async () => (((await agentSeries('tessera_calc_invalid_updates_total{kind="GlobalNetworkPolicy"}')) ?? 0) > before ? true : undefined), {
+        description: 'the agent to see the invalid policy',
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
+      expect(await agentSeries('tessera_invalid_policies{kind="GlobalNetworkPolicy"}')).toBe(1);
+      await expectVerdicts(BASELINE.map((probe) => ({ ...probe, expected: false })));
+      expect(await agent().ready()).toBe(true);
+    } finally {
+      await run.remove({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', name: 'ak-bad-selector' });
+    }
     await expectVerdicts(BASELINE);
-    expect(await agent().ready()).toBe(true);
-    await run.remove({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', name: 'ak-bad-selector' });
   });
 
   it('oversized policies: the API server refuses a selector over the CRD limit; a rule iptables-restore rejects fails closed for its endpoint only', async () => {
