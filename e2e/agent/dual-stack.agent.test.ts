@@ -123,10 +123,20 @@ describe('tessera agent on dual-stack nodes (real control plane, netns pods, TCP
 
   it("the controllers' endpoint carries both of the pod's addresses (status.podIPs)", async () => {
     const objects = cluster.admin.makeApiClient(CustomObjectsApi);
-    const weps = (await objects.listNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace: 'ds-web', plural: 'workloadendpoints' })) as {
-      items: Array<{ spec: { pod: string; ipNetworks: string[] } }>;
+    const webNetworks = async (): Promise<string[] | undefined> => {
+      const weps = (await objects.listNamespacedCustomObject({ group: 'projectcalico.org', version: 'v3', namespace: 'ds-web', plural: 'workloadendpoints' })) as {
+        items: Array<{ spec: { pod: string; ipNetworks: string[] } }>;
+      };
+      return weps.items.find((w) => w.spec.pod === 'web')?.spec.ipNetworks;
     };
-    expect(weps.items.find((w) => w.spec.pod === 'web')?.spec.ipNetworks).toEqual(['10.68.1.10/32', 'fd00:68::1:10/128']);
+    // The controllers write it asynchronously (the runner sets the pod's status after creating it).
+    const want = ['10.68.1.10/32', 'fd00:68::1:10/128'];
+    await pollUntil(async () => (JSON.stringify(await webNetworks()) === JSON.stringify(want) ? true : undefined), {
+      description: "the controllers' WorkloadEndpoint for ds-web/web with both addresses",
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    }).catch(() => undefined);
+    expect(await webNetworks()).toEqual(want);
   });
 
   it('without policy, every pod reaches web over IPv4 and IPv6, across nodes and on one node', async () => {

@@ -28,7 +28,11 @@ const webIngressWithPing = networkPolicy('web-ingress', {
   types: ['Ingress'],
   ingress: [allowClientTcp, allowClientDns, { action: 'Allow', protocol: 'ICMPv6', icmp: { type: 128 } }],
 });
-/** TCP to web by a CIDR of each family; UDP anywhere but web's IPv6 address. */
+/**
+ * TCP to web by a CIDR of each family; UDP anywhere but web's IPv6 address — over IPv6 only:
+ * a rule whose notNets are all IPv6 is left out of the IPv4 table (Felix `FilterRuleToIPVersion`),
+ * so over IPv4 no rule allows UDP.
+ */
 const clientEgressRules: Rule[] = [
   { action: 'Allow', protocol: 'TCP', destination: { nets: [`${web6}/128`] } },
   { action: 'Allow', protocol: 'TCP', destination: { nets: [`${web4}/32`] } },
@@ -124,22 +128,23 @@ describe('dataplane: dual-stack policy states enforced on real IPv4 and IPv6 tra
     expect(chainRules(h.saveNode(6), WEB_INGRESS_CHAIN).join('\n')).toMatch(/-m set --match-set cali60n:\S+ dst,dst/);
   });
 
-  it('state 3, client sends TCP to web by CIDR and UDP anywhere but web over IPv6 (nets / notNets)', async () => {
+  it('state 3, client sends TCP to web by CIDR, and UDP anywhere but web over IPv6; the IPv6-only notNets rule is absent from IPv4 (nets / notNets)', async () => {
     await h.update(upsert(clientEgress));
-    const blocked = ['other->web/tcp', 'other->web/udp'];
-    expect(await h.check(both(blocked, [...blocked, 'client->web/udp']))).toEqual([]);
+    const blocked = ['other->web/tcp', 'other->web/udp', 'client->web/udp'];
+    expect(await h.check(both(blocked, blocked))).toEqual([]);
     const po6 = chainRules(h.saveNode(6), CLIENT_EGRESS_CHAIN).join('\n');
     expect(po6).toContain(`-d ${web6}/128 -p tcp`);
     expect(po6).toContain(`! -d ${web6}/128 -p udp`);
     const po4 = chainRules(h.saveNode(4), CLIENT_EGRESS_CHAIN).join('\n');
     expect(po4).toContain(`-d ${web4}/32 -p tcp`);
     expect(po4).not.toContain(web6);
+    expect(po4).not.toContain('-p udp');
   });
 
   it('state 4, a rule with ipVersion 4 denies TCP only over IPv4 and is absent from the IPv6 table', async () => {
     await h.update(upsert(clientEgressNoV4Tcp));
     const blocked = ['other->web/tcp', 'other->web/udp'];
-    expect(await h.check(both([...blocked, 'client->web/tcp'], [...blocked, 'client->web/udp']))).toEqual([]);
+    expect(await h.check(both([...blocked, 'client->web/tcp', 'client->web/udp'], [...blocked, 'client->web/udp']))).toEqual([]);
     const deny = /^-A \S+ -p tcp .*-m multiport --dports 8080 -j DROP$/;
     expect(chainRules(h.saveNode(4), CLIENT_EGRESS_CHAIN).some((l) => deny.test(l))).toBe(true);
     expect(chainRules(h.saveNode(6), CLIENT_EGRESS_CHAIN).some((l) => l.includes('8080'))).toBe(false);
@@ -148,7 +153,7 @@ describe('dataplane: dual-stack policy states enforced on real IPv4 and IPv6 tra
   it('state 5, an ICMPv6 type match is programmed in the IPv6 table only (probes unchanged)', async () => {
     await h.update(upsert(webIngressWithPing));
     const blocked = ['other->web/tcp', 'other->web/udp'];
-    expect(await h.check(both([...blocked, 'client->web/tcp'], [...blocked, 'client->web/udp']))).toEqual([]);
+    expect(await h.check(both([...blocked, 'client->web/tcp', 'client->web/udp'], [...blocked, 'client->web/udp']))).toEqual([]);
     expect(chainRules(h.saveNode(6), WEB_INGRESS_CHAIN).join('\n')).toMatch(/-p ipv6-icmp .*-m icmp6 --icmpv6-type 128 /);
     expect(chainRules(h.saveNode(4), WEB_INGRESS_CHAIN).join('\n')).not.toMatch(/icmp/);
   });
