@@ -15,10 +15,14 @@
  * slices; whole slices; slices as the agent's and Typha's informers deliver them
  * (syncer/endpoint-slice-projection.ts), where a readiness-only write is a no-op Typha skips.
  *
- * `node --import tsx bench/typha-endpointslice-fanout.ts` (env: AGENTS, SERVICES, PODS_PER_SERVICE, CHURN).
+ * `npm run bench -- typha-endpointslices`, or `node --import tsx bench/typha-endpointslice-fanout.ts`
+ * (env: AGENTS, SERVICES, PODS_PER_SERVICE, CHURN).
  */
 import { setMaxListeners } from 'node:events';
 import net from 'node:net';
+import { pathToFileURL } from 'node:url';
+
+import { report } from './scenario.ts';
 
 import { podToWorkloadEndpoint } from '../src/convert/workload-endpoint-builder.ts';
 import type { K8sPod } from '../src/api/index.ts';
@@ -182,14 +186,19 @@ async function run(mode: Mode): Promise<Counts> {
   return { kvs: received.kvs / AGENTS / CHURN, raw: received.raw / AGENTS / CHURN, wire: totalWire / AGENTS / CHURN };
 }
 
-const base = await run('none');
-const whole = await run('whole');
-const projected = await run('projected');
-const f = (n: number): string => n.toFixed(1);
-const line = (name: string, c: Counts): string =>
-  `  ${name.padEnd(30)} ${f(c.kvs)} KVs, ${f(c.raw)} B raw JSON, ${f(c.wire)} B on the wire (x${f(c.kvs / base.kvs)}, x${f(c.raw / base.raw)}, x${f(c.wire / base.wire)})`;
-console.log(`${AGENTS} agents, ${SERVICES} Services x ${PODS_PER_SERVICE} pods, ${CHURN} pod replacements; per replacement and agent:`);
-console.log(line('WorkloadEndpoints only:', base));
-console.log(line('+ whole EndpointSlices:', whole));
-console.log(line('+ projected EndpointSlices:', projected));
-console.log(JSON.stringify({ agents: AGENTS, services: SERVICES, podsPerService: PODS_PER_SERVICE, churn: CHURN, base, whole, projected }));
+/** Runs the three measurements and prints them, with one JSON line (`report`). */
+export async function measureEndpointSliceFanout(): Promise<void> {
+  const base = await run('none');
+  const whole = await run('whole');
+  const projected = await run('projected');
+  const f = (n: number): string => n.toFixed(1);
+  const line = (name: string, c: Counts): string =>
+    `  ${name.padEnd(30)} ${f(c.kvs)} KVs, ${f(c.raw)} B raw JSON, ${f(c.wire)} B on the wire (x${f(c.kvs / base.kvs)}, x${f(c.raw / base.raw)}, x${f(c.wire / base.wire)})`;
+  console.error(`${AGENTS} agents, ${SERVICES} Services x ${PODS_PER_SERVICE} pods, ${CHURN} pod replacements; per replacement and agent:`);
+  console.error(line('WorkloadEndpoints only:', base));
+  console.error(line('+ whole EndpointSlices:', whole));
+  console.error(line('+ projected EndpointSlices:', projected));
+  report('typha-endpointslices', 'fanout', { agents: AGENTS, services: SERVICES, podsPerService: PODS_PER_SERVICE, churn: CHURN, base, whole, projected });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await measureEndpointSliceFanout();
