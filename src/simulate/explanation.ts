@@ -47,6 +47,7 @@ function nameSets(text: string, names: IpSetNames | undefined): string {
 
 function ruleLine(r: RuleTrace, direction: Direction, names: IpSetNames | undefined): string {
   const head = `${direction}[${r.index}] ${ACTION_NAMES[r.action] ?? r.action}`;
+  if (r.returnedOnPassMark === true) return `${head}: no match — ${nameSets(r.mismatch ?? '', names)}; returns anyway: the pass mark is already set`;
   if (r.mismatch !== undefined) return `${head}: no match — ${nameSets(r.mismatch, names)}`;
   // A `services` match names the Service and the member the packet was found as.
   return r.matchedBy === undefined ? `${head}: matched` : `${head}: matched — ${r.matchedBy.map((m) => nameSets(m, names)).join('; ')}`;

@@ -99,6 +99,33 @@ describe('profile Pass returns from the profile chain (issue 27 item 11)', () =>
     expect(evaluateDirection(state, ep, 'ingress', pkt).decision).toEqual({ kind: 'profile', action: 'allow', profile: 'q', ruleIndex: 0 });
   });
 
+  it('a later profile’s Pass rule RETURNs even without matching once the mark is set (Felix renders the same two rules): [Pass udp, Allow] after a profile Pass does not allow', () => {
+    const passUdp = makeRule({ action: 'next-tier', protocol: 'udp' });
+    const { state, ep } = profilesOnly([['p', [pass]], ['q', [passUdp, allow]]]);
+    const v = evaluateDirection(state, ep, 'ingress', pkt, true);
+    expect(v.decision).toEqual({ kind: 'no-profile-matched', action: 'deny' });
+    expect(v.profiles?.[1]?.rules[0]).toMatchObject({ index: 0, action: 'next-tier', returnedOnPassMark: true });
+    // Rendered: q's chain is "-p udp → set pass mark", then "pass mark set → RETURN".
+    const [ingress] = renderers[4].profileChains('q', { inboundRules: [passUdp, allow], outboundRules: [] });
+    expect(ingress!.rules.map((r) => ruleBody(r, '').trim()).slice(0, 2)).toEqual(['-p udp -j MARK --set-xmark 0x20000/0x20000', '-m mark --mark 0x20000/0x20000 -j RETURN']);
+  });
+
+  it('the same after a Pass rule decided the last tier (no rule clears the mark before the profiles); not after a tier whose default action is Pass', () => {
+    const passUdp = makeRule({ action: 'next-tier', protocol: 'udp' });
+    const state = new NodeState('node-1');
+    const id = npId('ns', 'passer');
+    state.apply([
+      { type: 'ActivePolicyUpdate', id, policy: policy([pass]) },
+      { type: 'ActiveProfileUpdate', id: { name: 'q' }, profile: { inboundRules: [passUdp, allow], outboundRules: [] } },
+    ]);
+    const afterPassRule = endpoint({ tiers: [tier('default', [id])], profileIds: ['q'] });
+    expect(evaluateDirection(state, afterPassRule, 'ingress', pkt).decision).toEqual({ kind: 'no-profile-matched', action: 'deny' });
+    const quiet = npId('ns', 'quiet');
+    state.apply([{ type: 'ActivePolicyUpdate', id: quiet, policy: policy([makeRule({ action: 'deny', protocol: 'udp' })]) }]);
+    const afterDefaultPass = endpoint({ tiers: [tier('default', [quiet], [], 'Pass')], profileIds: ['q'] });
+    expect(evaluateDirection(state, afterDefaultPass, 'ingress', pkt).decision).toEqual({ kind: 'profile', action: 'allow', profile: 'q', ruleIndex: 1 });
+  });
+
   it('a Pass that does not match is skipped like any rule', () => {
     const { state, ep } = profilesOnly([['p', [makeRule({ action: 'next-tier', protocol: 'udp' }), allow]]]);
     expect(evaluateDirection(state, ep, 'ingress', pkt).decision).toEqual({ kind: 'profile', action: 'allow', profile: 'p', ruleIndex: 1 });

@@ -114,6 +114,13 @@ export interface RuleTrace {
   readonly mismatch?: string;
   /** When the rule matched through `services` sets: which member of which set, one per set. */
   readonly matchedBy?: readonly string[];
+  /**
+   * A Pass rule in a profile that did not match, but whose RETURN fired anyway: the pass mark
+   * was already set (by a Pass in the last tier, or an earlier profile's Pass) — the rendered
+   * rule is "match → set pass mark" then "pass mark set → RETURN", and no rule clears the mark
+   * between the tiers and the profiles, in Felix as here.
+   */
+  readonly returnedOnPassMark?: true;
 }
 
 /** Felix's id prefixes of `services` sets (calc/ipset-data.ts): ports (destination) and no-ports (source). */
@@ -355,13 +362,18 @@ function traceOf(i: number, rule: Rule, mismatch: string | undefined, pkt: Packe
   return by === undefined ? { index: i, action: rule.action } : { index: i, action: rule.action, matchedBy: by };
 }
 
-/** Walks a rule list; returns the index of the first deciding rule (allow/deny/next-tier) or -1. */
-function walkRules(rules: readonly Rule[], pkt: Packet, state: NodeState, trace: RuleTrace[] | undefined): number {
+/**
+ * Walks a rule list; returns the index of the first deciding rule (allow/deny/next-tier) or -1.
+ * With `passMarkSet`, the first Pass rule decides whether it matches or not (its RETURN reads
+ * the mark, which is already set; see `RuleTrace.returnedOnPassMark`).
+ */
+function walkRules(rules: readonly Rule[], pkt: Packet, state: NodeState, trace: RuleTrace[] | undefined, passMarkSet = false): number {
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as Rule;
     const mismatch = ruleMismatch(rule, pkt, state, trace !== undefined);
-    if (trace !== undefined) trace.push(traceOf(i, rule, mismatch, pkt));
-    if (mismatch === undefined && rule.action !== 'log') return i;
+    const stalePass = mismatch !== undefined && passMarkSet && rule.action === 'next-tier';
+    if (trace !== undefined) trace.push(stalePass ? { ...traceOf(i, rule, mismatch, pkt), returnedOnPassMark: true } : traceOf(i, rule, mismatch, pkt));
+    if ((mismatch === undefined && rule.action !== 'log') || stalePass) return i;
   }
   return -1;
 }
@@ -390,6 +402,9 @@ export function evaluateDirection(
     ...(tierTraces !== undefined ? { tiers: tierTraces, profiles: profileTraces ?? [] } : {}),
   });
 
+  // The pass mark as the profiles see it: each tier with policies clears it at its start, so it
+  // is set only when a Pass rule decided the last such tier.
+  let passMark = false;
   for (const tier of endpoint.tiers) {
     const ids = direction === 'ingress' ? tier.ingressPolicies : tier.egressPolicies;
     if (ids.length === 0) continue;
@@ -421,6 +436,7 @@ export function evaluateDirection(
     }
     tierTraces?.push({ tier: tier.name, defaultAction: tier.defaultAction, policies: policyTraces ?? [], outcome: tierOutcome });
     if (decision !== undefined) return done(decision);
+    passMark = tierOutcome === 'pass';
   }
 
   for (const name of endpoint.profileIds) {
@@ -432,15 +448,19 @@ export function evaluateDirection(
     const rules = direction === 'ingress' ? profile.inboundRules : profile.outboundRules;
     const ruleTraces: RuleTrace[] | undefined = trace ? [] : undefined;
     // The profile chain RETURNs on the first allow or pass rule that matches (a deny drops);
-    // the endpoint chain returns only on the accept mark, so a Pass goes on to the next profile.
-    const i = walkRules(rules, pkt, state, ruleTraces);
+    // the endpoint chain returns only on the accept mark, so a Pass goes on to the next profile,
+    // with the pass mark set.
+    const i = walkRules(rules, pkt, state, ruleTraces, passMark);
     if (i < 0) {
       profileTraces?.push({ profile: name, rules: ruleTraces ?? [], outcome: 'no-match' });
       continue;
     }
     const outcome = outcomeOf((rules[i] as Rule).action);
     profileTraces?.push({ profile: name, rules: ruleTraces ?? [], outcome });
-    if (outcome === 'pass') continue;
+    if (outcome === 'pass') {
+      passMark = true;
+      continue;
+    }
     return done({ kind: 'profile', action: outcome, profile: name, ruleIndex: i });
   }
   return done({ kind: 'no-profile-matched', action: 'deny' });
