@@ -63,7 +63,10 @@ function directions(spec: Record<string, unknown>): { ingress: boolean; egress: 
   const types = spec['types'];
   const egressRules = spec['egress'];
   if (types === undefined || types === null || (Array.isArray(types) && types.length === 0)) {
-    return { ingress: true, egress: Array.isArray(egressRules) && egressRules.length > 0 };
+    // Calico's default: Egress when there are egress rules. An `egress` that is present but
+    // not a list cannot be read, so it counts as rules (the stricter reading).
+    const noEgressRules = egressRules === undefined || egressRules === null || (Array.isArray(egressRules) && egressRules.length === 0);
+    return { ingress: true, egress: !noEgressRules };
   }
   if (!Array.isArray(types) || !types.every((t) => t === 'Ingress' || t === 'Egress')) return { ingress: true, egress: true };
   return { ingress: types.includes('Ingress'), egress: types.includes('Egress') };

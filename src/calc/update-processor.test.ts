@@ -284,6 +284,13 @@ describe('UpdateProcessor: invalid policies and profiles fail closed', () => {
     });
   });
 
+  it('without types, governs egress when egress rules are present, and when an egress that is not a list cannot be read', () => {
+    const g = (spec: Record<string, unknown>): GlobalNetworkPolicy => ({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name: 'g' }, spec } as unknown as GlobalNetworkPolicy);
+    expect(policyIn(run(g({ selector: "app == 'x'", ingress: 'garbage' })).out)).toMatchObject({ governsIngress: true, governsEgress: false });
+    expect(policyIn(run(g({ selector: "app == 'x'", egress: { action: 'Allow' } })).out)).toMatchObject({ governsIngress: true, governsEgress: true });
+    expect(policyIn(run(g({ selector: "app == 'x' &&", egress: [{ action: 'Allow' }] })).out)).toMatchObject({ governsIngress: true, governsEgress: true });
+  });
+
   it('is replaced by the valid policy once fixed, and removed by a delete; the count follows', () => {
     const bad = { ...knpWeb, spec: { ...knpWeb.spec, selector: 'a ==' } } as NetworkPolicy;
     const { p, counts } = run(bad);
