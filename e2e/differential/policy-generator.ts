@@ -1,7 +1,7 @@
 /**
  * Seeded random policies over the fixture (fixture.ts): projectcalico.org/v3 Tiers,
- * NetworkPolicies and GlobalNetworkPolicies, and networking.k8s.io/v1 NetworkPolicies, using
- * every rule criterion the dataplane renders — tiers with orders and both default actions,
+ * NetworkPolicies, GlobalNetworkPolicies, NetworkSets and GlobalNetworkSets, and
+ * networking.k8s.io/v1 NetworkPolicies, using every rule criterion the dataplane renders — tiers with orders and both default actions,
  * policy orders, Allow/Deny/Pass/Log, selectors with `!`, `has`, `in`, `not in`, `&&`, `||`,
  * `notSelector`, `namespaceSelector` (also on GlobalNetworkPolicies and their rule sides),
  * `serviceAccounts` and `serviceAccountSelector`, `nets`/`notNets` of both families,
@@ -12,7 +12,15 @@
  * — as an egress rule's destination and an ingress rule's source, the only places Calico takes
  * them — naming the fixture's Services (SERVICE_REFS: sliced ones, derived ones, one without
  * slices, one that does not exist), with an empty namespace in some namespaced policies (the
- * policy's own), and source ports next to a source `services`.
+ * policy's own), and source ports next to a source `services`; and, in about half the rounds,
+ * NetworkSets and GlobalNetworkSets (network-sets.ts) whose nets hold some pod addresses and
+ * miss others, selected by rule-entity selector terms on their labels (alone, or scoped by a
+ * rule's `namespaceSelector`, as Calico scopes NetworkSets).
+ *
+ * GeneratorOptions says what else may be drawn: tiers and namespace profiles by default (the
+ * kernel differential), none of them and only distinct policy orders with `FELIX_V3_28` (the
+ * Felix differential, whose oracle is Felix v3.28 in Kubernetes-datastore mode). `fieldCoverage`
+ * (field-coverage.ts) counts which fields a round drew.
  *
  * CIDRs: validation refuses a rule with CIDRs of both families (Calico's validator does), so
  * every rule's `nets`/`notNets` are of one family — drawn independently of `ipVersion` when
@@ -36,6 +44,7 @@ import { applyDefaults, isError, validateResource, type Rule, type EntityRule, t
 import type { K8sNetworkPolicy } from '../../src/api/index.ts';
 import { namespaceToProfile } from '../../src/convert/index.ts';
 import { NAMESPACES, SERVICE_REFS } from './fixture.ts';
+import { drawNetworkSets, NETWORK_SET_TERMS } from './network-sets.ts';
 
 /** The random source with the few draws a generator needs. */
 export class Draw {
@@ -83,6 +92,8 @@ const POD_TERMS = [
   "projectcalico.org/orchestrator == 'k8s'",
   'all()',
 ];
+/** Rule entities select pods and network sets (network-sets.ts) alike. */
+const ENTITY_TERMS = [...POD_TERMS, ...NETWORK_SET_TERMS];
 const NS_TERMS = ["team == 'red'", "team == 'blue'", 'has(env)', '!has(env)', "projectcalico.org/name == 'beta'", "kubernetes.io/metadata.name in {'alpha', 'gamma'}", 'all()'];
 const SA_TERMS = ["sa == 'front'", "sa == 'ops'", 'has(priv)', '!has(priv)', "sa not in {'ops'}", 'all()'];
 const SA_NAMES = ['front', 'ops', 'default'];
@@ -107,20 +118,68 @@ const IP_BLOCKS: ReadonlyArray<readonly [string, readonly string[]]> = [
 ];
 
 export interface GeneratedRound {
-  /** Tiers first, then the policies, in apply order. */
+  /** Tiers first, then network sets, then the policies (and a namespace profile last), in apply order. */
   readonly objects: readonly (V3Resource | K8sNetworkPolicy)[];
 }
 
+/**
+ * What a round may draw. The defaults suit the kernel differential (Tessera's verdict engine
+ * against Tessera's own dataplane), which takes everything Tessera's v3 API takes;
+ * `FELIX_V3_28` restricts rounds to what Felix v3.28 in Kubernetes-datastore mode can be given
+ * and orders the same way Tessera does.
+ */
 export interface GeneratorOptions {
   /** Policies per round, at most. @default 5 */
   readonly maxPolicies?: number;
   /** Rules per direction of a policy, at most. @default 3 */
   readonly maxRules?: number;
+  /**
+   * Draw Tier objects (`tier-a`, `tier-b`) and the `tier` field of policies. Calico v3.28 OSS
+   * has one implicit tier: its API (github.com/projectcalico/api v3.28) has no Tier kind and
+   * no `tier` field, and libcalico-go's Kubernetes backend (lib/backend/k8s/resources) has no
+   * tier client, so with `false` every Calico policy is in `default` and names no tier.
+   * @default true
+   */
+  readonly tiers?: boolean;
+  /**
+   * Replace a namespace's `kns.<ns>` Profile with one carrying random rules, in some rounds.
+   * In Kubernetes-datastore mode Calico derives Profiles only from Namespaces and
+   * ServiceAccounts (libcalico-go lib/backend/k8s/resources/profile.go): a Profile with user
+   * rules cannot be written, so `false` draws none.
+   * @default true
+   */
+  readonly profiles?: boolean;
+  /**
+   * Calico policy orders within a round are distinct, an absent order occurs at most once,
+   * and no order is 1000 (every Kubernetes NetworkPolicy's). Felix orders equal orders by the
+   * policy key's name (felix/calc/policy_sorter.go `PolKVLess`; absent = infinity) and Tessera
+   * by Calico 3.32's tie key, so only distinct orders make the two comparable. Kubernetes
+   * NetworkPolicies still tie among themselves at 1000: their rules are all Allow, so their
+   * relative order cannot change a verdict.
+   * @default false
+   */
+  readonly distinctOrders?: boolean;
+  /** Probability that a round holds NetworkSets and GlobalNetworkSets (network-sets.ts). @default 0.5 */
+  readonly networkSets?: number;
 }
+
+/** The restrictions Felix v3.28 (bench/felix's pin) in Kubernetes-datastore mode needs; see GeneratorOptions. */
+export const FELIX_V3_28: GeneratorOptions = Object.freeze({ tiers: false, profiles: false, distinctOrders: true });
+
+/** Orders drawn when they need not be distinct (repeats on purpose: ties). */
+const ORDERS = [10, 100, 100, 200, 500.5];
+/** Orders drawn when they must be distinct: never 1000, the Kubernetes NetworkPolicies' order. */
+const DISTINCT_ORDERS = [10, 50, 100, 150, 200, 500.5, 999, 1000.5, 1500, 2000];
 
 export class PolicyGenerator {
   private readonly maxPolicies: number;
   private readonly maxRules: number;
+  private readonly tiers: boolean;
+  private readonly profiles: boolean;
+  private readonly distinctOrders: boolean;
+  private readonly networkSets: number;
+  /** Orders taken by the round's policies so far (`undefined`: absent), when they must be distinct. */
+  private usedOrders = new Set<number | undefined>();
 
   constructor(
     private readonly d: Draw,
@@ -128,6 +187,10 @@ export class PolicyGenerator {
   ) {
     this.maxPolicies = opts.maxPolicies ?? 5;
     this.maxRules = opts.maxRules ?? 3;
+    this.tiers = opts.tiers ?? true;
+    this.profiles = opts.profiles ?? true;
+    this.distinctOrders = opts.distinctOrders ?? false;
+    this.networkSets = opts.networkSets ?? 0.5;
   }
 
   /** A selector of up to three terms joined by `&&`/`||`, maybe negated as a whole. */
@@ -142,19 +205,35 @@ export class PolicyGenerator {
   round(): GeneratedRound {
     const objects: (V3Resource | K8sNetworkPolicy)[] = [];
     const tiers = ['default'];
-    for (const name of ['tier-a', 'tier-b']) {
+    for (const name of this.tiers ? ['tier-a', 'tier-b'] : []) {
       if (!this.d.chance(0.4)) continue;
       tiers.push(name);
       objects.push(this.valid(() => ({ apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name }, spec: { order: this.d.int(1, 3) * 100, defaultAction: this.d.pick(['Deny', 'Pass'] as const) } })));
     }
+    for (const set of drawNetworkSets(this.d, this.networkSets)) objects.push(this.valid(() => set));
+    this.usedOrders = new Set();
     const count = this.d.int(1, this.maxPolicies);
     for (let i = 0; i < count; i++) {
       const kind = this.d.pick(['cnp', 'cnp', 'gnp', 'gnp', 'knp']);
-      if (kind === 'knp') objects.push(this.k8sPolicy(`knp-${i}`));
-      else objects.push(this.valid(() => this.calicoPolicy(kind === 'gnp' ? 'GlobalNetworkPolicy' : 'NetworkPolicy', `${kind}-${i}`, this.d.pick(tiers))));
+      if (kind === 'knp') {
+        objects.push(this.k8sPolicy(`knp-${i}`));
+        continue;
+      }
+      const policy = this.valid(() => this.calicoPolicy(kind === 'gnp' ? 'GlobalNetworkPolicy' : 'NetworkPolicy', `${kind}-${i}`, this.d.pick(tiers)));
+      this.usedOrders.add((policy.spec as { order?: number } | undefined)?.order);
+      objects.push(policy);
     }
-    if (this.d.chance(0.3)) objects.push(this.valid(() => this.namespaceProfile(this.d.pick(NAMESPACES))));
+    if (this.profiles && this.d.chance(0.3)) objects.push(this.valid(() => this.namespaceProfile(this.d.pick(NAMESPACES))));
     return { objects };
+  }
+
+  /** A policy order, or `undefined` for none; distinct within the round when `distinctOrders`. */
+  private order(): number | undefined {
+    if (!this.distinctOrders) return this.d.chance(0.7) ? this.d.pick(ORDERS) : undefined;
+    const free = DISTINCT_ORDERS.filter((o) => !this.usedOrders.has(o));
+    if (!this.usedOrders.has(undefined) && (free.length === 0 || this.d.chance(0.3))) return undefined;
+    if (free.length === 0) throw new Error('PolicyGenerator: more policies in a round than distinct orders');
+    return this.d.pick(free);
   }
 
   /**
@@ -187,8 +266,9 @@ export class PolicyGenerator {
     const spec: Record<string, unknown> = {};
     // Calico: a policy not in `default` has a name prefixed with its tier.
     const fullName = tier === 'default' ? name : `${tier}.${name}`;
-    if (tier !== 'default' || d.chance(0.3)) spec['tier'] = tier;
-    if (d.chance(0.7)) spec['order'] = d.pick([10, 100, 100, 200, 500.5]);
+    if (this.tiers && (tier !== 'default' || d.chance(0.3))) spec['tier'] = tier;
+    const order = this.order();
+    if (order !== undefined) spec['order'] = order;
     if (d.chance(0.8)) spec['selector'] = this.selector(POD_TERMS);
     if (d.chance(0.15)) spec['serviceAccountSelector'] = this.selector(SA_TERMS);
     if (kind === 'GlobalNetworkPolicy' && d.chance(0.3)) spec['namespaceSelector'] = this.selector(NS_TERMS);
@@ -263,8 +343,8 @@ export class PolicyGenerator {
   private entity(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', family: 4 | 6 | undefined, portsOk: boolean, ports: ReadonlyArray<number | string>): EntityRule | undefined {
     const d = this.d;
     const e: EntityRule = {};
-    if (d.chance(0.35)) e.selector = this.selector(POD_TERMS);
-    if (d.chance(0.15)) e.notSelector = this.selector(POD_TERMS);
+    if (d.chance(0.35)) e.selector = this.selector(ENTITY_TERMS);
+    if (d.chance(0.15)) e.notSelector = this.selector(ENTITY_TERMS);
     if (d.chance(kind === 'GlobalNetworkPolicy' ? 0.3 : 0.15)) e.namespaceSelector = d.chance(0.1) ? 'global()' : this.selector(NS_TERMS);
     if (d.chance(0.12)) {
       const names = d.some(SA_NAMES, 2);

@@ -3,14 +3,15 @@
  * differential compares them against real traffic: rules whose only CIDRs are notNets of one
  * family with no ipVersion (probed over both families), source ports and notPorts that cover
  * the whole ephemeral range, namespace profiles with Pass rules, and `services` rule matches
- * (issue 27: egress destinations and ingress sources naming the fixture's Services).
+ * (issue 27: egress destinations and ingress sources naming the fixture's Services); and the
+ * Felix preset (no tiers, no profiles, distinct orders) and network sets with their selectors.
  */
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
-import { SERVICE_OBJECTS, SERVICE_REFS } from './fixture.ts';
-import { Draw, PolicyGenerator } from './policy-generator.ts';
+import { PODS, SERVICE_OBJECTS, SERVICE_REFS } from './fixture.ts';
+import { Draw, FELIX_V3_28, PolicyGenerator } from './policy-generator.ts';
 import { roundScenario, SimulatorSide } from './differential.ts';
-import { SERVICE_NAME_LABEL } from '../../src/api/index.ts';
+import { applyDefaults, cidrContains, isError, parseCidr, SERVICE_NAME_LABEL, validateResource, type V3Resource } from '../../src/api/index.ts';
 import { isEndpointSlice } from '../../src/simulate/index.ts';
 
 type Obj = Record<string, unknown>;
@@ -114,5 +115,87 @@ describe('fixture: the EndpointSlices both sides are fed', () => {
     expect(byService.has('beta/external')).toBe(false);
     expect(byService.get('gamma/idle')).toEqual([{ addressType: 'IPv4', addresses: [], ports: [] }]);
     expect(SERVICE_OBJECTS.filter((o) => o.kind === 'Service')).toHaveLength(3);
+  });
+});
+
+const calicoPolicyKinds = new Set(['NetworkPolicy', 'GlobalNetworkPolicy']);
+const isCalico = (o: Obj): boolean => o['apiVersion'] === 'projectcalico.org/v3';
+const valid = (o: Obj): boolean => validateResource(applyDefaults(structuredClone(o) as unknown as V3Resource)).filter(isError).length === 0;
+
+describe('PolicyGenerator with FELIX_V3_28 (seed 20261127, 300 rounds)', () => {
+  const gen = new PolicyGenerator(new Draw(seededRandom(20261127)), FELIX_V3_28);
+  const rounds = Array.from({ length: 300 }, () => gen.round().objects as Obj[]);
+
+  it('draws no Tier, no tier field and no kns profile', () => {
+    for (const objects of rounds) {
+      expect(objects.filter((o) => o['kind'] === 'Tier' || o['kind'] === 'Profile')).toEqual([]);
+      for (const o of objects) expect((o['spec'] as Obj | undefined)?.['tier']).toBeUndefined();
+    }
+  });
+
+  it('gives the Calico policies of a round distinct orders, absent at most once and never 1000', () => {
+    let absent = 0;
+    for (const objects of rounds) {
+      const orders = objects.filter((o) => isCalico(o) && calicoPolicyKinds.has(o['kind'] as string)).map((o) => (o['spec'] as Obj)['order'] as number | undefined);
+      expect(new Set(orders).size).toBe(orders.length);
+      expect(orders).not.toContain(1000);
+      absent += orders.filter((o) => o === undefined).length;
+    }
+    expect(absent).toBeGreaterThan(50);
+  });
+
+  it('still draws network sets, and every Calico object validates', () => {
+    expect(rounds.filter((objects) => objects.some((o) => o['kind'] === 'GlobalNetworkSet')).length).toBeGreaterThan(100);
+    for (const o of rounds.flat()) if (isCalico(o)) expect(valid(o)).toBe(true);
+  });
+});
+
+describe('PolicyGenerator: network sets (seed 20261128, 300 rounds, default options)', () => {
+  const gen = new PolicyGenerator(new Draw(seededRandom(20261128)));
+  const rounds = Array.from({ length: 300 }, () => gen.round().objects as Obj[]);
+  const sets = rounds.flatMap((objects) => objects.filter((o) => o['kind'] === 'NetworkSet' || o['kind'] === 'GlobalNetworkSet'));
+  const nets = sets.flatMap((s) => ((s['spec'] as Obj)['nets'] as string[]) ?? []);
+  const rules = rounds.flatMap((objects) => [...rulesOf(objects)]);
+  const selectors = rules.flatMap(({ rule }) => sides(rule).flatMap((s) => [s['selector'], s['notSelector']].filter((x): x is string => typeof x === 'string')));
+
+  it('appear in about half the rounds, both kinds, NetworkSets in the fixture namespaces, before every policy', () => {
+    const withSets = rounds.filter((objects) => objects.some((o) => o['kind'] === 'GlobalNetworkSet'));
+    expect(withSets.length).toBeGreaterThan(100);
+    expect(withSets.length).toBeLessThan(200);
+    const namespaces = new Set(sets.filter((s) => s['kind'] === 'NetworkSet').map((s) => (s['metadata'] as Obj)['namespace']));
+    expect([...namespaces].sort()).toEqual(['alpha', 'beta', 'gamma']);
+    for (const objects of rounds) {
+      const kinds = objects.map((o) => o['kind'] as string);
+      const lastSet = Math.max(kinds.lastIndexOf('NetworkSet'), kinds.lastIndexOf('GlobalNetworkSet'));
+      const firstPolicy = objects.findIndex((o) => o['kind'] === 'NetworkPolicy' || o['kind'] === 'GlobalNetworkPolicy');
+      expect(lastSet).toBeLessThan(firstPolicy);
+    }
+  });
+
+  it('hold nets of both families, with and without pod addresses, and labels without projectcalico.org/namespace', () => {
+    const podNet = (n: string): boolean => {
+      const outer = parseCidr(n);
+      return outer.ok && PODS.some((p) => cidrContains(outer.value, p.ip) || cidrContains(outer.value, p.ip6));
+    };
+    expect(nets.filter((n) => n.includes(':') && podNet(n)).length).toBeGreaterThan(20);
+    expect(nets.filter((n) => !n.includes(':') && podNet(n)).length).toBeGreaterThan(20);
+    expect(nets.filter((n) => !podNet(n)).length).toBeGreaterThan(20);
+    for (const s of sets) {
+      expect(Object.keys(((s['metadata'] as Obj)['labels'] as Obj | undefined) ?? {})).not.toContain('projectcalico.org/namespace');
+      expect(valid(s)).toBe(true);
+    }
+  });
+
+  it('are selected by rule entities, alone and next to a namespaceSelector, in both policy kinds', () => {
+    const setTerm = (s: string): boolean => /\b(set|zone)\b/.test(s);
+    expect(selectors.filter(setTerm).length).toBeGreaterThan(100);
+    const scoped = (kind: string) => rules.filter(({ kind: k, rule }) => k === kind && sides(rule).some((s) => typeof s['selector'] === 'string' && setTerm(s['selector']) && s['namespaceSelector'] !== undefined)).length;
+    expect(scoped('GlobalNetworkPolicy')).toBeGreaterThan(5);
+    expect(scoped('NetworkPolicy')).toBeGreaterThan(5);
+  });
+
+  it('keeps tiers and namespace profiles by default', () => {
+    expect(rounds.filter((objects) => objects.some((o) => o['kind'] === 'Tier')).length).toBeGreaterThan(50);
+    expect(rounds.filter((objects) => objects.some((o) => o['kind'] === 'Profile')).length).toBeGreaterThan(50);
   });
 });
