@@ -135,9 +135,11 @@ export interface GeneratorOptions {
   readonly maxRules?: number;
   /**
    * Draw Tier objects (`tier-a`, `tier-b`) and the `tier` field of policies. Calico v3.28 OSS
-   * has one implicit tier: its API (github.com/projectcalico/api v3.28) has no Tier kind and
-   * no `tier` field, and libcalico-go's Kubernetes backend (lib/backend/k8s/resources) has no
-   * tier client, so with `false` every Calico policy is in `default` and names no tier.
+   * has one implicit tier: the API module it builds with (github.com/projectcalico/api
+   * v0.0.0-20240708202104-e3f70b269c2c, pkg/apis/projectcalico/v3) has no Tier kind and no
+   * `tier` field, and libcalico-go's Kubernetes backend (lib/backend/k8s/k8s.go,
+   * lib/backend/k8s/resources) has no tier client, so with `false` every Calico policy is in
+   * `default` and names no tier.
    * @default true
    */
   readonly tiers?: boolean;
