@@ -58,6 +58,21 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'felix',
+          // Felix itself as the oracle (e2e/felix): calico-felix (built by e2e/felix/build.sh
+          // from the Go module proxy, in globalSetup) and Tessera's engine on identical network
+          // namespace clusters, a real control plane per file. Needs root, the control-plane
+          // binaries, iptables, ipset, ping, conntrack.
+          include: ['e2e/felix/**/*.felix.test.ts'],
+          environment: 'node',
+          globalSetup: ['e2e/felix/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
           name: 'containers',
           // The images (make image) run as podman containers through testcontainers: the
           // control plane, `tessera controllers` with the manifests' RBAC, `tessera agent` with

@@ -170,41 +170,58 @@ export class Differential {
   }
 
   /**
-   * Drops policies, then rules, then single criteria (a rule side's field, a rule field, a
-   * policy's selector) while at least one of `probes` still disagrees. Every attempt is a real
-   * apply and real probes, so the result disagrees as printed.
+   * Drops policies, then rules, then single criteria while at least one of `probes` still
+   * disagrees (`shrinkScenario`); every attempt is a real apply and real probes.
    */
-  async shrink(scenario: Scenario, probes: readonly KernelProbe[]): Promise<{ scenario: Scenario; disagreements: Disagreement[] }> {
-    let best = scenario;
-    let found = await this.compare(best, probes);
-    if (found.length === 0) return { scenario, disagreements: [] };
-    const attempt = async (candidate: Scenario): Promise<boolean> => {
-      let next: Disagreement[];
-      try {
-        next = await this.compare(candidate, found.map((f) => f.probe));
-      } catch (e) {
-        if ((e as Error).name === 'InputError') return false;
-        throw e;
-      }
-      if (next.length === 0) return false;
-      best = candidate;
-      found = next;
-      return true;
-    };
-    for (const candidate of candidatesOf) {
-      let progress = true;
-      while (progress) {
-        progress = false;
-        for (const c of candidate(best)) {
-          if (await attempt(c)) {
-            progress = true;
-            break;
-          }
+  shrink(scenario: Scenario, probes: readonly KernelProbe[]): Promise<{ scenario: Scenario; disagreements: Disagreement[] }> {
+    return shrinkScenario(scenario, probes, (s, ps) => this.compare(s, ps));
+  }
+}
+
+/**
+ * Drops policies, then rules, then single criteria (a rule side's field, a rule field, a
+ * policy's selector) while `compare` still finds at least one difference among `probes` (then
+ * among those still differing). A candidate whose objects no longer translate (InputError) is
+ * skipped. Returns the smallest scenario found and its differences, which hold as printed.
+ */
+/** Errors that make a shrink candidate unusable: InputError (translation), ObjectWriteError (an API server's refusal). */
+const UNCOMPARABLE = new Set(['InputError', 'ObjectWriteError']);
+
+export async function shrinkScenario<D extends { readonly probe: KernelProbe }>(
+  scenario: Scenario,
+  probes: readonly KernelProbe[],
+  compare: (s: Scenario, probes: readonly KernelProbe[]) => Promise<D[]>,
+): Promise<{ scenario: Scenario; disagreements: D[] }> {
+  let best = scenario;
+  let found = await compare(best, probes);
+  if (found.length === 0) return { scenario, disagreements: [] };
+  const attempt = async (candidate: Scenario): Promise<boolean> => {
+    let next: D[];
+    try {
+      next = await compare(candidate, found.map((f) => f.probe));
+    } catch (e) {
+      // A candidate the translation or the API server refuses is no smaller reproducer.
+      if (UNCOMPARABLE.has((e as Error).name)) return false;
+      throw e;
+    }
+    if (next.length === 0) return false;
+    best = candidate;
+    found = next;
+    return true;
+  };
+  for (const candidate of candidatesOf) {
+    let progress = true;
+    while (progress) {
+      progress = false;
+      for (const c of candidate(best)) {
+        if (await attempt(c)) {
+          progress = true;
+          break;
         }
       }
     }
-    return { scenario: best, disagreements: found };
   }
+  return { scenario: best, disagreements: found };
 }
 
 type Obj = Record<string, unknown>;

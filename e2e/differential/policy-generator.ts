@@ -163,10 +163,36 @@ export interface GeneratorOptions {
   readonly distinctOrders?: boolean;
   /** Probability that a round holds NetworkSets and GlobalNetworkSets (network-sets.ts). @default 0.5 */
   readonly networkSets?: number;
+  /**
+   * A rule may carry `protocol` and `notProtocol` together. Felix v3.28 renders both as `-p`
+   * flags (felix/rules/policy.go's protocol and notProtocol matches, felix/iptables/
+   * match_builder.go `Protocol`/`NotProtocol`), which iptables-restore refuses ("multiple -p
+   * flags not allowed"); after its retries Felix panics (felix/iptables/table.go "Failed to
+   * program iptables, giving up after retries") and exits. A Felix defect: `false` avoids it.
+   * @default true
+   */
+  readonly protocolWithNotProtocol?: boolean;
+  /**
+   * A namespaced policy's `services` match may leave out the namespace. Calico documents it as
+   * the policy's own namespace; Felix looks the Service up as `"/<name>"`
+   * (felix/calc/rule_scanner.go, v3.28 and v3.32) and so matches nothing. A Felix defect, on
+   * which Tessera follows the documentation and warns: `false` always names the namespace.
+   * @default true
+   */
+  readonly servicesWithoutNamespace?: boolean;
+  /**
+   * A rule without a port-carrying protocol may match named ports. Calico accepts that since
+   * its validator's `validateRule` checks numeric ports only (v3.32); v3.28's refuses any port
+   * without protocol TCP, UDP or SCTP (libcalico-go/lib/validator/v3/validator.go, "rules that
+   * specify ports must set protocol"), so such a rule never reaches a v3.28 Felix: `false`
+   * draws ports only next to such a protocol.
+   * @default true
+   */
+  readonly namedPortsWithoutProtocol?: boolean;
 }
 
 /** The restrictions Felix v3.28 (bench/felix's pin) in Kubernetes-datastore mode needs; see GeneratorOptions. */
-export const FELIX_V3_28: GeneratorOptions = Object.freeze({ tiers: false, profiles: false, distinctOrders: true });
+export const FELIX_V3_28: GeneratorOptions = Object.freeze({ tiers: false, profiles: false, distinctOrders: true, protocolWithNotProtocol: false, servicesWithoutNamespace: false, namedPortsWithoutProtocol: false });
 
 /** Orders drawn when they need not be distinct (repeats on purpose: ties). */
 const ORDERS = [10, 100, 100, 200, 500.5];
@@ -180,6 +206,9 @@ export class PolicyGenerator {
   private readonly profiles: boolean;
   private readonly distinctOrders: boolean;
   private readonly networkSets: number;
+  private readonly protocolWithNotProtocol: boolean;
+  private readonly servicesWithoutNamespace: boolean;
+  private readonly namedPortsWithoutProtocol: boolean;
   /** Orders taken by the round's policies so far (`undefined`: absent), when they must be distinct. */
   private usedOrders = new Set<number | undefined>();
 
@@ -193,6 +222,9 @@ export class PolicyGenerator {
     this.profiles = opts.profiles ?? true;
     this.distinctOrders = opts.distinctOrders ?? false;
     this.networkSets = opts.networkSets ?? 0.5;
+    this.protocolWithNotProtocol = opts.protocolWithNotProtocol ?? true;
+    this.servicesWithoutNamespace = opts.servicesWithoutNamespace ?? true;
+    this.namedPortsWithoutProtocol = opts.namedPortsWithoutProtocol ?? true;
   }
 
   /** A selector of up to three terms joined by `&&`/`||`, maybe negated as a whole. */
@@ -299,9 +331,9 @@ export class PolicyGenerator {
   private servicesEntity(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', side: 'source' | 'destination', portsOk: boolean): EntityRule {
     const d = this.d;
     const ref = d.pick(SERVICE_REFS);
-    const e: EntityRule = { services: kind === 'NetworkPolicy' && d.chance(0.3) ? { name: ref.name } : { name: ref.name, namespace: ref.namespace } };
+    const e: EntityRule = { services: kind === 'NetworkPolicy' && this.servicesWithoutNamespace && d.chance(0.3) ? { name: ref.name } : { name: ref.name, namespace: ref.namespace } };
     if (side === 'source') {
-      const portList = portsOk ? SRC_PORTS : SRC_PORTS.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p));
+      const portList = portsOk ? SRC_PORTS : this.namedPortsWithoutProtocol ? SRC_PORTS.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p)) : [];
       if (d.chance(0.2)) e.ports = d.some(portList, 2);
       if (d.chance(0.1)) e.notPorts = d.some(portList, 2);
       for (const k of ['ports', 'notPorts'] as const) if (e[k]?.length === 0) delete e[k];
@@ -326,7 +358,7 @@ export class PolicyGenerator {
     if (family !== undefined && d.chance(0.5)) rule.ipVersion = family;
     const protocol = d.pick([undefined, undefined, 'TCP', 'TCP', 'UDP', 'UDP', 'ICMP', 'ICMPv6', 'SCTP', 6, 17]);
     if (protocol !== undefined) rule.protocol = protocol;
-    if (d.chance(0.1)) rule.notProtocol = d.pick(['TCP', 'UDP', 'ICMP', 17]);
+    if (d.chance(0.1) && (protocol === undefined || this.protocolWithNotProtocol)) rule.notProtocol = d.pick(['TCP', 'UDP', 'ICMP', 17]);
     const icmpFamily = protocol === 'ICMP' ? ICMP_V4 : protocol === 'ICMPv6' ? ICMP_V6 : undefined;
     if (icmpFamily !== undefined) {
       if (d.chance(0.5)) rule.icmp = { ...d.pick(icmpFamily) };
@@ -356,7 +388,7 @@ export class PolicyGenerator {
     if (d.chance(0.2)) e.nets = d.some(nets, 2);
     // Validation refuses a negated catch-all (it matches nothing).
     if (d.chance(0.2)) e.notNets = d.some(nets.filter((n) => !n.endsWith('/0')), 2);
-    const portList = portsOk ? ports : ports.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p));
+    const portList = portsOk ? ports : this.namedPortsWithoutProtocol ? ports.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p)) : [];
     if (d.chance(0.3)) e.ports = d.some(portList, 3);
     if (d.chance(0.15)) e.notPorts = d.some(portList, 2);
     for (const k of Object.keys(e) as (keyof EntityRule)[]) if (Array.isArray(e[k]) && (e[k] as unknown[]).length === 0) delete e[k];

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FieldError } from './field-error.ts';
 import { validateResource } from './validation.ts';
+import { SERVICES_NAMESPACE_DEFAULT_MESSAGE } from './rule-validation.ts';
 
 function np(spec: Record<string, unknown>): unknown {
   return { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'web', namespace: 'shop' }, spec };
@@ -242,7 +243,11 @@ describe('service accounts', () => {
 describe('services', () => {
   it('accepts a service in an egress destination and an ingress source', () => {
     expect(egress({ action: 'Allow', destination: { services: { name: 'api', namespace: 'shop' } } })).toEqual([]);
-    expect(ingress({ action: 'Allow', source: { services: { name: 'api' } } })).toEqual([]);
+    expect(ingress({ action: 'Allow', source: { services: { name: 'api', namespace: 'shop' } } })).toEqual([]);
+  });
+
+  it("warns that a NetworkPolicy's service without a namespace means the policy's own namespace here and nothing to Felix (the Felix differential's find)", () => {
+    expect(ingress({ action: 'Allow', source: { services: { name: 'api' } } })).toEqual([{ path: 'spec.ingress[0].source.services.namespace', message: SERVICES_NAMESPACE_DEFAULT_MESSAGE, severity: 'warning' }]);
   });
 
   it('requires a name and excludes selectors, service accounts, nets and ports', () => {
@@ -266,6 +271,7 @@ describe('services', () => {
       'cannot specify ServiceAccounts and Services on the same rule',
       'cannot specify Nets/NotNets and Services on the same rule',
       'ports and notPorts cannot be specified with services',
+      SERVICES_NAMESPACE_DEFAULT_MESSAGE,
     ]);
   });
 

@@ -42,6 +42,15 @@ import {
 import { ACTIONS } from './types.ts';
 import type { Action } from './types.ts';
 
+/**
+ * An empty `services.namespace` in a namespaced policy: Tessera matches the Service in the
+ * policy's own namespace, as Calico's API documents (ServiceMatch.Namespace). Calico's Felix
+ * keys the Service `"/<name>"` instead (felix/calc/rule_scanner.go, v3.28 to v3.32), so there the
+ * rule matches no traffic: said, because the two differ (the Felix differential found it).
+ */
+export const SERVICES_NAMESPACE_DEFAULT_MESSAGE =
+  "no namespace: Tessera matches this Service in the policy's own namespace, as Calico documents; Calico's Felix matches no Service here (it looks up \"/<name>\"), so give the namespace to mean the same on both";
+
 // The CRD limits, declared with the schema (schema-rule.ts).
 export { MAX_RULES };
 
@@ -335,13 +344,12 @@ export function checkRule(
     if (ctx.direction === 'ingress' && destination.hasServices) {
       c.error(fieldPath(path, 'destination.services'), 'services are not allowed in the destination of an ingress rule');
     }
-    if (ctx.owner === 'GlobalNetworkPolicy') {
-      const peer = ctx.direction === 'egress' ? ['destination', destination] as const : ['source', source] as const;
-      if (peer[1].hasServices && peer[1].serviceNamespace === undefined) {
-        c.error(
-          fieldPath(path, `${peer[0]}.services.namespace`),
-          'a GlobalNetworkPolicy must give the namespace of a service',
-        );
+    const peer = ctx.direction === 'egress' ? ['destination', destination] as const : ['source', source] as const;
+    if (peer[1].hasServices && peer[1].serviceNamespace === undefined) {
+      if (ctx.owner === 'GlobalNetworkPolicy') {
+        c.error(fieldPath(path, `${peer[0]}.services.namespace`), 'a GlobalNetworkPolicy must give the namespace of a service');
+      } else {
+        c.warning(fieldPath(path, `${peer[0]}.services.namespace`), SERVICES_NAMESPACE_DEFAULT_MESSAGE);
       }
     }
   }

@@ -1,0 +1,66 @@
+/**
+ * The Felix differential at scale: `npm run bench -- felix-differential [rounds=1000]
+ * [seed=random]`. Each round writes random Calico v3 and Kubernetes objects (what Felix v3.28
+ * has) to a real API server read by the real calico-felix on one network-namespace cluster, and
+ * feeds the same objects to Tessera's engine on an identical one; every probe of the fixture
+ * (e2e/differential: 300 per round) runs through both (needs root, the control-plane binaries,
+ * iptables, ipset, ping, conntrack; builds calico-felix first if it is not cached).
+ *
+ * Prints the seed first (on stderr), a reproducer scenario for every failing round, then one
+ * JSON line `{rounds, probes, probesPerRound, differences, failedRounds, refused, seconds,
+ * secondsPerRound, seed}` and one `coverage` line: for each field path, the rounds that drew it.
+ * Exits non-zero on any difference.
+ */
+import { allProbes } from '../../e2e/differential/differential.ts';
+import { KernelCluster } from '../../e2e/differential/kernel-cluster.ts';
+import { FelixCluster } from '../../e2e/felix/felix-cluster.ts';
+import { ensureFelix } from '../../e2e/felix/felix-dir.ts';
+import { FelixDifferential } from '../../e2e/felix/felix-differential.ts';
+import { report, type BenchScenario } from '../scenario.ts';
+
+function intArg(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`felix-differential: ${name} must be a non-negative integer, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+const scenario: BenchScenario = {
+  description: 'random policies enforced by Felix v3.28 and by Tessera on identical netns clusters, per probe',
+  includeInDefaultRun: false,
+  async run(args) {
+    const rounds = intArg(args[0], 'rounds', 1000);
+    const seed = intArg(args[1], 'seed', Math.floor(Math.random() * 2 ** 31));
+    process.stderr.write(`felix-differential: seed ${seed}, ${rounds} rounds\n`);
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const felix = await FelixCluster.create({ felixDir: ensureFelix(), log });
+    try {
+      const tessera = await KernelCluster.create();
+      try {
+        const diff = new FelixDifferential(felix, tessera, { log });
+        const start = performance.now();
+        const result = await diff.run(rounds, seed);
+        const seconds = Math.round((performance.now() - start) / 10) / 100;
+        report('felix-differential', 'random', {
+          rounds,
+          probes: result.probes,
+          probesPerRound: allProbes().length,
+          differences: result.differences,
+          failedRounds: result.failed.length,
+          refused: result.refused.length,
+          seconds,
+          secondsPerRound: Math.round((seconds / Math.max(rounds, 1)) * 100) / 100,
+          seed,
+        });
+        report('felix-differential', 'coverage', Object.fromEntries([...result.coverage].sort(([a], [b]) => (a < b ? -1 : 1))));
+        if (result.differences > 0 || result.refused.length > 0) process.exitCode = 1;
+      } finally {
+        await tessera[Symbol.asyncDispose]();
+      }
+    } finally {
+      await felix[Symbol.asyncDispose]();
+    }
+  },
+};
+
+export default scenario;

@@ -1,0 +1,56 @@
+/**
+ * The Felix differential in CI (e2e/felix): Calico's own Felix (v3.28, built by build.sh) and
+ * Tessera's engine enforce the same objects on identical network-namespace clusters; every
+ * probe — TCP and UDP on four ports and ICMP echo, IPv4 and IPv6, between every ordered pair of
+ * the fixture's six pods — must get the same outcome from Felix as from Tessera's dataplane and
+ * Tessera's verdict engine.
+ *
+ * First the fixed regression rounds (one per defect of the Calico surface audit), then a
+ * bounded number of random rounds from a fixed seed (`TESSERA_FELIX_DIFFERENTIAL_ROUNDS`,
+ * `TESSERA_FELIX_DIFFERENTIAL_SEED` override them; `npm run bench -- felix-differential` runs
+ * a thousand). A failure prints each failing round's minimal reproducer as a scenario file.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { allProbes, roundScenario } from '../differential/differential.ts';
+import { KernelCluster } from '../differential/kernel-cluster.ts';
+import { FelixCluster } from './felix-cluster.ts';
+import { ensureFelix } from './felix-dir.ts';
+import { describeDifference, FelixDifferential } from './felix-differential.ts';
+import { REGRESSION_ROUNDS } from './regression-rounds.ts';
+
+const ROUNDS = Number(process.env['TESSERA_FELIX_DIFFERENTIAL_ROUNDS'] ?? 120);
+const SEED = Number(process.env['TESSERA_FELIX_DIFFERENTIAL_SEED'] ?? 20261127);
+
+describe('Felix differential: Felix and Tessera enforce the same verdicts on real kernels', () => {
+  let felix: FelixCluster;
+  let tessera: KernelCluster;
+  let diff: FelixDifferential;
+  const log: string[] = [];
+
+  beforeAll(async () => {
+    felix = await FelixCluster.create({ felixDir: ensureFelix(), log: (line) => log.push(line) });
+    tessera = await KernelCluster.create();
+    diff = new FelixDifferential(felix, tessera, { log: (line) => log.push(line) });
+  });
+  afterAll(async () => {
+    await tessera?.[Symbol.asyncDispose]();
+    await felix?.[Symbol.asyncDispose]();
+  });
+
+  for (const r of REGRESSION_ROUNDS) {
+    it(`regression round ${r.name}: ${r.defect}`, async () => {
+      const found = await diff.compare(roundScenario(`felix-regression-${r.name}`, r.policies));
+      expect(found.map(describeDifference)).toEqual([]);
+    });
+  }
+
+  it(`${ROUNDS} random rounds, every probe of every round agrees (seed ${SEED})`, { timeout: 900_000 }, async () => {
+    const result = await diff.run(ROUNDS, SEED);
+    const failures = result.failed.flatMap((r) => r.differences.map((d) => `round ${r.round}: ${describeDifference(d)}`));
+    if (failures.length > 0 || result.refused.length > 0) process.stderr.write(`felix differential seed ${SEED}:\n${log.join('\n')}\n`);
+    expect(failures).toEqual([]);
+    expect(result.refused).toEqual([]);
+    expect(result.probes).toBe(ROUNDS * allProbes().length);
+  });
+});

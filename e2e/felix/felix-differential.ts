@@ -1,0 +1,171 @@
+/**
+ * The Felix differential: Calico's own Felix as the oracle. Each round is a scenario — the
+ * fixture's namespaces, pods and Services plus random Calico v3 and Kubernetes objects drawn by
+ * the kernel differential's generator restricted to what Felix v3.28 has (`FELIX_V3_28`) — and
+ * is enforced twice on identical network-namespace clusters:
+ * - by **Felix** (felix-cluster.ts): the objects written to a real API server, Felix converting
+ *   the Kubernetes NetworkPolicies, Namespaces, ServiceAccounts and Pods itself;
+ * - by **Tessera** (e2e/differential/kernel-cluster.ts): the objects read the way `tessera
+ *   simulate` reads them (controllers' converter and builders), one calc graph and one real
+ *   dataplane driver per node — the agent's engine — and, for free, Tessera's verdict engine.
+ * The same probes (TCP and UDP on four ports, ICMP echo; IPv4 and IPv6; every ordered pod pair)
+ * run through both. A probe where Felix's outcome differs from Tessera's dataplane or from
+ * Tessera's verdict engine is a difference; it is probed again on both clusters with a slow
+ * timeout before it counts (a slow flow is not a verdict). A failing round is shrunk and
+ * printed as a scenario file whose probes expect what Felix did.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+
+import type { Scenario } from '../../src/simulate/scenario-file.ts';
+import { isEndpointSlice } from '../../src/simulate/index.ts';
+import { seededRandom } from '../../src/runtime/seeded-random.ts';
+import { allProbes, reproducerFile, roundScenario, shrinkScenario, SimulatorSide } from '../differential/differential.ts';
+import { fieldCoverage } from '../differential/field-coverage.ts';
+import type { KernelCluster, KernelProbe } from '../differential/kernel-cluster.ts';
+import { Draw, FELIX_V3_28, PolicyGenerator } from '../differential/policy-generator.ts';
+import { felixObject, type FelixCluster } from './felix-cluster.ts';
+
+/** One probe whose outcomes differ: Felix's, Tessera's dataplane's, Tessera's verdict engine's. */
+export interface FelixDifference {
+  readonly probe: KernelProbe;
+  readonly felix: boolean;
+  readonly tessera: boolean;
+  readonly simulator: boolean;
+}
+
+export interface FelixRoundResult {
+  readonly round: number;
+  readonly scenario: Scenario;
+  readonly differences: readonly FelixDifference[];
+}
+
+export interface FelixDifferentialResult {
+  readonly rounds: number;
+  readonly probes: number;
+  readonly differences: number;
+  readonly failed: readonly FelixRoundResult[];
+  /**
+   * Rounds whose objects the API server (Calico's CRD schema) or Felix's own validator refused:
+   * each a parity finding between Tessera's validation and Calico v3.28's, not a verdict.
+   */
+  readonly refused: readonly string[];
+  /** Field path → rounds that drew it (field-coverage.ts). */
+  readonly coverage: ReadonlyMap<string, number>;
+}
+
+/** The Kubernetes objects Felix reads for `scenario` (its EndpointSlices as Tessera derives them). */
+export function felixObjectsOf(scenario: Scenario, side: SimulatorSide): KubernetesObject[] {
+  const out: KubernetesObject[] = [];
+  for (const o of scenario.policies as Record<string, unknown>[]) {
+    if (o['kind'] === 'EndpointSlice') continue;
+    out.push(felixObject(o));
+  }
+  for (const r of side.resources.values()) if (isEndpointSlice(r)) out.push(felixObject(r as unknown as Record<string, unknown>));
+  return out;
+}
+
+export function describeDifference(d: FelixDifference): string {
+  const what = d.probe.kind === 'ICMP' ? 'ICMP echo' : `${d.probe.kind}/${d.probe.port}`;
+  const v = (b: boolean) => (b ? 'allows' : 'denies');
+  return `${d.probe.from} → ${d.probe.to} ${what} IPv${d.probe.family}: Felix ${v(d.felix)}, Tessera's dataplane ${v(d.tessera)}, its verdict engine ${v(d.simulator)}`;
+}
+
+export class FelixDifferential {
+  private readonly every = allProbes();
+  private readonly log: (line: string) => void;
+
+  constructor(
+    readonly felix: FelixCluster,
+    readonly tessera: KernelCluster,
+    opts: { readonly log?: (line: string) => void } = {},
+  ) {
+    this.log = opts.log ?? (() => undefined);
+  }
+
+  /** Applies `scenario` on both clusters and compares `probes` (all of them by default). */
+  async compare(scenario: Scenario, probes: readonly KernelProbe[] = this.every): Promise<FelixDifference[]> {
+    const side = SimulatorSide.of(scenario);
+    await Promise.all([this.tessera.apply(side.resources), this.felix.apply(felixObjectsOf(scenario, side))]);
+    const first = await Promise.all(
+      probes.map(async (probe) => {
+        const simulator = side.verdict(probe);
+        const [tessera, felix] = await Promise.all([this.tessera.probe(probe, simulator), this.felix.probe(probe, simulator)]);
+        return { probe, felix, tessera, simulator };
+      }),
+    );
+    const suspect = first.filter((r) => r.felix !== r.tessera || r.felix !== r.simulator);
+    // Probed again, each side with the slow timeout for an answer it lacked.
+    const again = await Promise.all(
+      suspect.map(async (r) => {
+        const [tessera, felix] = await Promise.all([this.tessera.probe(r.probe, true), this.felix.probe(r.probe, true)]);
+        return { ...r, felix, tessera };
+      }),
+    );
+    return again.filter((r) => r.felix !== r.tessera || r.felix !== r.simulator);
+  }
+
+  /** Runs `rounds` rounds from `seed`; shrinks and logs every failing one. */
+  async run(rounds: number, seed: number): Promise<FelixDifferentialResult> {
+    const d = new Draw(seededRandom(seed));
+    const gen = new PolicyGenerator(d, FELIX_V3_28);
+    const coverage = new Map<string, number>();
+    const failed: FelixRoundResult[] = [];
+    const refused: string[] = [];
+    let probes = 0;
+    let differences = 0;
+    for (let round = 0; round < rounds; round++) {
+      const scenario = roundScenario(`felix-differential-seed-${seed}-round-${round}`, validPolicies(gen));
+      for (const [field, n] of fieldCoverage(scenario.policies.filter((o) => !isFixtureObject(o)))) coverage.set(field, (coverage.get(field) ?? 0) + (n > 0 ? 1 : 0));
+      let found: FelixDifference[];
+      try {
+        found = await this.compare(scenario);
+      } catch (e) {
+        if ((e as Error).name !== 'ObjectWriteError') throw e;
+        refused.push(`seed ${seed} round ${round}: ${(e as Error).message}`);
+        this.log(refused[refused.length - 1]!);
+        continue;
+      }
+      probes += this.every.length;
+      if (found.length === 0) continue;
+      differences += found.length;
+      failed.push({ round, scenario, differences: found });
+      this.log(`seed ${seed} round ${round}: ${found.length} difference(s): ${found.map(describeDifference).join('; ')}`);
+      const small = await this.shrink(scenario, found.map((f) => f.probe));
+      this.log(`minimal reproducer (seed ${seed} round ${round}):\n${JSON.stringify(felixReproducer(small.scenario, small.disagreements), null, 2)}`);
+    }
+    return { rounds, probes, differences, failed, refused, coverage };
+  }
+
+  shrink(scenario: Scenario, probes: readonly KernelProbe[]): Promise<{ scenario: Scenario; disagreements: FelixDifference[] }> {
+    return shrinkScenario(scenario, probes, (s, ps) => this.compare(s, ps));
+  }
+}
+
+/** The fixture's own Services and EndpointSlices, which every round carries. */
+function isFixtureObject(o: unknown): boolean {
+  const kind = (o as { kind?: string }).kind;
+  return kind === 'Service' || kind === 'EndpointSlice';
+}
+
+/** Objects that translate without an InputError (regenerated until they do). */
+function validPolicies(gen: PolicyGenerator): readonly unknown[] {
+  for (;;) {
+    const { objects } = gen.round();
+    try {
+      SimulatorSide.of(roundScenario('check', objects));
+      return objects;
+    } catch (e) {
+      if ((e as Error).name !== 'InputError') throw e;
+    }
+  }
+}
+
+/** A scenario file whose probes expect what Felix did (the kernel differential's format). */
+export function felixReproducer(scenario: Scenario, found: readonly FelixDifference[]): unknown {
+  const file = reproducerFile(
+    scenario,
+    found.map((f) => ({ probe: f.probe, simulator: f.simulator, kernel: f.felix })),
+  ) as { scenarios: Array<{ description: string }> };
+  file.scenarios[0]!.description = `Felix differential reproducer; Felix's outcome is expected. ${found.map(describeDifference).join('; ')}.`;
+  return file;
+}
