@@ -7,7 +7,7 @@
  * iptables, ipset, ping, conntrack; builds calico-felix first if it is not cached).
  *
  * Prints the seed first (on stderr), a reproducer scenario for every failing round, then one
- * JSON line `{rounds, probes, probesPerRound, differences, failedRounds, refused, seconds,
+ * JSON line `{rounds, probes, probesPerRound, felixAllowed, differences, failedRounds, refused, seconds,
  * secondsPerRound, seed}` and one `coverage` line: for each field path, the rounds that drew it.
  * Exits non-zero on any difference.
  */
@@ -45,6 +45,7 @@ const scenario: BenchScenario = {
           rounds,
           probes: result.probes,
           probesPerRound: allProbes().length,
+          felixAllowed: result.allowed,
           differences: result.differences,
           failedRounds: result.failed.length,
           refused: result.refused.length,

@@ -49,6 +49,8 @@ export interface FelixDifferentialResult {
    * each a parity finding between Tessera's validation and Calico v3.28's, not a verdict.
    */
   readonly refused: readonly string[];
+  /** Probes Felix let through (the rest it denied): a round of all-allow would test little. */
+  readonly allowed: number;
   /** Field path → rounds that drew it (field-coverage.ts). */
   readonly coverage: ReadonlyMap<string, number>;
 }
@@ -73,6 +75,8 @@ export function describeDifference(d: FelixDifference): string {
 export class FelixDifferential {
   private readonly every = allProbes();
   private readonly log: (line: string) => void;
+  /** Probes Felix let through, over every `compare` so far. */
+  allowed = 0;
 
   constructor(
     readonly felix: FelixCluster,
@@ -93,6 +97,7 @@ export class FelixDifferential {
         return { probe, felix, tessera, simulator };
       }),
     );
+    this.allowed += first.filter((r) => r.felix).length;
     const suspect = first.filter((r) => r.felix !== r.tessera || r.felix !== r.simulator);
     // Probed again, each side with the slow timeout for an answer it lacked.
     const again = await Promise.all(
@@ -113,6 +118,7 @@ export class FelixDifferential {
     const refused: string[] = [];
     let probes = 0;
     let differences = 0;
+    const allowedBefore = this.allowed;
     for (let round = 0; round < rounds; round++) {
       const scenario = roundScenario(`felix-differential-seed-${seed}-round-${round}`, validPolicies(gen));
       for (const [field, n] of fieldCoverage(scenario.policies.filter((o) => !isFixtureObject(o)))) coverage.set(field, (coverage.get(field) ?? 0) + (n > 0 ? 1 : 0));
@@ -126,6 +132,7 @@ export class FelixDifferential {
         continue;
       }
       probes += this.every.length;
+      if (round % 50 === 49) this.log(`seed ${seed}: ${round + 1} rounds, ${probes} probes, ${differences} differences so far`);
       if (found.length === 0) continue;
       differences += found.length;
       failed.push({ round, scenario, differences: found });
@@ -133,7 +140,7 @@ export class FelixDifferential {
       const small = await this.shrink(scenario, found.map((f) => f.probe));
       this.log(`minimal reproducer (seed ${seed} round ${round}):\n${JSON.stringify(felixReproducer(small.scenario, small.disagreements), null, 2)}`);
     }
-    return { rounds, probes, differences, failed, refused, coverage };
+    return { rounds, probes, differences, failed, refused, coverage, allowed: this.allowed - allowedBefore };
   }
 
   shrink(scenario: Scenario, probes: readonly KernelProbe[]): Promise<{ scenario: Scenario; disagreements: FelixDifference[] }> {

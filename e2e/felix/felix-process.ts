@@ -83,8 +83,10 @@ export class FelixProcess implements AsyncDisposable {
       let seen = '';
       const timer = setTimeout(() => fail(new Error(`calico-felix on ${o.nodeName}: no "${FIRST_APPLY}" within ${timeoutMs} ms (log: ${o.logPath})`)), timeoutMs);
       const onData = (b: Buffer): void => {
-        seen = (seen + b.toString()).slice(-FIRST_APPLY.length * 4);
-        if (!seen.includes(FIRST_APPLY)) return;
+        const text = seen + b.toString();
+        // Keep a tail as long as the phrase, so one split across chunks is found too.
+        seen = text.slice(-FIRST_APPLY.length);
+        if (!text.includes(FIRST_APPLY)) return;
         done();
         resolve();
       };
