@@ -2,7 +2,7 @@
  * The Felix differential at scale: `npm run bench -- felix-differential [rounds=1000]
  * [seed=random]`. Each round writes random Calico v3 and Kubernetes objects (what Felix v3.28
  * has) to a real API server read by the real calico-felix on one network-namespace cluster, and
- * feeds the same objects to Tessera's engine on an identical one; every probe of the fixture
+ * the same objects to Tessera's controllers and agents on an identical one; every probe of the fixture
  * (e2e/differential: 300 per round) runs through both (needs root, the control-plane binaries,
  * iptables, ipset, ping, conntrack; builds calico-felix first if it is not cached).
  *
@@ -12,7 +12,6 @@
  * Exits non-zero on any difference.
  */
 import { allProbes } from '../../e2e/differential/differential.ts';
-import { KernelCluster } from '../../e2e/differential/kernel-cluster.ts';
 import { FelixCluster } from '../../e2e/felix/felix-cluster.ts';
 import { ensureFelix } from '../../e2e/felix/felix-dir.ts';
 import { FelixDifferential } from '../../e2e/felix/felix-differential.ts';
@@ -35,29 +34,24 @@ const scenario: BenchScenario = {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const felix = await FelixCluster.create({ felixDir: ensureFelix(), log });
     try {
-      const tessera = await KernelCluster.create();
-      try {
-        const diff = new FelixDifferential(felix, tessera, { log });
-        const start = performance.now();
-        const result = await diff.run(rounds, seed);
-        const seconds = Math.round((performance.now() - start) / 10) / 100;
-        report('felix-differential', 'random', {
-          rounds,
-          probes: result.probes,
-          probesPerRound: allProbes().length,
-          felixAllowed: result.allowed,
-          differences: result.differences,
-          failedRounds: result.failed.length,
-          refused: result.refused.length,
-          seconds,
-          secondsPerRound: Math.round((seconds / Math.max(rounds, 1)) * 100) / 100,
-          seed,
-        });
-        report('felix-differential', 'coverage', Object.fromEntries([...result.coverage].sort(([a], [b]) => (a < b ? -1 : 1))));
-        if (result.differences > 0 || result.refused.length > 0) process.exitCode = 1;
-      } finally {
-        await tessera[Symbol.asyncDispose]();
-      }
+      const diff = new FelixDifferential(felix, { log });
+      const start = performance.now();
+      const result = await diff.run(rounds, seed);
+      const seconds = Math.round((performance.now() - start) / 10) / 100;
+      report('felix-differential', 'random', {
+        rounds,
+        probes: result.probes,
+        probesPerRound: allProbes().length,
+        felixAllowed: result.allowed,
+        differences: result.differences,
+        failedRounds: result.failed.length,
+        refused: result.refused.length,
+        seconds,
+        secondsPerRound: Math.round((seconds / Math.max(rounds, 1)) * 100) / 100,
+        seed,
+      });
+      report('felix-differential', 'coverage', Object.fromEntries([...result.coverage].sort(([a], [b]) => (a < b ? -1 : 1))));
+      if (result.differences > 0 || result.refused.length > 0) process.exitCode = 1;
     } finally {
       await felix[Symbol.asyncDispose]();
     }

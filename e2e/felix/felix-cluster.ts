@@ -1,25 +1,30 @@
 /**
- * The Felix side of the Felix differential: the fixture's pods (e2e/differential/fixture.ts) on
- * their own network namespaces (`FixtureNetwork`), enforced by the real `calico-felix` —
- * one per node namespace, Kubernetes-datastore mode — against a real kube-apiserver with
- * Calico's own `crd.projectcalico.org/v1` CRDs (from the same Calico module, build.sh).
+ * The cluster of the Felix differential: one real kube-apiserver with Calico's own
+ * `crd.projectcalico.org/v1` CRDs (from the same Calico module, build.sh) and Tessera's
+ * manifests/ side by side, the fixture's pods (e2e/differential/fixture.ts) as Pod objects, and
+ * two identical network-namespace clusters (`FixtureNetwork`) enforcing them: one by the real
+ * `calico-felix` — one per node namespace, Kubernetes-datastore mode — and one by Tessera's
+ * controllers and agents (tessera-agents.ts; `withTessera`).
  *
  * What Felix reads is what a Calico cluster holds: Namespaces (labels) and ServiceAccounts
  * (Felix derives the `kns.`/`ksa.` profiles itself), Node objects, Pods bound to their nodes with
  * their addresses in `status.podIPs` and their container ports (Felix derives the workload
  * endpoints, interface `cali` + 11 hex of sha1("<ns>.<pod>") as the network names it), the
  * ClusterInformation Felix waits for, Kubernetes NetworkPolicies as written (Felix converts them
- * itself), Calico objects as `crd.projectcalico.org/v1` (same spec as projectcalico.org/v3),
- * Services and EndpointSlices.
+ * itself), Calico objects as `crd.projectcalico.org/v1` (same spec as projectcalico.org/v3,
+ * `types` defaulted as Calico's write path does), Services and EndpointSlices. Tessera reads the
+ * same Pods, Namespaces, ServiceAccounts, Kubernetes NetworkPolicies, Services and slices, and
+ * the Calico objects as `projectcalico.org/v3`.
  *
  * ## When has Felix applied a round?
  * Felix reads each kind through its own watch, so no single event says "everything up to here".
- * After writing a round, `apply` rewrites a sentinel GlobalNetworkPolicy whose only rule names a
- * /32 that encodes the round; it selects only two sentinel pods (one per node, in their own
- * namespace, never probed, no network namespace), so it changes no fixture verdict. `apply`
- * returns when every node's iptables hold that /32 and the node's whole iptables, ip6tables and
- * IP set state has stayed the same for `quietMs` (an event of another kind that was slower than
- * the sentinel's lands within that window).
+ * After writing a round, `apply` rewrites a sentinel GlobalNetworkPolicy (in both groups) whose
+ * only rule names a /32 that encodes the round; it selects only two sentinel pods (one per node,
+ * in their own namespace, never probed, no network namespace), so it changes no fixture verdict.
+ * `apply` returns when every node of both clusters holds that /32 in its iptables and the node's
+ * whole iptables, ip6tables and IP set state has stayed the same for `quietMs` (an event of
+ * another kind that was slower than the sentinel's lands within that window); Tessera's agents
+ * must also have applied every batch they computed.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -35,6 +40,7 @@ import { NAMESPACES, NODES, PODS } from '../differential/fixture.ts';
 import { FixtureNetwork, type KernelProbe, type ProbeOptions } from '../differential/fixture-network.ts';
 import { ApiBridge } from './api-bridge.ts';
 import { FelixProcess } from './felix-process.ts';
+import { dataplaneState, TesseraAgents } from './tessera-agents.ts';
 import { ObjectWriteError, ObjectWriter } from './object-writer.ts';
 
 const run = promisify(execFile);
@@ -55,6 +61,12 @@ export interface FelixClusterOptions extends ProbeOptions {
   readonly felixDir: string;
   /** How long the nodes' dataplane state must stay unchanged after the sentinel. @default 250 */
   readonly quietMs?: number;
+  /**
+   * Also run Tessera as a user does on the same API server (tessera-agents.ts: manifests/,
+   * controllers, one agent per node on an identical network), so each round is enforced by both.
+   * @default true
+   */
+  readonly withTessera?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -127,6 +139,8 @@ export class FelixCluster implements AsyncDisposable {
   private admin!: KubeConfig;
   private objects!: ObjectWriter;
   private bridge: ApiBridge | undefined;
+  /** Tessera's controllers and agents beside Felix (`withTessera`). */
+  tessera: TesseraAgents | undefined;
   private readonly felixes = new Map<string, FelixProcess>();
   private net: FixtureNetwork | undefined;
   private current = new Map<string, { json: string; object: KubernetesObject }>();
@@ -170,6 +184,9 @@ export class FelixCluster implements AsyncDisposable {
       spec: { datastoreReady: true, clusterGUID: 'tessera-felix-differential', clusterType: 'k8s', calicoVersion: 'v3.28' },
     } as KubernetesObject);
     await this.createClusterObjects();
+    if (this.opts.withTessera ?? true) {
+      this.tessera = await TesseraAgents.start({ ...this.opts, admin: this.admin, adminKubeconfigPath: conn.kubeconfigPath, server: conn.server, caPem: conn.caPem, dir: this.dir });
+    }
     this.net = await FixtureNetwork.create(this.opts);
     const port = Number(new URL(conn.server).port);
     this.bridge = await ApiBridge.open(this.dir, port);
@@ -190,7 +207,7 @@ export class FelixCluster implements AsyncDisposable {
     );
     await this.settle();
     for (const f of this.felixes.values()) f.takeRefusals();
-    this.log(`felix cluster: control plane, Calico CRDs, ${NODES.length} Felix processes up in ${Date.now() - t0} ms (logs in ${this.dir})`);
+    this.log(`felix cluster: control plane, Calico CRDs, ${NODES.length} Felix processes${this.tessera === undefined ? '' : `, Tessera's controllers and ${NODES.length} agents`} up in ${Date.now() - t0} ms (logs in ${this.dir})`);
   }
 
   private async waitForCrds(): Promise<void> {
@@ -255,12 +272,9 @@ export class FelixCluster implements AsyncDisposable {
 
   private async writeSentinel(): Promise<void> {
     this.round++;
-    await this.write({
-      apiVersion: 'crd.projectcalico.org/v1',
-      kind: 'GlobalNetworkPolicy',
-      metadata: { name: SENTINEL_POLICY },
-      spec: { selector: `${SENTINEL_LABEL} == 'true'`, types: ['Ingress'], ingress: [{ action: 'Allow', source: { nets: [sentinelNet(this.round)] } }] },
-    } as KubernetesObject);
+    const spec = { selector: `${SENTINEL_LABEL} == 'true'`, types: ['Ingress'], ingress: [{ action: 'Allow', source: { nets: [sentinelNet(this.round)] } }] };
+    const groups = this.tessera === undefined ? ['crd.projectcalico.org/v1'] : ['crd.projectcalico.org/v1', 'projectcalico.org/v3'];
+    await Promise.all(groups.map((apiVersion) => this.write({ apiVersion, kind: 'GlobalNetworkPolicy', metadata: { name: SENTINEL_POLICY }, spec } as KubernetesObject)));
   }
 
   /**
@@ -279,48 +293,49 @@ export class FelixCluster implements AsyncDisposable {
     const refused = [...this.felixes.values()].flatMap((f) => f.takeRefusals());
     if (refused.length > 0) throw new FelixValidationError(refused);
     this.net!.flushConntrack();
+    this.tessera?.flushConntrack();
   }
 
-  /** Waits for the current sentinel on every node, then for `quietMs` without a change. */
+  /** Waits for the current sentinel on every node of both sides, then for `quietMs` without a change. */
   private async settle(): Promise<void> {
     const needle = `-s ${sentinelNet(this.round)}`;
-    await Promise.all(
-      NODES.map(async (node) => {
-        const ns = this.net!.nodeNs(node);
-        let last = '';
-        await pollUntil(
-          async () => {
-            this.assertRunning();
-            const state = await this.dataplaneState(ns);
-            if (!state.includes(needle)) return undefined;
-            if (state === last) return true;
-            last = state;
-            await new Promise((r) => setTimeout(r, this.quietMs));
-            return undefined;
-          },
-          { description: `Felix on ${node} to apply round ${this.round} (sentinel ${needle})`, timeoutMs: 60_000, intervalMs: 25 },
-        );
-      }),
-    );
+    const felix = NODES.map(async (node) => {
+      const ns = this.net!.nodeNs(node);
+      let last = '';
+      await pollUntil(
+        async () => {
+          this.assertRunning();
+          const state = await dataplaneState(ns);
+          if (!state.includes(needle)) return undefined;
+          if (state === last) return true;
+          last = state;
+          await new Promise((r) => setTimeout(r, this.quietMs));
+          return undefined;
+        },
+        { description: `Felix on ${node} to apply round ${this.round} (sentinel ${needle})`, timeoutMs: 60_000, intervalMs: 25 },
+      );
+    });
+    await Promise.all([...felix, this.tessera?.settle(needle, `round ${this.round}`)]);
   }
 
   private assertRunning(): void {
     for (const [node, f] of this.felixes) if (!f.running) throw new Error(`calico-felix on ${node} is no longer running; the end of its log:\n${f.logTail(60)}`);
   }
 
-  /** The node's iptables, ip6tables and IP sets, without comments (timestamps) or counters. */
-  private async dataplaneState(ns: string): Promise<string> {
-    const save = (cmd: string) => run('ip', ['netns', 'exec', ns, cmd], { maxBuffer: 64 << 20 }).then((r) => r.stdout);
-    const [v4, v6, sets] = await Promise.all([save(`iptables-${BACKEND}-save`), save(`ip6tables-${BACKEND}-save`), run('ip', ['netns', 'exec', ns, 'ipset', 'save'], { maxBuffer: 64 << 20 }).then((r) => r.stdout)]);
-    return [v4, v6, sets].join('\n').split('\n').filter((l) => !l.startsWith('#')).join('\n');
-  }
-
+  /** The probe through Felix's cluster. */
   probe(p: KernelProbe, expectAllowed: boolean): Promise<boolean> {
     return this.net!.probe(p, expectAllowed);
   }
 
+  /** The same probe through Tessera's cluster (`withTessera`). */
+  probeTessera(p: KernelProbe, expectAllowed: boolean): Promise<boolean> {
+    if (this.tessera === undefined) throw new Error('FelixCluster: started without Tessera (withTessera: false)');
+    return this.tessera.probe(p, expectAllowed);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await Promise.allSettled([...this.felixes.values()].map((f) => f[Symbol.asyncDispose]()));
+    await this.tessera?.[Symbol.asyncDispose]();
     this.bridge?.[Symbol.dispose]();
     this.net?.[Symbol.dispose]();
     await this.controlPlane?.stop();

@@ -1,9 +1,9 @@
 /**
  * The Felix differential in CI (e2e/felix): Calico's own Felix (v3.28, built by build.sh) and
- * Tessera's engine enforce the same objects on identical network-namespace clusters; every
- * probe — TCP and UDP on four ports and ICMP echo, IPv4 and IPv6, between every ordered pair of
- * the fixture's six pods — must get the same outcome from Felix as from Tessera's dataplane and
- * Tessera's verdict engine.
+ * Tessera's controllers and agents enforce the same objects from one API server on identical
+ * network-namespace clusters; every probe — TCP and UDP on four ports and ICMP echo, IPv4 and
+ * IPv6, between every ordered pair of the fixture's six pods — must get the same outcome from
+ * Felix as from Tessera's agents and Tessera's verdict engine.
  *
  * First the fixed regression rounds (one per defect of the Calico surface audit), then a
  * bounded number of random rounds from a fixed seed (`TESSERA_FELIX_DIFFERENTIAL_ROUNDS`,
@@ -13,7 +13,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { allProbes, roundScenario } from '../differential/differential.ts';
-import { KernelCluster } from '../differential/kernel-cluster.ts';
 import { FelixCluster } from './felix-cluster.ts';
 import { ensureFelix } from './felix-dir.ts';
 import { describeDifference, FelixDifferential } from './felix-differential.ts';
@@ -24,17 +23,14 @@ const SEED = Number(process.env['TESSERA_FELIX_DIFFERENTIAL_SEED'] ?? 20261127);
 
 describe('Felix differential: Felix and Tessera enforce the same verdicts on real kernels', () => {
   let felix: FelixCluster;
-  let tessera: KernelCluster;
   let diff: FelixDifferential;
   const log: string[] = [];
 
   beforeAll(async () => {
     felix = await FelixCluster.create({ felixDir: ensureFelix(), log: (line) => log.push(line) });
-    tessera = await KernelCluster.create();
-    diff = new FelixDifferential(felix, tessera, { log: (line) => log.push(line) });
+    diff = new FelixDifferential(felix, { log: (line) => log.push(line) });
   });
   afterAll(async () => {
-    await tessera?.[Symbol.asyncDispose]();
     await felix?.[Symbol.asyncDispose]();
   });
 

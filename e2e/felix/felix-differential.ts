@@ -2,12 +2,14 @@
  * The Felix differential: Calico's own Felix as the oracle. Each round is a scenario — the
  * fixture's namespaces, pods and Services plus random Calico v3 and Kubernetes objects drawn by
  * the kernel differential's generator restricted to what Felix v3.28 has (`FELIX_V3_28`) — and
- * is enforced twice on identical network-namespace clusters:
- * - by **Felix** (felix-cluster.ts): the objects written to a real API server, Felix converting
- *   the Kubernetes NetworkPolicies, Namespaces, ServiceAccounts and Pods itself;
- * - by **Tessera** (e2e/differential/kernel-cluster.ts): the objects read the way `tessera
- *   simulate` reads them (controllers' converter and builders), one calc graph and one real
- *   dataplane driver per node — the agent's engine — and, for free, Tessera's verdict engine.
+ * is written to one real API server (felix-cluster.ts), where it is enforced twice on identical
+ * network-namespace clusters:
+ * - by **Felix**, reading the Calico objects as `crd.projectcalico.org/v1` and converting the
+ *   Kubernetes NetworkPolicies, Namespaces, ServiceAccounts and Pods itself;
+ * - by **Tessera** as a user runs it (tessera-agents.ts): the same objects as
+ *   `projectcalico.org/v3`, `tessera controllers` converting the Kubernetes objects, one
+ *   `tessera agent` per node — and, for free, Tessera's verdict engine (`tessera simulate`'s
+ *   reading of the scenario).
  * The same probes (TCP and UDP on four ports, ICMP echo; IPv4 and IPv6; every ordered pod pair)
  * run through both. A probe where Felix's outcome differs from Tessera's dataplane or from
  * Tessera's verdict engine is a difference; it is probed again on both clusters with a slow
@@ -21,11 +23,11 @@ import { isEndpointSlice } from '../../src/simulate/index.ts';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
 import { allProbes, reproducerFile, roundScenario, shrinkScenario, SimulatorSide } from '../differential/differential.ts';
 import { fieldCoverage } from '../differential/field-coverage.ts';
-import type { KernelCluster, KernelProbe } from '../differential/kernel-cluster.ts';
+import type { KernelProbe } from '../differential/kernel-cluster.ts';
 import { Draw, FELIX_V3_28, PolicyGenerator } from '../differential/policy-generator.ts';
 import { felixObject, type FelixCluster } from './felix-cluster.ts';
 
-/** One probe whose outcomes differ: Felix's, Tessera's dataplane's, Tessera's verdict engine's. */
+/** One probe whose outcomes differ: Felix's, Tessera's agents', Tessera's verdict engine's. */
 export interface FelixDifference {
   readonly probe: KernelProbe;
   readonly felix: boolean;
@@ -66,10 +68,15 @@ export function felixObjectsOf(scenario: Scenario, side: SimulatorSide): Kuberne
   return out;
 }
 
+/** The Calico objects of `scenario` as Tessera reads them: `projectcalico.org/v3`, as written. */
+export function tesseraObjectsOf(scenario: Scenario): KubernetesObject[] {
+  return (scenario.policies as KubernetesObject[]).filter((o) => o.apiVersion === 'projectcalico.org/v3').map((o) => structuredClone(o));
+}
+
 export function describeDifference(d: FelixDifference): string {
   const what = d.probe.kind === 'ICMP' ? 'ICMP echo' : `${d.probe.kind}/${d.probe.port}`;
   const v = (b: boolean) => (b ? 'allows' : 'denies');
-  return `${d.probe.from} → ${d.probe.to} ${what} IPv${d.probe.family}: Felix ${v(d.felix)}, Tessera's dataplane ${v(d.tessera)}, its verdict engine ${v(d.simulator)}`;
+  return `${d.probe.from} → ${d.probe.to} ${what} IPv${d.probe.family}: Felix ${v(d.felix)}, Tessera's agents ${v(d.tessera)}, its verdict engine ${v(d.simulator)}`;
 }
 
 export class FelixDifferential {
@@ -79,8 +86,7 @@ export class FelixDifferential {
   allowed = 0;
 
   constructor(
-    readonly felix: FelixCluster,
-    readonly tessera: KernelCluster,
+    readonly cluster: FelixCluster,
     opts: { readonly log?: (line: string) => void } = {},
   ) {
     this.log = opts.log ?? (() => undefined);
@@ -89,11 +95,11 @@ export class FelixDifferential {
   /** Applies `scenario` on both clusters and compares `probes` (all of them by default). */
   async compare(scenario: Scenario, probes: readonly KernelProbe[] = this.every): Promise<FelixDifference[]> {
     const side = SimulatorSide.of(scenario);
-    await Promise.all([this.tessera.apply(side.resources), this.felix.apply(felixObjectsOf(scenario, side))]);
+    await this.cluster.apply([...felixObjectsOf(scenario, side), ...tesseraObjectsOf(scenario)]);
     const first = await Promise.all(
       probes.map(async (probe) => {
         const simulator = side.verdict(probe);
-        const [tessera, felix] = await Promise.all([this.tessera.probe(probe, simulator), this.felix.probe(probe, simulator)]);
+        const [tessera, felix] = await Promise.all([this.cluster.probeTessera(probe, simulator), this.cluster.probe(probe, simulator)]);
         return { probe, felix, tessera, simulator };
       }),
     );
@@ -102,7 +108,7 @@ export class FelixDifferential {
     // Probed again, each side with the slow timeout for an answer it lacked.
     const again = await Promise.all(
       suspect.map(async (r) => {
-        const [tessera, felix] = await Promise.all([this.tessera.probe(r.probe, true), this.felix.probe(r.probe, true)]);
+        const [tessera, felix] = await Promise.all([this.cluster.probeTessera(r.probe, true), this.cluster.probe(r.probe, true)]);
         return { ...r, felix, tessera };
       }),
     );
