@@ -78,7 +78,7 @@ describe('fieldCoverage', () => {
   it('over generated Felix rounds: the fields the brief names are drawn, and no tier', () => {
     const gen = new PolicyGenerator(new Draw(seededRandom(7)), FELIX_V3_28);
     const all = new Map<string, number>();
-    for (let i = 0; i < 200; i++) fieldCoverage(gen.round().objects, all);
+    for (let i = 0; i < 400; i++) fieldCoverage(gen.round().objects, all);
     for (const key of [
       'GlobalNetworkPolicy.spec.ingress[].destination.notNets',
       'NetworkPolicy.spec.egress[].destination.services',

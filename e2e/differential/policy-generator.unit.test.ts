@@ -150,6 +150,36 @@ describe('PolicyGenerator with FELIX_V3_28 (seed 20261127, 300 rounds)', () => {
   });
 });
 
+describe('PolicyGenerator: what FELIX_V3_28 leaves out for the two Felix defects and the v3.28 validator (seed 20261129, 300 rounds each)', () => {
+  const draw = (opts: object) => {
+    const gen = new PolicyGenerator(new Draw(seededRandom(20261129)), opts);
+    return [...rulesOf(Array.from({ length: 300 }, () => gen.round().objects).flat())];
+  };
+  const felix = draw(FELIX_V3_28);
+  const all = draw({});
+  const hasPorts = (r: Obj) => sides(r).some((side) => side['ports'] !== undefined || side['notPorts'] !== undefined);
+  const portsWithoutProtocol = (r: Obj) => hasPorts(r) && !['TCP', 'UDP', 'SCTP', 6, 17, 132].includes(r['protocol'] as string);
+  const servicesWithoutNamespace = (r: Obj) => sides(r).some((side) => typeof side['services'] === 'object' && (side['services'] as Obj)['namespace'] === undefined);
+
+  it('never protocol next to notProtocol (Felix renders two -p flags and exits); by default it does', () => {
+    expect(felix.filter(({ rule }) => rule['protocol'] !== undefined && rule['notProtocol'] !== undefined)).toEqual([]);
+    expect(felix.filter(({ rule }) => rule['notProtocol'] !== undefined).length).toBeGreaterThan(20);
+    expect(all.filter(({ rule }) => rule['protocol'] !== undefined && rule['notProtocol'] !== undefined).length).toBeGreaterThan(10);
+  });
+
+  it('never a services match without a namespace (Felix matches nothing there); by default it does', () => {
+    expect(felix.filter(({ rule }) => servicesWithoutNamespace(rule))).toEqual([]);
+    expect(felix.filter(({ rule }) => sides(rule).some((side) => side['services'] !== undefined)).length).toBeGreaterThan(50);
+    expect(all.filter(({ rule }) => servicesWithoutNamespace(rule)).length).toBeGreaterThan(5);
+  });
+
+  it("never ports without TCP/UDP (v3.28's validator refuses them, Felix drops the policy); by default named ones appear", () => {
+    expect(felix.filter(({ rule }) => portsWithoutProtocol(rule))).toEqual([]);
+    expect(felix.filter(({ rule }) => hasPorts(rule)).length).toBeGreaterThan(50);
+    expect(all.filter(({ rule }) => portsWithoutProtocol(rule)).length).toBeGreaterThan(10);
+  });
+});
+
 describe('PolicyGenerator: network sets (seed 20261128, 300 rounds, default options)', () => {
   const gen = new PolicyGenerator(new Draw(seededRandom(20261128)));
   const rounds = Array.from({ length: 300 }, () => gen.round().objects as Obj[]);

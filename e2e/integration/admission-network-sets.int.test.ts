@@ -81,6 +81,17 @@ describe('admission for network sets (manifests/22-admission-network-sets.yaml)'
     expect(live.metadata.labels).toEqual({ role: 'db' });
   });
 
+  it('admits a server-side apply that empties the labels (they reach admission null: the Felix differential found it refused)', async () => {
+    const name = `${gns}-empty`;
+    const apply = (labels: Record<string, string>) => kubectl(['apply', '--server-side', '--field-manager=emptying', '-f', '-'], { stdin: set('GlobalNetworkSet', name, labels) });
+    expect((await apply({ set: 'a', zone: 'x' })).code).toBe(0);
+    const emptied = await apply({});
+    expect(emptied.stderr).toBe('');
+    expect(emptied.code).toBe(0);
+    expect((await apply({ [LABEL]: ns })).stderr).toContain(refusal('GlobalNetworkSet', name));
+    await kubectl(['delete', 'globalnetworksets.projectcalico.org', name, '--ignore-not-found']);
+  });
+
   it('a CRD rule cannot read metadata.labels (why this is admission, not CEL in crds/)', async () => {
     const group = `t${randomBytes(3).toString('hex')}.tessera.test`;
     const crd = {
