@@ -285,9 +285,19 @@ export class FelixCluster implements AsyncDisposable {
   async apply(objects: readonly KubernetesObject[]): Promise<void> {
     const next = new Map<string, { json: string; object: KubernetesObject }>();
     for (const o of objects) next.set(keyOf(o), { json: JSON.stringify(o), object: o });
-    for (const [key, { json, object }] of next) if (this.current.get(key)?.json !== json) await this.write(object);
-    for (const [key, { object }] of this.current) if (!next.has(key)) await this.remove(object);
-    this.current = next;
+    // `current` follows every write as it succeeds, so a refused write (an ObjectWriteError
+    // thrown out of here) leaves it equal to what the API server holds, and the next round
+    // starts from the truth.
+    for (const [key, entry] of next) {
+      if (this.current.get(key)?.json === entry.json) continue;
+      await this.write(entry.object);
+      this.current.set(key, entry);
+    }
+    for (const [key, { object }] of [...this.current]) {
+      if (next.has(key)) continue;
+      await this.remove(object);
+      this.current.delete(key);
+    }
     await this.writeSentinel();
     await this.settle();
     const refused = [...this.felixes.values()].flatMap((f) => f.takeRefusals());
