@@ -12,6 +12,14 @@ export interface BenchScenario {
 }
 
 /** Prints one JSON result line: `{"bench": scenario, "case": name, ...figures}`. */
+/** A scenario's non-negative integer argument, or `fallback` when absent. @throws RangeError naming the scenario and argument */
+export function intArg(scenario: string, value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${scenario}: ${name} must be a non-negative integer, not ${JSON.stringify(value)}`);
+  return n;
+}
+
 export function report(scenario: string, caseName: string, figures: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ bench: scenario, case: caseName, ...figures })}\n`);
 }

@@ -11,22 +11,15 @@
  */
 import { Differential } from '../../e2e/differential/differential.ts';
 import { KernelCluster } from '../../e2e/differential/kernel-cluster.ts';
-import { report, type BenchScenario } from '../scenario.ts';
-
-function intArg(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new RangeError(`differential: ${name} must be a non-negative integer, not ${JSON.stringify(value)}`);
-  return n;
-}
+import { intArg, report, type BenchScenario } from '../scenario.ts';
 
 const scenario: BenchScenario = {
   description: 'random policies: simulator verdicts vs real traffic through the real dataplane, per probe',
   includeInDefaultRun: false,
   async run(args) {
-    const rounds = intArg(args[0], 'rounds', 2000);
-    const seed = intArg(args[1], 'seed', Math.floor(Math.random() * 2 ** 31));
-    const probesPerRound = intArg(args[2], 'probes', 300);
+    const rounds = intArg('differential', args[0], 'rounds', 2000);
+    const seed = intArg('differential', args[1], 'seed', Math.floor(Math.random() * 2 ** 31));
+    const probesPerRound = intArg('differential', args[2], 'probes', 300);
     process.stderr.write(`differential: seed ${seed}, ${rounds} rounds, ${probesPerRound} probes per round\n`);
     const kernel = await KernelCluster.create();
     try {

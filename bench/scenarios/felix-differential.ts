@@ -15,21 +15,14 @@ import { allProbes } from '../../e2e/differential/differential.ts';
 import { FelixCluster } from '../../e2e/felix/felix-cluster.ts';
 import { ensureFelix } from '../../e2e/felix/felix-dir.ts';
 import { FelixDifferential } from '../../e2e/felix/felix-differential.ts';
-import { report, type BenchScenario } from '../scenario.ts';
-
-function intArg(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new RangeError(`felix-differential: ${name} must be a non-negative integer, not ${JSON.stringify(value)}`);
-  return n;
-}
+import { intArg, report, type BenchScenario } from '../scenario.ts';
 
 const scenario: BenchScenario = {
   description: 'random policies enforced by Felix v3.28 and by Tessera on identical netns clusters, per probe',
   includeInDefaultRun: false,
   async run(args) {
-    const rounds = intArg(args[0], 'rounds', 1000);
-    const seed = intArg(args[1], 'seed', Math.floor(Math.random() * 2 ** 31));
+    const rounds = intArg('felix-differential', args[0], 'rounds', 1000);
+    const seed = intArg('felix-differential', args[1], 'seed', Math.floor(Math.random() * 2 ** 31));
     process.stderr.write(`felix-differential: seed ${seed}, ${rounds} rounds\n`);
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const felix = await FelixCluster.create({ felixDir: ensureFelix(), log });

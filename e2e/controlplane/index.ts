@@ -9,3 +9,4 @@ export type { KubeconfigSpec } from './kubeconfig.ts';
 export type { StaticTokenUser } from './kube-apiserver.ts';
 export { pollUntil, PollAbort } from './poll-until.ts';
 export type { PollOptions } from './poll-until.ts';
+export { waitForCrdsEstablished } from './wait-for-crds.ts';

@@ -99,6 +99,19 @@ function netOf(ep: SimEndpoint, family: 4 | 6): string {
   return net;
 }
 
+/** A round's objects that translate without an InputError (regenerated until they do). */
+export function validPolicies(gen: PolicyGenerator): readonly unknown[] {
+  for (;;) {
+    const { objects } = gen.round();
+    try {
+      SimulatorSide.of(roundScenario('check', objects));
+      return objects;
+    } catch (e) {
+      if ((e as Error).name !== 'InputError') throw e;
+    }
+  }
+}
+
 export class Differential {
   private readonly probesPerRound: number;
   private readonly log: (line: string) => void;
@@ -134,7 +147,7 @@ export class Differential {
     let disagreements = 0;
     const failed: RoundResult[] = [];
     for (let round = 0; round < rounds; round++) {
-      const scenario = roundScenario(`differential-seed-${seed}-round-${round}`, this.validPolicies(gen));
+      const scenario = roundScenario(`differential-seed-${seed}-round-${round}`, validPolicies(gen));
       const sample = this.sample(d);
       const found = await this.compare(scenario, sample);
       probes += sample.length;
@@ -147,19 +160,6 @@ export class Differential {
       this.log(`minimal reproducer (seed ${seed} round ${round}):\n${JSON.stringify(reproducerFile(small.scenario, small.disagreements), null, 2)}`);
     }
     return { rounds, probes, disagreements, failed };
-  }
-
-  /** Policies that translate without an InputError (regenerated until they do). */
-  private validPolicies(gen: PolicyGenerator): readonly unknown[] {
-    for (;;) {
-      const { objects } = gen.round();
-      try {
-        SimulatorSide.of(roundScenario('check', objects));
-        return objects;
-      } catch (e) {
-        if ((e as Error).name !== 'InputError') throw e;
-      }
-    }
   }
 
   private sample(d: Draw): KernelProbe[] {

@@ -32,15 +32,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { ApiextensionsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 
-import { ControlPlane, locateBinaries, pollUntil } from '../controlplane/index.ts';
+import { ControlPlane, locateBinaries, waitForCrdsEstablished } from '../controlplane/index.ts';
 import { BACKEND } from '../dataplane/harness.ts';
 import { NAMESPACES, NODES, PODS } from '../differential/fixture.ts';
 import { FixtureNetwork, type KernelProbe, type ProbeOptions } from '../differential/fixture-network.ts';
 import { ApiBridge } from './api-bridge.ts';
 import { FelixProcess } from './felix-process.ts';
-import { dataplaneState, TesseraAgents } from './tessera-agents.ts';
+import { settleNode, TesseraAgents } from './tessera-agents.ts';
 import { ObjectWriteError, ObjectWriter } from './object-writer.ts';
 
 const run = promisify(execFile);
@@ -176,7 +176,7 @@ export class FelixCluster implements AsyncDisposable {
     this.admin = conn.kubeConfig;
     this.objects = new ObjectWriter(this.admin, FIELD_MANAGER);
     await run(locateBinaries().kubectl, ['--kubeconfig', conn.kubeconfigPath, 'apply', '-f', join(this.opts.felixDir, 'crds')], { maxBuffer: 16 << 20 });
-    await this.waitForCrds();
+    await waitForCrdsEstablished(this.admin, 'crd.projectcalico.org');
     await this.write({
       apiVersion: 'crd.projectcalico.org/v1',
       kind: 'ClusterInformation',
@@ -208,18 +208,6 @@ export class FelixCluster implements AsyncDisposable {
     await this.settle();
     for (const f of this.felixes.values()) f.takeRefusals();
     this.log(`felix cluster: control plane, Calico CRDs, ${NODES.length} Felix processes${this.tessera === undefined ? '' : `, Tessera's controllers and ${NODES.length} agents`} up in ${Date.now() - t0} ms (logs in ${this.dir})`);
-  }
-
-  private async waitForCrds(): Promise<void> {
-    const api = this.admin.makeApiClient(ApiextensionsV1Api);
-    await pollUntil(
-      async () => {
-        const crds = (await api.listCustomResourceDefinition()).items.filter((c) => c.spec.group === 'crd.projectcalico.org');
-        const ok = crds.length > 0 && crds.every((c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
-        return ok ? true : undefined;
-      },
-      { description: 'the crd.projectcalico.org CRDs to be Established', timeoutMs: 60_000 },
-    );
   }
 
   /** Nodes, namespaces, ServiceAccounts and pods (with status), and the sentinel pods. */
@@ -309,22 +297,13 @@ export class FelixCluster implements AsyncDisposable {
   /** Waits for the current sentinel on every node of both sides, then for `quietMs` without a change. */
   private async settle(): Promise<void> {
     const needle = `-s ${sentinelNet(this.round)}`;
-    const felix = NODES.map(async (node) => {
-      const ns = this.net!.nodeNs(node);
-      let last = '';
-      await pollUntil(
-        async () => {
-          this.assertRunning();
-          const state = await dataplaneState(ns);
-          if (!state.includes(needle)) return undefined;
-          if (state === last) return true;
-          last = state;
-          await new Promise((r) => setTimeout(r, this.quietMs));
-          return undefined;
-        },
-        { description: `Felix on ${node} to apply round ${this.round} (sentinel ${needle})`, timeoutMs: 60_000, intervalMs: 25 },
-      );
-    });
+    const felix = NODES.map((node) =>
+      settleNode(this.net!.nodeNs(node), needle, {
+        quietMs: this.quietMs,
+        description: `Felix on ${node} to apply round ${this.round} (sentinel ${needle})`,
+        assertRunning: () => this.assertRunning(),
+      }),
+    );
     await Promise.all([...felix, this.tessera?.settle(needle, `round ${this.round}`)]);
   }
 

@@ -21,7 +21,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Scenario } from '../../src/simulate/scenario-file.ts';
 import { isEndpointSlice } from '../../src/simulate/index.ts';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
-import { allProbes, reproducerFile, roundScenario, shrinkScenario, SimulatorSide } from '../differential/differential.ts';
+import { allProbes, reproducerFile, roundScenario, shrinkScenario, SimulatorSide, validPolicies } from '../differential/differential.ts';
 import { fieldCoverage } from '../differential/field-coverage.ts';
 import type { KernelProbe } from '../differential/kernel-cluster.ts';
 import { Draw, FELIX_V3_28, PolicyGenerator } from '../differential/policy-generator.ts';
@@ -158,19 +158,6 @@ export class FelixDifferential {
 function isFixtureObject(o: unknown): boolean {
   const kind = (o as { kind?: string }).kind;
   return kind === 'Service' || kind === 'EndpointSlice';
-}
-
-/** Objects that translate without an InputError (regenerated until they do). */
-function validPolicies(gen: PolicyGenerator): readonly unknown[] {
-  for (;;) {
-    const { objects } = gen.round();
-    try {
-      SimulatorSide.of(roundScenario('check', objects));
-      return objects;
-    } catch (e) {
-      if ((e as Error).name !== 'InputError') throw e;
-    }
-  }
 }
 
 /** A scenario file whose probes expect what Felix did (the kernel differential's format). */

@@ -15,9 +15,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { ApiextensionsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 
-import { issueServiceAccountToken, locateBinaries, pollUntil } from '../controlplane/index.ts';
+import { issueServiceAccountToken, locateBinaries, pollUntil, waitForCrdsEstablished } from '../controlplane/index.ts';
 import { NODES } from '../differential/fixture.ts';
 import { FixtureNetwork, type KernelProbe, type ProbeOptions } from '../differential/fixture-network.ts';
 import { REPO_ROOT, TesseraProcess } from '../runner/processes.ts';
@@ -63,14 +63,7 @@ export class TesseraAgents implements AsyncDisposable {
 
   private async setUp(): Promise<void> {
     await run(locateBinaries().kubectl, ['--kubeconfig', this.o.adminKubeconfigPath, 'apply', '-f', join(REPO_ROOT, 'manifests')], { maxBuffer: 16 << 20 });
-    const api = this.o.admin.makeApiClient(ApiextensionsV1Api);
-    await pollUntil(
-      async () => {
-        const crds = (await api.listCustomResourceDefinition()).items.filter((c) => c.spec.group === 'projectcalico.org');
-        return crds.length > 0 && crds.every((c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True')) ? true : undefined;
-      },
-      { description: 'the projectcalico.org CRDs to be Established', timeoutMs: 60_000 },
-    );
+    await waitForCrdsEstablished(this.o.admin, 'projectcalico.org');
     const identity = async (sa: string) =>
       (
         await issueServiceAccountToken(this.o.admin, {
@@ -108,24 +101,17 @@ export class TesseraAgents implements AsyncDisposable {
   /** Waits until every node's state holds `needle`, every agent is idle, and nothing changes for `quietMs`. */
   async settle(needle: string, description: string): Promise<void> {
     await Promise.all(
-      NODES.map(async (node) => {
-        const ns = this.net!.nodeNs(node);
+      NODES.map((node) => {
         const agent = this.agents.get(node)!;
-        let last = '';
-        await pollUntil(
-          async () => {
-            this.assertRunning();
-            const state = await dataplaneState(ns);
-            if (!state.includes(needle)) return undefined;
+        return settleNode(this.net!.nodeNs(node), needle, {
+          quietMs: this.quietMs,
+          description: `Tessera's agent on ${node} to apply ${description} (sentinel ${needle})`,
+          assertRunning: () => this.assertRunning(),
+          ready: async () => {
             const [sent, applied] = await Promise.all([agent.metric('tessera_agent_sent_generation'), agent.metric('tessera_agent_applied_generation')]);
-            if (sent === undefined || sent !== applied) return undefined;
-            if (state === last) return true;
-            last = state;
-            await new Promise((r) => setTimeout(r, this.quietMs));
-            return undefined;
+            return sent !== undefined && sent === applied;
           },
-          { description: `Tessera's agent on ${node} to apply ${description} (sentinel ${needle})`, timeoutMs: 60_000, intervalMs: 25 },
-        );
+        });
       }),
     );
   }
@@ -156,4 +142,30 @@ export async function dataplaneState(ns: string): Promise<string> {
     );
   const parts = await Promise.all(['iptables-nft-save', 'ip6tables-nft-save', 'iptables-legacy-save', 'ip6tables-legacy-save', 'ipset save'].map((c) => (c === 'ipset save' ? run('ip', ['netns', 'exec', ns, 'ipset', 'save'], { maxBuffer: 64 << 20 }).then((r) => r.stdout) : save(c))));
   return parts.join('\n').split('\n').filter((l) => !l.startsWith('#')).join('\n');
+}
+
+/**
+ * Waits until the node namespace `ns` holds `needle` in its dataplane state, `ready` (if given)
+ * holds, and the whole state is the same across `quietMs`: the end of a round on one node
+ * (felix-cluster.ts, "When has Felix applied a round?").
+ */
+export async function settleNode(
+  ns: string,
+  needle: string,
+  o: { readonly quietMs: number; readonly description: string; readonly assertRunning: () => void; readonly ready?: () => Promise<boolean> },
+): Promise<void> {
+  let last = '';
+  await pollUntil(
+    async () => {
+      o.assertRunning();
+      const state = await dataplaneState(ns);
+      if (!state.includes(needle)) return undefined;
+      if (o.ready !== undefined && !(await o.ready())) return undefined;
+      if (state === last) return true;
+      last = state;
+      await new Promise((r) => setTimeout(r, o.quietMs));
+      return undefined;
+    },
+    { description: o.description, timeoutMs: 60_000, intervalMs: 25 },
+  );
 }

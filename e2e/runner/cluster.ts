@@ -27,9 +27,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 
-import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil } from '../controlplane/index.ts';
+import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil, waitForCrdsEstablished } from '../controlplane/index.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { freePort } from '../controlplane/free-port.ts';
 import { ClusterNetwork, type HostVethNaming } from './network.ts';
@@ -140,7 +140,7 @@ export class E2eCluster implements ScenarioCluster {
       this.log(`started a control plane at ${server} in ${Date.now() - t0} ms (kube-controller-manager, ${CONTROLLERS.join(',')}: ${kcm} ms of it)`);
     }
     await this.kubectl(['apply', '-f', join(REPO_ROOT, 'manifests')]);
-    await this.waitForCrds();
+    await waitForCrdsEstablished(this.admin, 'projectcalico.org');
     const identity = (sa: string, file: string) =>
       issueServiceAccountToken(this.admin, {
         namespace: 'tessera-system',
@@ -219,18 +219,6 @@ export class E2eCluster implements ScenarioCluster {
     const { kubectl } = locateBinaries();
     const { stdout } = await run(kubectl, ['--kubeconfig', this.adminKubeconfigPath, ...args], { maxBuffer: 64 << 20 });
     return stdout;
-  }
-
-  private async waitForCrds(): Promise<void> {
-    const api = this.admin.makeApiClient(ApiextensionsV1Api);
-    await pollUntil(
-      async () => {
-        const crds = (await api.listCustomResourceDefinition()).items.filter((c) => c.spec.group === 'projectcalico.org');
-        const ok = crds.length > 0 && crds.every((c) => (c.status?.conditions ?? []).some((x) => x.type === 'Established' && x.status === 'True'));
-        return ok ? true : undefined;
-      },
-      { description: 'the projectcalico.org CRDs to be Established', timeoutMs: 60_000 },
-    );
   }
 
   /** Node objects, node namespaces and one agent per node (idempotent per node). */
