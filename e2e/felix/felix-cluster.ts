@@ -47,7 +47,6 @@ const run = promisify(execFile);
 
 /** Dual-stack Service ranges (the e2e runner's): the fixture's Services ask for both families. */
 const SERVICE_CLUSTER_IP_RANGES = '10.0.0.0/24,fd00:10:96::/112';
-const FIELD_MANAGER = 'tessera-felix-differential';
 
 export const SENTINEL_NAMESPACE = 'felix-sentinel';
 const SENTINEL_LABEL = 'tessera.dev/felix-sentinel';
@@ -174,7 +173,7 @@ export class FelixCluster implements AsyncDisposable {
     this.controlPlane = await ControlPlane.start({ binaries: locateBinaries(), apiserverArgs: [`--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGES}`] });
     const conn = this.controlPlane.connection;
     this.admin = conn.kubeConfig;
-    this.objects = new ObjectWriter(this.admin, FIELD_MANAGER);
+    this.objects = new ObjectWriter(this.admin);
     await run(locateBinaries().kubectl, ['--kubeconfig', conn.kubeconfigPath, 'apply', '-f', join(this.opts.felixDir, 'crds')], { maxBuffer: 16 << 20 });
     await waitForCrdsEstablished(this.admin, 'crd.projectcalico.org');
     await this.write({

@@ -1,8 +1,15 @@
 /**
- * Server-side apply and delete of the few kinds the Felix differential writes, as plain HTTPS
+ * Create-or-replace and delete of the few kinds the Felix differential writes, as plain HTTPS
  * requests with the admin kubeconfig's credentials. (client-node's generic object client
  * serialises a custom resource through its model types, which dropped nested fields of
  * Calico's rules: the API server then reported `spec.ingress[0].action: Required value`.)
+ *
+ * A write replaces the whole object (an unconditional PUT, POST when it does not exist yet), so
+ * the API server defaults the object as written, as it defaults a new one. Not server-side
+ * apply: SSA keeps fields the server defaulted earlier, which nobody owns — a Kubernetes
+ * NetworkPolicy first written without egress rules keeps `policyTypes: [Ingress]` after an
+ * apply that adds them, where a fresh one is `[Ingress, Egress]` (round 588 of seed 28 found it:
+ * Felix and Tessera's agents both enforced the stored object, the verdict engine the written one).
  */
 import { request, type RequestOptions } from 'node:https';
 
@@ -43,23 +50,22 @@ export class ObjectWriteError extends Error {
 }
 
 export class ObjectWriter {
-  constructor(
-    private readonly kc: KubeConfig,
-    private readonly fieldManager: string,
-  ) {}
+  constructor(private readonly kc: KubeConfig) {}
 
-  private path(o: KubernetesObject): string {
+  /** The object's URL path, or its collection's (`named` false). */
+  private path(o: KubernetesObject, named = true): string {
     const r = RESOURCES[`${o.apiVersion}/${o.kind}`];
     if (r === undefined) throw new Error(`ObjectWriter: no resource for ${o.apiVersion} ${o.kind}`);
     const base = o.apiVersion!.includes('/') ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
     const ns = r.namespaced ? `/namespaces/${encodeURIComponent(o.metadata?.namespace ?? 'default')}` : '';
-    return `${base}${ns}/${r.plural}/${encodeURIComponent(o.metadata!.name!)}`;
+    return `${base}${ns}/${r.plural}${named ? `/${encodeURIComponent(o.metadata!.name!)}` : ''}`;
   }
 
-  /** Creates or updates `o` to exactly what it says (server-side apply, forced). */
+  /** Creates `o`, or replaces the object of its name with exactly what `o` says. */
   async apply(o: KubernetesObject): Promise<void> {
-    const query = `?fieldManager=${encodeURIComponent(this.fieldManager)}&force=true`;
-    await this.send(o, 'PATCH', `${this.path(o)}${query}`, JSON.stringify(o), 'application/apply-patch+yaml');
+    const body = JSON.stringify(o);
+    const status = await this.send(o, 'PUT', this.path(o), body, 'application/json', [404]);
+    if (status === 404) await this.send(o, 'POST', this.path(o, false), body, 'application/json');
   }
 
   /** Deletes `o`; one already gone is fine. */
@@ -67,7 +73,8 @@ export class ObjectWriter {
     await this.send(o, 'DELETE', this.path(o), undefined, undefined, [404]);
   }
 
-  private async send(o: KubernetesObject, method: string, path: string, body: string | undefined, contentType: string | undefined, fine: readonly number[] = []): Promise<void> {
+  /** @returns the HTTP status (a success, or one of `fine`) @throws ObjectWriteError for any other */
+  private async send(o: KubernetesObject, method: string, path: string, body: string | undefined, contentType: string | undefined, fine: readonly number[] = []): Promise<number> {
     const cluster = this.kc.getCurrentCluster();
     if (cluster === null) throw new Error('ObjectWriter: the kubeconfig has no current cluster');
     const url = new URL(path, cluster.server);
@@ -85,5 +92,6 @@ export class ObjectWriter {
       req.end(body);
     });
     if ((status < 200 || status >= 300) && !fine.includes(status)) throw new ObjectWriteError(o, status, text);
+    return status;
   }
 }
