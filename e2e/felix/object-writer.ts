@@ -4,7 +4,7 @@
  * serialises a custom resource through its model types, which dropped nested fields of
  * Calico's rules: the API server then reported `spec.ingress[0].action: Required value`.)
  *
- * A write replaces the whole object (an unconditional PUT, POST when it does not exist yet), so
+ * A write replaces the whole object (a PUT with the live resourceVersion, POST when it does not exist yet), so
  * the API server defaults the object as written, as it defaults a new one. Not server-side
  * apply: SSA keeps fields the server defaulted earlier, which nobody owns — a Kubernetes
  * NetworkPolicy first written without egress rules keeps `policyTypes: [Ingress]` after an
@@ -61,11 +61,19 @@ export class ObjectWriter {
     return `${base}${ns}/${r.plural}${named ? `/${encodeURIComponent(o.metadata!.name!)}` : ''}`;
   }
 
-  /** Creates `o`, or replaces the object of its name with exactly what `o` says. */
+  /**
+   * Creates `o`, or replaces the object of its name with exactly what `o` says (a PUT carrying
+   * the live object's resourceVersion: custom resources refuse an unconditional update).
+   */
   async apply(o: KubernetesObject): Promise<void> {
-    const body = JSON.stringify(o);
-    const status = await this.send(o, 'PUT', this.path(o), body, 'application/json', [404]);
-    if (status === 404) await this.send(o, 'POST', this.path(o, false), body, 'application/json');
+    const live = await this.send(o, 'GET', this.path(o), undefined, undefined, [404]);
+    if (live.status === 404) {
+      await this.send(o, 'POST', this.path(o, false), JSON.stringify(o), 'application/json');
+      return;
+    }
+    const resourceVersion = (JSON.parse(live.text) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+    const body = { ...o, metadata: { ...o.metadata, resourceVersion } };
+    await this.send(o, 'PUT', this.path(o), JSON.stringify(body), 'application/json');
   }
 
   /** Deletes `o`; one already gone is fine. */
@@ -73,8 +81,8 @@ export class ObjectWriter {
     await this.send(o, 'DELETE', this.path(o), undefined, undefined, [404]);
   }
 
-  /** @returns the HTTP status (a success, or one of `fine`) @throws ObjectWriteError for any other */
-  private async send(o: KubernetesObject, method: string, path: string, body: string | undefined, contentType: string | undefined, fine: readonly number[] = []): Promise<number> {
+  /** @returns the HTTP status (a success, or one of `fine`) and body @throws ObjectWriteError for any other */
+  private async send(o: KubernetesObject, method: string, path: string, body: string | undefined, contentType: string | undefined, fine: readonly number[] = []): Promise<{ status: number; text: string }> {
     const cluster = this.kc.getCurrentCluster();
     if (cluster === null) throw new Error('ObjectWriter: the kubeconfig has no current cluster');
     const url = new URL(path, cluster.server);
@@ -92,6 +100,6 @@ export class ObjectWriter {
       req.end(body);
     });
     if ((status < 200 || status >= 300) && !fine.includes(status)) throw new ObjectWriteError(o, status, text);
-    return status;
+    return { status, text };
   }
 }
