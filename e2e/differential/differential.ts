@@ -178,15 +178,16 @@ export class Differential {
   }
 }
 
-/**
- * Drops policies, then rules, then single criteria (a rule side's field, a rule field, a
- * policy's selector) while `compare` still finds at least one difference among `probes` (then
- * among those still differing). A candidate whose objects no longer translate (InputError) is
- * skipped. Returns the smallest scenario found and its differences, which hold as printed.
- */
 /** Errors that make a shrink candidate unusable: InputError (translation), ObjectWriteError (an API server's refusal). */
 const UNCOMPARABLE = new Set(['InputError', 'ObjectWriteError']);
 
+/**
+ * Drops policies, then rules, then single criteria (a rule side's field, a rule field, a
+ * policy's selector) while `compare` still finds at least one difference among `probes` (then
+ * among those still differing). A candidate that is UNCOMPARABLE (it no longer translates, or an
+ * API server refuses it) is skipped. Returns the smallest scenario found and its differences,
+ * which hold as printed.
+ */
 export async function shrinkScenario<D extends { readonly probe: KernelProbe }>(
   scenario: Scenario,
   probes: readonly KernelProbe[],
