@@ -80,9 +80,20 @@ export interface EndpointPort {
   readonly port: number;
 }
 
+/**
+ * A WorkloadEndpoint or a HostEndpoint: one shape, because every node of the graph but the
+ * policy resolver treats them alike (Felix's label index, ARC and named-port index key both).
+ */
 export interface ModelEndpoint {
-  /** `<namespace>/<name>`. */
+  /** `<namespace>/<name>` for a workload; {@link hostEndpointModelKey} for a host endpoint. */
   readonly key: string;
+  /**
+   * `host`: a HostEndpoint — no namespace (`''`), no namespace label, so only
+   * GlobalNetworkPolicies select it; `ipv4Nets`/`ipv6Nets` are its `expectedIPs` as host
+   * networks (what selector and named-port IP sets hold for it); `interfaceName` is its
+   * `spec.interfaceName` (`*`, a name, or `''`); `mac` is `''`.
+   */
+  readonly endpointType: 'workload' | 'host';
   readonly namespace: string;
   readonly name: string;
   readonly node: string;
@@ -135,6 +146,14 @@ export interface ModelEndpointSlice {
   readonly service: string;
   readonly addresses: readonly string[];
   readonly ports: readonly EndpointSlicePort[];
+}
+
+/**
+ * The graph key of a HostEndpoint: never a workload's `<namespace>/<name>` (no namespace
+ * starts with `:`), so both kinds share the label and named-port indexes.
+ */
+export function hostEndpointModelKey(name: string): string {
+  return `:hep/${name}`;
 }
 
 /** An update of the internal model: `value === null` deletes `key`. */

@@ -290,6 +290,7 @@ export class UpdateProcessor {
             key,
             value: {
               key,
+              endpointType: 'workload',
               namespace: ns,
               name: r.metadata.name,
               node: intern.string(r.spec.node ?? ''),

@@ -231,6 +231,47 @@ export interface WorkloadEndpoint {
   readonly qosControls?: QoSControls;
 }
 
+/** A HostEndpoint's identity: its object name (Felix `HostEndpointID.EndpointId`). */
+export interface HostEndpointId {
+  readonly name: string;
+}
+
+/**
+ * A host endpoint on this node (Felix proto `HostEndpoint`; reference
+ * host-endpoints-and-services §A.1–A.3). Every policy that selects it is filed into exactly
+ * the lists Felix's `tierInfoToProtoTierInfo` files it into:
+ * - `untrackedTiers`: doNotTrack policies (ingress and egress), tier default forced to Pass;
+ * - `preDnatTiers`: preDNAT policies (ingress lists only), tier default forced to Pass;
+ * - `forwardTiers` AND `tiers`: applyOnForward policies (neither of the above), tier default kept;
+ * - `tiers`: every other policy.
+ * A tier appears in a list only when that list's policies include one of it (either direction).
+ */
+export interface HostEndpoint {
+  /**
+   * `spec.interfaceName`: `*` (every host interface no other HostEndpoint claims), a Linux
+   * interface name, or `''` (the interface that holds one of the expected IPs).
+   */
+  readonly name: string;
+  /** `spec.expectedIPs` of IPv4, canonical addresses without a prefix length. */
+  readonly expectedIpv4Addrs: readonly string[];
+  /** `spec.expectedIPs` of IPv6, canonical addresses without a prefix length. */
+  readonly expectedIpv6Addrs: readonly string[];
+  /** Profiles in the endpoint's order (evaluated after the normal tiers only). */
+  readonly profileIds: readonly string[];
+  readonly tiers: readonly TierInfo[];
+  readonly untrackedTiers: readonly TierInfo[];
+  readonly preDnatTiers: readonly TierInfo[];
+  readonly forwardTiers: readonly TierInfo[];
+}
+
+/** `HostEndpoint.name` of the catch-all endpoint. */
+export const ALL_INTERFACES = '*';
+
+/** `<name>` of a host endpoint, for maps and logs. */
+export function hostEndpointIdKey(id: HostEndpointId): string {
+  return id.name;
+}
+
 // ---- messages -----------------------------------------------------------------------------
 
 export type IpSetType = 'hash:net' | 'hash:ip,port';
@@ -289,6 +330,18 @@ export interface WorkloadEndpointRemove {
   readonly id: WorkloadEndpointId;
 }
 
+/** A local host endpoint was added or changed: replaces everything about it. */
+export interface HostEndpointUpdate {
+  readonly type: 'HostEndpointUpdate';
+  readonly id: HostEndpointId;
+  readonly endpoint: HostEndpoint;
+}
+
+export interface HostEndpointRemove {
+  readonly type: 'HostEndpointRemove';
+  readonly id: HostEndpointId;
+}
+
 /** The datastore is in sync and everything it implies has been sent. */
 export interface InSync {
   readonly type: 'InSync';
@@ -304,6 +357,8 @@ export type DataplaneMessage =
   | ActiveProfileRemove
   | WorkloadEndpointUpdate
   | WorkloadEndpointRemove
+  | HostEndpointUpdate
+  | HostEndpointRemove
   | InSync;
 
 export type DataplaneMessageType = DataplaneMessage['type'];
