@@ -197,6 +197,7 @@ const EXPECTED = [
   { kind: 'Tier', plural: 'tiers', scope: 'Cluster', shortNames: undefined },
   { kind: 'Profile', plural: 'profiles', scope: 'Cluster', shortNames: ['pro'] },
   { kind: 'WorkloadEndpoint', plural: 'workloadendpoints', scope: 'Namespaced', shortNames: ['wep'] },
+  { kind: 'HostEndpoint', plural: 'hostendpoints', scope: 'Cluster', shortNames: ['hep', 'heps'] },
 ];
 
 describe('CRD files', () => {
@@ -253,6 +254,8 @@ describe('CRD files', () => {
       'Age=.metadata.creationTimestamp:date',
     ]);
     expect(columns('WorkloadEndpoint').slice(0, 2)).toEqual(['Node=.spec.node:string', 'Pod=.spec.pod:string']);
+    // Calico's columns for host endpoints.
+    expect(columns('HostEndpoint')).toEqual(['Node=.spec.node:string', 'Interface=.spec.interfaceName:string', 'Age=.metadata.creationTimestamp:date']);
   });
 
   it('let clients select policies by tier and endpoints by node', () => {

@@ -13,6 +13,9 @@ export type {
   ICMPFields,
   IPNAT,
   GlobalNetworkSet,
+  HostEndpoint,
+  HostEndpointPort,
+  HostEndpointSpec,
   NetworkPolicy,
   NetworkPolicySpec,
   NetworkSet,
@@ -38,7 +41,7 @@ export type {
   WorkloadEndpointPort,
   WorkloadEndpointSpec,
 } from './types.ts';
-export { ACTIONS, API_GROUP, API_VERSION, NAMESPACE_LABEL_PREFIX, NAMESPACE_PROFILE_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, SERVICE_ACCOUNT_LABEL_PREFIX, V3_KINDS } from './types.ts';
+export { ACTIONS, API_GROUP, API_VERSION, DECLARED_V3_KINDS, NAMESPACE_LABEL_PREFIX, NAMESPACE_PROFILE_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, SERVICE_ACCOUNT_LABEL_PREFIX, V3_KINDS } from './types.ts';
 
 export type { ParseResult } from './parse-result.ts';
 export { formatPort, isNumericPort, MAX_PORT, MIN_PORT, parsePort } from './port.ts';
@@ -65,6 +68,7 @@ export {
   isNetworkPolicyName,
   isReservedPolicyName,
   isValidEndpointPortName,
+  isValidInterfaceName,
   isValidLabelValue,
   KNP_NAME_PREFIX,
   NAMESPACE_LABEL,
@@ -98,7 +102,7 @@ export {
 } from './keys.ts';
 export type { UnsupportedReason } from './keys.ts';
 export { STAGED_ACTIONS, STAGED_KINDS, DELETE_WITH_SPEC, isPreviewedAction, isStagedKind, readStaged, type StagedKind, type StagedAction, type StagedPolicy } from './staged.ts';
-export type { K8sContainerPort, K8sEndpointSlice, K8sMetaObject, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sPeer, K8sPort, K8sPod, K8sService } from './kubernetes.ts';
+export type { K8sContainerPort, K8sEndpointSlice, K8sMetaObject, K8sNetworkPolicy, K8sNetworkPolicySpec, K8sNode, K8sPeer, K8sPort, K8sPod, K8sService } from './kubernetes.ts';
 export { SERVICE_NAME_LABEL } from './kubernetes.ts';
 export { apiVersionOf, kindRow, kindRowOf, KINDS, kindsWatchedBy, resourceName, resourceOf } from './kinds.ts';
 export type { KindResource, KindRow, KindWatcher, ResourceName } from './kinds.ts';

@@ -60,6 +60,8 @@ export const KINDS = [
   // optional: every API server Tessera supports serves discovery.k8s.io/v1.
   { ...CORE, kind: 'Service', plural: 'services', namespaced: true, watchers: ['simulate'] },
   { ...DISCOVERY, kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true, watchers: NODE_SIDE },
+  // Automatic host endpoints: one HostEndpoint per Node (controllers/auto-host-endpoint-controller.ts).
+  { ...CORE, kind: 'Node', plural: 'nodes', namespaced: false, watchers: ['controllers'] },
   { ...CALICO, kind: 'Tier', plural: 'tiers', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'GlobalNetworkPolicy', plural: 'globalnetworkpolicies', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
@@ -67,6 +69,9 @@ export const KINDS = [
   { ...CALICO, kind: 'WorkloadEndpoint', plural: 'workloadendpoints', namespaced: true, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'NetworkSet', plural: 'networksets', namespaced: true, crd: true, watchers: NODE_SIDE },
   { ...CALICO, kind: 'GlobalNetworkSet', plural: 'globalnetworksets', namespaced: false, crd: true, watchers: NODE_SIDE },
+  // Watched only by the controllers (automatic host endpoints) until the calc graph enforces
+  // host endpoints; until then every tool reports them NOT ENFORCED (unenforced-kinds.ts).
+  { ...CALICO, kind: 'HostEndpoint', plural: 'hostendpoints', namespaced: false, crd: true, watchers: ['controllers'] },
   // Calico 3.30's kinds: counted on side chains that never drop, never enforced. Optional, so
   // a cluster with older CRDs still gets its policy enforced.
   { ...CALICO, kind: 'StagedNetworkPolicy', plural: 'stagednetworkpolicies', namespaced: true, crd: true, optional: true, watchers: NODE_SIDE },

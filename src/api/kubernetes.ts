@@ -59,6 +59,12 @@ export interface K8sPod {
   status?: { phase?: string; podIP?: string; podIPs?: Array<{ ip: string }>; conditions?: Array<{ type?: string; status?: string }> };
 }
 
+/** The structural subset of a core/v1 Node that automatic host endpoints read. */
+export interface K8sNode {
+  metadata?: { name?: string; uid?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  status?: { addresses?: Array<{ type?: string; address?: string }> };
+}
+
 /** The metadata every Kubernetes object carries (Namespace, ServiceAccount, …). */
 export interface K8sMetaObject {
   metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };

@@ -127,3 +127,14 @@ export function isValidEndpointPortName(name: string): boolean {
     !name.includes('--')
   );
 }
+
+// validator.go interfaceRegex.
+const interfaceNameRegex = /^[a-zA-Z0-9_.-]{1,15}$/;
+
+/**
+ * A Linux interface name as Calico's validator admits it (`interface`: `interfaceRegex`): 1–15
+ * of alphanumerics, '_', '.' and '-'. It ends up in iptables-restore input.
+ */
+export function isValidInterfaceName(name: string): boolean {
+  return interfaceNameRegex.test(name);
+}

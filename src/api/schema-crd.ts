@@ -67,6 +67,15 @@ const PRESENTATION: Readonly<Record<keyof typeof KIND_SCHEMAS, Presentation>> = 
   },
   NetworkSet: { printerColumns: [AGE_COLUMN] },
   GlobalNetworkSet: { printerColumns: [AGE_COLUMN] },
+  // Calico's short names and columns.
+  HostEndpoint: {
+    shortNames: ['hep', 'heps'],
+    printerColumns: [
+      { name: 'Node', type: 'string', jsonPath: '.spec.node', description: 'Node whose interfaces the endpoint covers' },
+      { name: 'Interface', type: 'string', jsonPath: '.spec.interfaceName', description: 'Interface covered ("*": all of them)' },
+      AGE_COLUMN,
+    ],
+  },
 };
 
 /** The staged kinds and the enforced kind each one previews (StagedKubernetesNetworkPolicy has its own spec). */

@@ -13,7 +13,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { fieldPath } from './field-error.ts';
 import type { FieldErrorCollector } from './field-error.ts';
-import { KIND_SCHEMAS, WORKLOAD_ENDPOINT_SPEC } from './schema.ts';
+import { HOST_ENDPOINT_SPEC, KIND_SCHEMAS, WORKLOAD_ENDPOINT_SPEC } from './schema.ts';
 import { ENTITY_RULE, RULE } from './schema-rule.ts';
 import { describeType, isRecord } from './shape.ts';
 import type { V3Kind } from './types.ts';
@@ -79,3 +79,4 @@ export const SERVICE_ACCOUNTS_SHAPE = new ObjectShape(objectAt(ENTITY_RULE, 'ser
 export const SERVICES_SHAPE = new ObjectShape(objectAt(ENTITY_RULE, 'services'));
 export const IPNAT_SHAPE = new ObjectShape(objectAt(WORKLOAD_ENDPOINT_SPEC, 'ipNATs', { items: true }));
 export const ENDPOINT_PORT_SHAPE = new ObjectShape(objectAt(WORKLOAD_ENDPOINT_SPEC, 'ports', { items: true }));
+export const HOST_ENDPOINT_PORT_SHAPE = new ObjectShape(objectAt(HOST_ENDPOINT_SPEC, 'ports', { items: true }));

@@ -23,6 +23,8 @@ const PORT_NUMBER = '(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-
  * rejects a longer name.
  */
 const PORT_NAME = '([a-z0-9]+-)*[0-9]*[a-z][a-z0-9]*(-[a-z0-9]+)*';
+/** A whole value that is a named port (PORT_NAME): a host endpoint's `ports[].name`. */
+export const PORT_NAME_PATTERN = `^${PORT_NAME}$`;
 /**
  * numorstring.PortFromString: all digits → one port; `a:b` → a range; anything else must be a
  * named port (PORT_NAME). A named port therefore always has a letter, which is how "0" or

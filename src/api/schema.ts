@@ -16,7 +16,7 @@ import type { Static, TObject } from '@sinclair/typebox';
 import { Unsafe } from '@sinclair/typebox';
 import { arr, bool, cel, celRegex, int, intOrString, num, obj, opt, requiredInOrder, str, strEnum, stringMap } from './schema-node.ts';
 import type { CelRule } from './schema-node.ts';
-import { LABEL_PATTERN, NET_PATTERN, rules, selector } from './schema-rule.ts';
+import { LABEL_PATTERN, NET_PATTERN, PORT_NAME_PATTERN, rules, selector } from './schema-rule.ts';
 
 export type PolicyType = 'Ingress' | 'Egress';
 export const POLICY_TYPES: readonly PolicyType[] = ['Ingress', 'Egress'];
@@ -272,6 +272,81 @@ export const WORKLOAD_ENDPOINT_SPEC = obj('The endpoint.', {
   ),
 });
 
+// ----- hostendpoint.go ------------------------------------------------------------------------
+
+/**
+ * A host endpoint's named port (`EndpointPort`): every field required. Calico checks the name
+ * as a Kubernetes port name (`portName`) and the protocol with `SupportsPorts` (TCP, UDP, SCTP
+ * or their numbers); names may repeat (validator_test "name-clashing ports").
+ */
+const HOST_ENDPOINT_PORT = requiredInOrder(
+  obj(
+    'One named port of the host endpoint.',
+    {
+      name: str('Port name (a Kubernetes port name); policy rules refer to the port by it.', { maxLength: 15, pattern: PORT_NAME_PATTERN }),
+      protocol: intOrString('TCP, UDP or SCTP (or 6, 17, 132).', {
+        minimum: 1,
+        maximum: 255,
+        maxLength: 10,
+        pattern: ENDPOINT_PORT_PROTOCOL_PATTERN,
+      }),
+      port: int('The port number.', { minimum: 1, maximum: 65535 }),
+    },
+    cel({
+      rule: 'type(self.protocol) == string || self.protocol == 6 || self.protocol == 17 || self.protocol == 132',
+      message: 'protocol: a host endpoint port needs a protocol with ports (TCP, UDP, SCTP or 6, 17, 132)',
+      fieldPath: '.protocol',
+      reason: 'FieldValueInvalid',
+    }),
+  ),
+  ['name', 'port', 'protocol'],
+);
+
+/**
+ * HostEndpointSpec. `node` and one of `interfaceName`/`expectedIPs` are required by CEL rules
+ * (Calico's own, with its messages), not by `required`: Calico declares the fields `omitempty`.
+ * `expectedIPs` and `profiles` are sets, as in Calico's CRD: the apiserver rejects a repeat.
+ */
+export const HOST_ENDPOINT_SPEC = obj(
+  'The host endpoint.',
+  {
+    node: opt(str("The node whose interfaces this endpoint covers: only that node's agent enforces it. Required.", { maxLength: 253 })),
+    interfaceName: opt(
+      str(
+        '"*" for all of the host\'s traffic through any interface, the name of one interface (e.g. eth0), or empty to take the interface that has one of expectedIPs.',
+        { maxLength: 15, pattern: '^(\\*|[a-zA-Z0-9_.-]{1,15})?$' },
+      ),
+    ),
+    expectedIPs: opt(
+      arr(
+        "The host's IPv4/IPv6 addresses on this endpoint: policy rules that select the endpoint by label match them, and with no interfaceName they pick the interface.",
+        str(undefined, { maxLength: 64, pattern: IP_PATTERN }),
+        { 'x-kubernetes-list-type': 'set' },
+      ),
+    ),
+    profiles: opt(
+      arr('Profiles applied after all tiers, in this order; e.g. projectcalico-default-allow.', str(undefined, { maxLength: 253 }), {
+        'x-kubernetes-list-type': 'set',
+      }),
+    ),
+    ports: opt(arr("The endpoint's named ports, which policy rules can refer to by name.", HOST_ENDPOINT_PORT, { 'x-kubernetes-list-type': 'atomic' })),
+  },
+  cel(
+    {
+      rule: '(has(self.interfaceName) && size(self.interfaceName) > 0) || (has(self.expectedIPs) && size(self.expectedIPs) > 0)',
+      message: 'at least one of interfaceName or expectedIPs must be specified',
+      fieldPath: '.interfaceName',
+      reason: 'FieldValueRequired',
+    },
+    {
+      rule: 'has(self.node) && size(self.node) > 0',
+      message: 'node must be specified',
+      fieldPath: '.node',
+      reason: 'FieldValueRequired',
+    },
+  ),
+);
+
 // ----- networkset.go, globalnetworkset.go ------------------------------------------------------
 
 export const NETWORK_SET_SPEC = obj('The set.', {
@@ -423,6 +498,15 @@ export const KIND_SCHEMAS = {
     spec: NETWORK_SET_SPEC,
     specRequired: false,
   },
+  HostEndpoint: {
+    description:
+      "A host endpoint: one or all (\"*\") of a node's own interfaces, with labels that GlobalNetworkPolicies select (never a namespaced " +
+      "policy: it has no namespace), the host addresses rules match, profiles and named ports. Without a policy or profile, the host's " +
+      'traffic through it is denied, failsafe ports excepted.',
+    spec: HOST_ENDPOINT_SPEC,
+    // A HostEndpoint without a spec has no node, which Calico rejects.
+    specRequired: true,
+  },
 } as const satisfies Record<string, KindSchema>;
 
 export type NetworkPolicySpec = Static<typeof NETWORK_POLICY_SPEC>;
@@ -432,3 +516,5 @@ export type ProfileSpec = Static<typeof PROFILE_SPEC>;
 export type WorkloadEndpointSpec = Static<typeof WORKLOAD_ENDPOINT_SPEC>;
 export type WorkloadEndpointPort = Static<typeof ENDPOINT_PORT>;
 export type NetworkSetSpec = Static<typeof NETWORK_SET_SPEC>;
+export type HostEndpointSpec = Static<typeof HOST_ENDPOINT_SPEC>;
+export type HostEndpointPort = Static<typeof HOST_ENDPOINT_PORT>;

@@ -111,10 +111,10 @@ describe('resource envelope', () => {
     expect(validateResource({ ...shopFrontend, apiVersion: 'projectcalico.org/v1' })).toEqual([
       { path: 'apiVersion', message: 'must be projectcalico.org/v3, not "projectcalico.org/v1"' },
     ]);
-    expect(validateResource({ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint' })).toEqual([
+    expect(validateResource({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool' })).toEqual([
       {
         path: 'kind',
-        message: 'must be one of NetworkPolicy, GlobalNetworkPolicy, Tier, Profile, WorkloadEndpoint, NetworkSet, GlobalNetworkSet, not "HostEndpoint"',
+        message: 'must be one of NetworkPolicy, GlobalNetworkPolicy, Tier, Profile, WorkloadEndpoint, NetworkSet, GlobalNetworkSet, HostEndpoint, not "IPPool"',
       },
     ]);
     expect(validateResource([])).toEqual([{ path: '', message: 'must be an object, not a list' }]);
@@ -265,6 +265,42 @@ describe('GlobalNetworkPolicy flags', () => {
   it('requires the flags to be booleans', () => {
     expect(validateResource(gnp('p', { doNotTrack: 'yes' }))).toEqual([
       { path: 'spec.doNotTrack', message: 'must be true or false, not a string' },
+    ]);
+  });
+
+  it('reports each rule of reference §B on its own, with its message', () => {
+    // The Egress type alone (no egress rules) is enough.
+    expect(validateResource(gnp('p', { preDNAT: true, applyOnForward: true, types: ['Ingress', 'Egress'] }))).toEqual([
+      { path: 'spec.types', message: "preDNAT policy cannot have 'Egress' type" },
+    ]);
+    // Egress rules alone, with the type not stated: defaulting derives [Egress] from them, so both rules fire.
+    expect(validateResource(applyDefaults(gnp('p', { preDNAT: true, applyOnForward: true, egress: [{ action: 'Deny' }] }) as V3Resource))).toEqual([
+      { path: 'spec.egress', message: 'preDNAT policy cannot have any egress rules' },
+      { path: 'spec.types', message: "preDNAT policy cannot have 'Egress' type" },
+    ]);
+    expect(validateResource(gnp('u', { doNotTrack: true, ingress: [{ action: 'Allow' }] }))).toEqual([
+      { path: 'spec.applyOnForward', message: 'applyOnForward must be true if either preDNAT or doNotTrack is true' },
+    ]);
+    expect(validateResource(gnp('u', { doNotTrack: true, applyOnForward: false }))).toEqual([
+      { path: 'spec.applyOnForward', message: 'applyOnForward must be true if either preDNAT or doNotTrack is true' },
+    ]);
+    expect(validateResource(gnp('p', { preDNAT: true, doNotTrack: true, applyOnForward: true }))).toEqual([
+      { path: 'spec.preDNAT', message: 'preDNAT and doNotTrack cannot both be true' },
+    ]);
+  });
+
+  it('accepts what the rules leave open: an empty egress list with preDNAT, doNotTrack both ways, applyOnForward alone, false flags', () => {
+    expect(validateResource(gnp('p', { preDNAT: true, applyOnForward: true, types: ['Ingress'], egress: [] }))).toEqual([]);
+    expect(validateResource(gnp('u', { doNotTrack: true, applyOnForward: true, types: ['Ingress', 'Egress'], ingress: [{ action: 'Allow' }], egress: [{ action: 'Allow' }] }))).toEqual([]);
+    expect(validateResource(gnp('f', { applyOnForward: true, egress: [{ action: 'Deny' }] }))).toEqual([]);
+    expect(validateResource(gnp('n', { preDNAT: false, doNotTrack: false, applyOnForward: false, types: ['Egress'], egress: [{ action: 'Deny' }] }))).toEqual([]);
+  });
+
+  it('are GlobalNetworkPolicy fields only: a namespaced NetworkPolicy has none of them', () => {
+    expect(validateResource(np('p', { preDNAT: true, doNotTrack: true, applyOnForward: true }))).toEqual([
+      { path: 'spec.preDNAT', message: 'unknown field "preDNAT"' },
+      { path: 'spec.doNotTrack', message: 'unknown field "doNotTrack"' },
+      { path: 'spec.applyOnForward', message: 'unknown field "applyOnForward"' },
     ]);
   });
 });

@@ -22,6 +22,8 @@
  *   inside the endpoint's networks, interface name, MAC, container ID and named ports.
  * - NetworkSet / GlobalNetworkSet: no `projectcalico.org/namespace` label (names.ts
  *   `NAMESPACE_LABEL`: it would place the set's addresses in that namespace's rules).
+ * - HostEndpoint: node, interface, expected IPs, profiles and named ports
+ *   (host-endpoint-validation.ts).
  *
  * What each object may contain comes from the schema declaration (schema.ts): every object
  * node is checked against the fields it declares (schema-fields.ts), the limits are the CRDs'
@@ -46,12 +48,14 @@ import {
   isNetworkPolicyName,
   isReservedPolicyName,
   isValidEndpointPortName,
+  isValidInterfaceName,
   isValidLabelValue,
   KNP_NAME_PREFIX,
   NAMESPACE_LABEL,
   qualifiedNameProblems,
 } from './names.ts';
 import { parseProtocol, supportsPorts } from './protocol.ts';
+import { checkHostEndpointSpec } from './host-endpoint-validation.ts';
 import { checkQoSControls } from './qos-validation.ts';
 import { checkAnnotations, checkRuleList } from './rule-validation.ts';
 import type { RuleOwnerKind } from './rule-validation.ts';
@@ -70,7 +74,7 @@ import {
   isRecord,
 } from './shape.ts';
 import { DEFAULT_TIER_NAME, wellKnownTier } from './tiers.ts';
-import { API_VERSION, NAMESPACE_LABEL_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, SERVICE_ACCOUNT_LABEL_PREFIX, V3_KINDS } from './types.ts';
+import { API_VERSION, DECLARED_V3_KINDS, NAMESPACE_LABEL_PREFIX, NAMESPACED_KINDS, POLICY_TYPES, SERVICE_ACCOUNT_LABEL_PREFIX } from './types.ts';
 import type { Action, PolicyType, V3Kind } from './types.ts';
 
 export type { FieldError, Severity } from './field-error.ts';
@@ -96,8 +100,8 @@ export function validateResource(resource: unknown): FieldError[] {
     c.error('apiVersion', `must be ${API_VERSION}, not ${JSON.stringify(resource['apiVersion'] ?? null)}`);
   }
   const kind = resource['kind'];
-  if (typeof kind !== 'string' || !(V3_KINDS as readonly string[]).includes(kind)) {
-    c.error('kind', `must be one of ${V3_KINDS.join(', ')}, not ${JSON.stringify(kind ?? null)}`);
+  if (typeof kind !== 'string' || !(DECLARED_V3_KINDS as readonly string[]).includes(kind)) {
+    c.error('kind', `must be one of ${DECLARED_V3_KINDS.join(', ')}, not ${JSON.stringify(kind ?? null)}`);
     return c.findings;
   }
   const v3kind = kind as V3Kind;
@@ -129,6 +133,9 @@ export function validateResource(resource: unknown): FieldError[] {
     case 'NetworkSet':
     case 'GlobalNetworkSet':
       checkNetworkSetSpec(c, v3kind, spec);
+      break;
+    case 'HostEndpoint':
+      checkHostEndpointSpec(c, spec);
       break;
   }
   return c.findings;
@@ -443,8 +450,7 @@ function checkNetworkSetSpec(c: FieldErrorCollector, kind: 'NetworkSet' | 'Globa
   });
 }
 
-// validator.go: interfaceRegex, containerIDFmt.
-const interfaceNameRegex = /^[a-zA-Z0-9_.-]{1,15}$/;
+// validator.go: containerIDFmt.
 const containerIDRegex = /^[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
 // Go net.ParseMAC forms: 6, 8 or 20 octets, ':' or '-' separated, or dotted groups of 4.
 const macRegex =
@@ -497,7 +503,7 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   // `--workload-interface-naming none`): the agent then resolves the interface from the host
   // route to the endpoint's address (dataplane/endpoint-manager.ts).
   const iface = spec['interfaceName'];
-  if (!isAbsent(iface) && iface !== '' && expectString(c, 'spec.interfaceName', iface) && iface !== '*' && !interfaceNameRegex.test(iface)) {
+  if (!isAbsent(iface) && iface !== '' && expectString(c, 'spec.interfaceName', iface) && iface !== '*' && !isValidInterfaceName(iface)) {
     c.error('spec.interfaceName', `${JSON.stringify(iface)} is not a valid interface name (1-15 of alphanumerics, '_', '.' and '-')`);
   }
 

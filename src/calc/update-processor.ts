@@ -241,6 +241,9 @@ export class UpdateProcessor {
         return [{ kind: 'networkset', key: `${namespace || 'default'}/${name}`, value: null }];
       case 'GlobalNetworkSet':
         return [{ kind: 'networkset', key: name, value: null }];
+      case 'HostEndpoint':
+        // Not read yet: `isKind` (V3_KINDS) turns it away before this.
+        return [];
     }
   }
 
@@ -330,6 +333,9 @@ export class UpdateProcessor {
           },
         ];
       }
+      case 'HostEndpoint':
+        // Not read yet: `isKind` (V3_KINDS) turns it away before this.
+        return [];
     }
   }
 }

@@ -28,14 +28,16 @@ function names(workloadEndpoints?: boolean): { controllers: string[]; informers:
 }
 
 describe('buildControllers', () => {
-  it('runs the converter, both profile controllers and pod → WorkloadEndpoint by default', () => {
+  it('runs the converter, both profile controllers, pod → WorkloadEndpoint and (switched off: removing only) automatic host endpoints by default', () => {
     expect(names()).toEqual({
-      controllers: ['policy-converter', 'namespace-profiles', 'serviceaccount-profiles', 'workload-endpoints'],
+      controllers: ['policy-converter', 'namespace-profiles', 'serviceaccount-profiles', 'workload-endpoints', 'auto-host-endpoints'],
       informers: [
         '/namespaces',
+        '/nodes',
         '/pods',
         '/serviceaccounts',
         'networking.k8s.io/networkpolicies',
+        'projectcalico.org/hostendpoints',
         'projectcalico.org/networkpolicies',
         'projectcalico.org/profiles',
         'projectcalico.org/workloadendpoints',

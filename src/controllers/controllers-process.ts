@@ -2,8 +2,8 @@
  * Everything `tessera controllers` runs, as one function tests can call in-process:
  * informers (started at once, so a standby replica keeps warm caches and reports ready),
  * leader election, and — only while leading — the default tiers, the tier controller
- * (finalizer, default tiers re-created) and the four mirror controllers (policy converter,
- * namespace and service-account profiles, pod → WorkloadEndpoint). `signal` stops it all;
+ * (finalizer, default tiers re-created) and the five mirror controllers (policy converter,
+ * namespace and service-account profiles, pod → WorkloadEndpoint, automatic host endpoints). `signal` stops it all;
  * the promise resolves 'stopped' when everything has stopped, or 'lost' as soon as
  * leadership was lost: the controllers have been told to stop, but a write may still be in
  * flight, so the process must exit (non-zero) at once.
@@ -19,11 +19,13 @@ import { InformerFactory } from '../informers/informer-factory.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
 import type { ListerWatcher } from '../informers/lister-watcher.ts';
 import { kindRow } from '../api/kinds.ts';
+import { projectNode } from '../convert/node-projection.ts';
 import { projectPod } from '../convert/pod-projection.ts';
 import { realClock, sleep, type Clock } from '../runtime/clock.ts';
 import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry } from '../runtime/metrics.ts';
+import { newAutoHostEndpointController } from './auto-host-endpoint-controller.ts';
 import { LeaderElector } from './leader-election.ts';
 import type { MirrorController } from './mirror-controller.ts';
 import { ObjectWriter, type Writer } from './object-writer.ts';
@@ -54,6 +56,11 @@ export interface ControllersOptions {
    * @default 'none'
    */
   workloadInterfaceNaming?: WorkloadInterfaceNaming;
+  /**
+   * Automatic host endpoints (auto-host-endpoint-controller.ts): one `<node>-auto-hep` per Node
+   * when true; when false, the ones it made are removed. @default false
+   */
+  autoHostEndpoints?: boolean;
   /** Lease timing (client-go defaults 15 s / 10 s / 2 s). */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
@@ -88,30 +95,35 @@ export interface RunningControllers {
 }
 
 const PODS = kindRow('pods');
+const NODES = kindRow('nodes');
 
-/** The source of each resource: pods are projected to the fields the controllers read. */
+/** The source of each resource: pods and nodes are projected to the fields the controllers read. */
 export function controllersListerWatcher(kubeConfig: KubeConfig, resource: KubeResource): ListerWatcher<KubeObject> {
   const lw = new KubeListerWatcher<KubeObject>({ kubeConfig, resource });
-  return resource.group === PODS.group && resource.plural === PODS.plural ? new ProjectingListerWatcher(lw, projectPod) : lw;
+  if (resource.group === PODS.group && resource.plural === PODS.plural) return new ProjectingListerWatcher(lw, projectPod);
+  if (resource.group === NODES.group && resource.plural === NODES.plural) return new ProjectingListerWatcher(lw, projectNode);
+  return lw;
 }
 
 type Common = Parameters<typeof newNamespaceProfileController>[2];
 
 /**
  * The mirror controllers `tessera controllers` runs: the policy converter, namespace and
- * service-account profiles, and (unless turned off) pod → WorkloadEndpoint.
+ * service-account profiles, (unless turned off) pod → WorkloadEndpoint, and automatic host
+ * endpoints — always run: switched off, it removes the ones it made.
  */
 export function buildControllers(
   factory: InformerFactory,
   writer: Writer,
-  opts: Common & { workloadEndpoints?: boolean; workloadInterfaceNaming?: WorkloadInterfaceNaming; convert?: ConvertFunc } = {},
+  opts: Common & { workloadEndpoints?: boolean; workloadInterfaceNaming?: WorkloadInterfaceNaming; autoHostEndpoints?: boolean; convert?: ConvertFunc } = {},
 ): MirrorController<KubeObject, KubeObject>[] {
-  const { workloadEndpoints = true, workloadInterfaceNaming = 'none', convert, ...common } = opts;
+  const { workloadEndpoints = true, workloadInterfaceNaming = 'none', autoHostEndpoints = false, convert, ...common } = opts;
   return [
     newPolicyConverterController(factory, writer, common, convert),
     newNamespaceProfileController(factory, writer, common),
     newServiceAccountProfileController(factory, writer, common),
     ...(workloadEndpoints ? [newWorkloadEndpointController(factory, writer, common, { interfaceNaming: workloadInterfaceNaming })] : []),
+    newAutoHostEndpointController(factory, writer, common, { enabled: autoHostEndpoints }),
   ];
 }
 
@@ -142,6 +154,7 @@ export function startControllers(opts: ControllersOptions, signal: AbortSignal):
     ...common,
     workloadEndpoints,
     ...(opts.workloadInterfaceNaming === undefined ? {} : { workloadInterfaceNaming: opts.workloadInterfaceNaming }),
+    autoHostEndpoints: opts.autoHostEndpoints ?? false,
     ...(opts.convert ? { convert: opts.convert } : {}),
   });
   // Default tiers kept present, and Tiers kept while policies name them (tier-controller.ts).

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { InformerFactory } from '../informers/informer-factory.ts';
-import type { KubeResource } from '../informers/kube-lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
-import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
+import { scriptedListerWatchers } from '../../test/informers/scripted-lister-watcher.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './ownership.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
@@ -65,16 +64,7 @@ class RecordingWriter implements Writer {
 }
 
 async function setup(sources: KubeObject[], targets: KubeObject[]) {
-  const lws = new Map<string, ScriptedListerWatcher<KubeObject>>();
-  const lwFor = (r: KubeResource): ScriptedListerWatcher<KubeObject> => {
-    const key = `${r.group}/${r.plural}`;
-    let lw = lws.get(key);
-    if (lw === undefined) {
-      lw = new ScriptedListerWatcher<KubeObject>(key);
-      lws.set(key, lw);
-    }
-    return lw;
-  };
+  const lwFor = scriptedListerWatchers();
   const factory = new InformerFactory({ listerWatcherFor: lwFor });
   const writer = new RecordingWriter();
   const controller = newPolicyConverterController(factory, writer);

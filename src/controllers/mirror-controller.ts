@@ -31,7 +31,7 @@ import { DeletedFinalStateUnknown } from '../informers/deleted-final-state-unkno
 import { realClock, type Clock } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { Controller } from './controller.ts';
+import { Controller, type ReconcileResult } from './controller.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 
 /** Calico kube-controllers: ReconcilerPeriod default 5m. */
@@ -49,6 +49,18 @@ export interface MirrorControllerOptions<S extends KubeObject, T extends KubeObj
   desired(source: S, key: string, log: Logger): WrittenObject[] | Promise<WrittenObject[]>;
   /** Called when the source is gone (to forget per-source state). */
   forgetSource?(key: string): void;
+  /**
+   * Set by a controller that shares its targets' names with other writers (automatic host
+   * endpoints: a user may write `<node>-auto-hep` by hand). Then a cached target of a desired
+   * name that `sourceKeyOf` does not claim is left alone and passed to `leaveForeign`, and every
+   * write is conditional (optimistic concurrency): a missing target is created, never applied
+   * over an object that appeared since the cache looked; an existing one is applied carrying its
+   * cached resourceVersion; a delete carries its cached uid and resourceVersion as preconditions.
+   * An object replaced or taken over meanwhile is thus never overwritten or deleted: the write
+   * fails with a conflict and the key is retried, rate-limited, against the newer cache.
+   * Unset: targets of a desired name are converged whoever wrote them, unconditionally.
+   */
+  leaveForeign?(target: T, log: Logger): void;
   writer: Writer;
   workers?: number;
   sweepIntervalMs?: number;
@@ -149,31 +161,49 @@ export class MirrorController<S extends KubeObject, T extends KubeObject> {
     for (const k of this.opts.target.indexer.listIndexFuncValues(this.indexName)) q.add(k);
   }
 
-  private async reconcile(key: string, log: Logger): Promise<void> {
+  private async reconcile(key: string, log: Logger): Promise<ReconcileResult | void> {
     const source = this.opts.source.indexer.getByKey(key);
     let want: WrittenObject[] = [];
     if (source === undefined) this.opts.forgetSource?.(key);
     else want = await this.opts.desired(source, key, log);
 
+    const conditional = this.opts.leaveForeign !== undefined;
+    let requeue = false;
     const wanted = new Set<string>();
     for (const w of want) {
       const k = targetKey(w);
       wanted.add(k);
       const live = this.opts.target.indexer.getByKey(k) as (T & { spec?: unknown }) | undefined;
+      if (live !== undefined && conditional && this.opts.sourceKeyOf(live) === undefined) {
+        this.opts.leaveForeign?.(live, log);
+        continue;
+      }
       if (live !== undefined && converged(live, w)) continue;
-      await this.opts.writer.apply(w);
-      log.info({ kind: w.kind, namespace: w.metadata.namespace, name: w.metadata.name }, live === undefined ? 'created' : 'updated');
+      const subject = { kind: w.kind, namespace: w.metadata.namespace, name: w.metadata.name };
+      if (!conditional) await this.opts.writer.apply(w);
+      else if (live === undefined) {
+        if (!(await this.opts.writer.createIfAbsent(w))) {
+          // Written by someone since the cache looked: judged again once the cache has it.
+          log.info(subject, 'exists but is not cached yet; retrying');
+          requeue = true;
+          continue;
+        }
+      } else {
+        const resourceVersion = live.metadata?.resourceVersion;
+        await this.opts.writer.apply({ ...w, metadata: { ...w.metadata, ...(resourceVersion === undefined ? {} : { resourceVersion }) } });
+      }
+      log.info(subject, live === undefined ? 'created' : 'updated');
     }
     for (const have of this.opts.target.indexer.byIndex(this.indexName, key)) {
       const k = targetKey(have);
       if (wanted.has(k)) continue;
       const name = have.metadata?.name ?? '';
       const namespace = have.metadata?.namespace;
-      await this.opts.writer.delete({
-        ...this.opts.targetType,
-        metadata: { name, ...(namespace === undefined ? {} : { namespace }) },
-      });
+      const ref = { ...this.opts.targetType, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } };
+      if (conditional) await this.opts.writer.delete(ref, { uid: have.metadata?.uid, resourceVersion: have.metadata?.resourceVersion });
+      else await this.opts.writer.delete(ref);
       log.info({ kind: this.opts.targetType.kind, namespace, name }, 'deleted');
     }
+    return requeue ? { requeue: true } : undefined;
   }
 }

@@ -57,11 +57,18 @@ export function httpStatus(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
+/** What a conditional delete requires of the stored object (`DeleteOptions.preconditions`). */
+export interface DeletePreconditions {
+  uid?: string;
+  resourceVersion?: string;
+}
+
 /** What the controllers need from a writer (ObjectWriter; fakes in tests and figures). */
 export interface Writer {
   apply(obj: WrittenObject): Promise<unknown>;
   createIfAbsent(obj: WrittenObject): Promise<boolean>;
-  delete(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): Promise<boolean>;
+  /** With `preconditions`, the API server refuses (409) to delete an object whose uid or resourceVersion differ. */
+  delete(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }, preconditions?: DeletePreconditions): Promise<boolean>;
   warningEvent(subject: EventSubject, reason: string, message: string): Promise<void>;
   idle(): Promise<void>;
 }
@@ -104,11 +111,12 @@ export class ObjectWriter implements Writer {
     }
   }
 
-  /** Deletes the object; true when it existed. */
-  async delete(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): Promise<boolean> {
+  /** Deletes the object; true when it existed. A failed precondition is a 409 ApiException. */
+  async delete(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }, preconditions?: DeletePreconditions): Promise<boolean> {
     const ref: KubernetesObject = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }) } };
+    const body = preconditions === undefined ? undefined : { preconditions };
     try {
-      await this.write(() => this.objects.delete(ref));
+      await this.write(() => this.objects.delete(ref, undefined, undefined, undefined, undefined, undefined, body));
       return true;
     } catch (err) {
       if (httpStatus(err) === 404) return false;

@@ -6,9 +6,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { InformerFactory } from '../informers/informer-factory.ts';
-import type { KubeResource } from '../informers/kube-lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
-import { ScriptedListerWatcher } from '../../test/informers/scripted-lister-watcher.ts';
+import { scriptedListerWatchers } from '../../test/informers/scripted-lister-watcher.ts';
 import type { Writer, WrittenObject } from './object-writer.ts';
 import { newServiceAccountProfileController } from './profile-controllers.ts';
 import { UpdateProcessor, type InvalidResource } from '../calc/update-processor.ts';
@@ -38,16 +37,7 @@ class RecordingWriter implements Writer {
 describe('ServiceAccount profile controller', () => {
   it('a 70-character ServiceAccount name: writes ksa.<ns>.<sa> with pcsa.projectcalico.org/name, and the agent accepts it', async () => {
     const name = `sa-${'l'.repeat(67)}`;
-    const lws = new Map<string, ScriptedListerWatcher<KubeObject>>();
-    const lwFor = (r: KubeResource): ScriptedListerWatcher<KubeObject> => {
-      const key = `${r.group}/${r.plural}`;
-      let lw = lws.get(key);
-      if (lw === undefined) {
-        lw = new ScriptedListerWatcher<KubeObject>(key);
-        lws.set(key, lw);
-      }
-      return lw;
-    };
+    const lwFor = scriptedListerWatchers();
     const factory = new InformerFactory({ listerWatcherFor: lwFor });
     const writer = new RecordingWriter();
     const controller = newServiceAccountProfileController(factory, writer);

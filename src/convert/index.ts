@@ -1,7 +1,7 @@
 /**
  * The Kubernetes → projectcalico.org/v3 conversion, as a library (libcalico's
  * `k8s/conversion`): NetworkPolicy → `knp.default.<name>`, Namespace / ServiceAccount →
- * Profile, Pod → WorkloadEndpoint. Pure functions of their input; the controllers (which
+ * Profile, Pod → WorkloadEndpoint, Node → its automatic HostEndpoint. Pure functions of their input; the controllers (which
  * write the results) and the simulator, the calc graph and the CLI (which read them) all call
  * this one copy, and the controllers and the simulator find each source's builder in one
  * table (conversions.ts). Re-exports only.
@@ -27,6 +27,17 @@ export {
 } from './workload-endpoint-builder.ts';
 export type { WorkloadEndpointBuildOptions, WorkloadInterfaceNaming } from './workload-endpoint-builder.ts';
 export { projectPod } from './pod-projection.ts';
+export { projectNode } from './node-projection.ts';
+export {
+  autoHostEndpointExpectedIPs,
+  autoHostEndpointName,
+  autoHostEndpointNode,
+  CREATED_BY_LABEL,
+  CREATED_BY_VALUE,
+  DEFAULT_ALLOW_PROFILE,
+  isAutoHostEndpoint,
+  nodeToAutoHostEndpoint,
+} from './auto-host-endpoint-builder.ts';
 export { CONVERSIONS, networkPolicyConversion } from './conversions.ts';
 export { defaultTiers } from './default-tiers.ts';
 export type { Conversion, ConvertOptions, Converted, TargetRef } from './conversions.ts';

@@ -128,3 +128,20 @@ export class ScriptedListerWatcher<T extends KubeObject> implements ListerWatche
     return new Promise((resolve) => this.watchWaiters.push(resolve));
   }
 }
+
+/**
+ * One ScriptedListerWatcher per resource, made on first use: `lwFor` is an InformerFactory's
+ * `listerWatcherFor`, and the test calls it again to script that resource's lists and watches.
+ */
+export function scriptedListerWatchers(): (r: { readonly group: string; readonly version?: string; readonly plural: string }) => ScriptedListerWatcher<KubeObject> {
+  const lws = new Map<string, ScriptedListerWatcher<KubeObject>>();
+  return (r) => {
+    const key = `${r.group}/${r.plural}`;
+    let lw = lws.get(key);
+    if (lw === undefined) {
+      lw = new ScriptedListerWatcher<KubeObject>(key);
+      lws.set(key, lw);
+    }
+    return lw;
+  };
+}
