@@ -49,6 +49,12 @@ import { UpdateProcessor } from './update-processor.ts';
 import type { AnyUpdate, SyncStatus, Update } from '../syncer/update.ts';
 
 
+/** `10.0.0.1/32` → `10.0.0.1`: a host endpoint's expected IPs travel as addresses (Felix proto). */
+function hostAddress(net: string): string {
+  const slash = net.indexOf('/');
+  return slash < 0 ? net : net.slice(0, slash);
+}
+
 export interface CalcGraphOptions {
   /** This node's name; endpoints whose `spec.node` equals it are local. */
   readonly nodeName: string;
@@ -140,7 +146,21 @@ export class CalcGraph {
           tiers,
           ...(ep.qosControls === undefined ? {} : { qosControls: ep.qosControls }),
         }),
-      onEndpointRemove: (ep) => seq.onEndpointRemove(ep.key, { namespace: ep.namespace, name: ep.name }),
+      onHostEndpointTiers: (ep, t) =>
+        seq.onHostEndpointUpdate(ep.key, { name: ep.name }, {
+          name: ep.interfaceName,
+          expectedIpv4Addrs: ep.ipv4Nets.map(hostAddress),
+          expectedIpv6Addrs: ep.ipv6Nets.map(hostAddress),
+          profileIds: ep.profileIds,
+          tiers: t.tiers,
+          untrackedTiers: t.untrackedTiers,
+          preDnatTiers: t.preDnatTiers,
+          forwardTiers: t.forwardTiers,
+        }),
+      onEndpointRemove: (ep) => {
+        if (ep.endpointType === 'host') seq.onHostEndpointRemove(ep.key, { name: ep.name });
+        else seq.onEndpointRemove(ep.key, { namespace: ep.namespace, name: ep.name });
+      },
     });
     this.#arc = new ActiveRulesCalculator({ scanner: this.#scanner, matchListener: this.#resolver });
     this.#localFilter = new LocalEndpointFilter({
@@ -171,6 +191,7 @@ export class CalcGraph {
     });
     d.register('networkset', (u) => this.#memberIndex.onNetworkSetUpdate(u.key, u.value));
     d.register('endpointslice', (u) => this.#serviceIndex.onEndpointSliceUpdate(u.key, u.value));
+    for (const m of this.#processor.builtIns()) d.dispatch(m);
   }
 
   /** Projectcalico.org/v3 updates, and `discovery.k8s.io/v1` EndpointSlices; anything else is dropped as invalid. */

@@ -9,18 +9,27 @@
  * - `flush()` emits: IP set adds, IP set deltas, policy updates, profile updates, endpoint
  *   updates, endpoint removes, profile removes, policy removes, IP set removes — so a set
  *   exists before a policy uses it and outlives its last user;
+ * - workload and host endpoints share the endpoint stage (their keys never collide:
+ *   model.ts `hostEndpointModelKey`), so a host endpoint's policies and profiles precede it
+ *   and outlive it exactly as a workload's do;
  * - a set added and removed between flushes emits nothing; members changed before a set's
  *   first flush go into its `IPSetUpdate`; a member added and removed between flushes
  *   cancels out; a remove is emitted only for something the dataplane has been sent.
  */
 import type {
   DataplaneMessage,
+  HostEndpoint,
+  HostEndpointId,
+  HostEndpointRemove,
+  HostEndpointUpdate,
   IpSetType,
   Policy,
   PolicyId,
   Profile,
   WorkloadEndpoint,
   WorkloadEndpointId,
+  WorkloadEndpointRemove,
+  WorkloadEndpointUpdate,
 } from '../proto/index.ts';
 
 interface PendingDelta {
@@ -43,8 +52,8 @@ export class EventSequencer {
   readonly #profileRemoves = new Set<string>();
 
   readonly #sentEndpoints = new Set<string>();
-  readonly #endpointUpdates = new Map<string, { id: WorkloadEndpointId; endpoint: WorkloadEndpoint }>();
-  readonly #endpointRemoves = new Map<string, WorkloadEndpointId>();
+  readonly #endpointUpdates = new Map<string, WorkloadEndpointUpdate | HostEndpointUpdate>();
+  readonly #endpointRemoves = new Map<string, WorkloadEndpointRemove | HostEndpointRemove>();
 
   // ---- IP sets ------------------------------------------------------------------------------
 
@@ -111,12 +120,22 @@ export class EventSequencer {
 
   onEndpointUpdate(key: string, id: WorkloadEndpointId, endpoint: WorkloadEndpoint): void {
     this.#endpointRemoves.delete(key);
-    this.#endpointUpdates.set(key, { id, endpoint });
+    this.#endpointUpdates.set(key, { type: 'WorkloadEndpointUpdate', id, endpoint });
   }
 
   onEndpointRemove(key: string, id: WorkloadEndpointId): void {
     this.#endpointUpdates.delete(key);
-    if (this.#sentEndpoints.has(key)) this.#endpointRemoves.set(key, id);
+    if (this.#sentEndpoints.has(key)) this.#endpointRemoves.set(key, { type: 'WorkloadEndpointRemove', id });
+  }
+
+  onHostEndpointUpdate(key: string, id: HostEndpointId, endpoint: HostEndpoint): void {
+    this.#endpointRemoves.delete(key);
+    this.#endpointUpdates.set(key, { type: 'HostEndpointUpdate', id, endpoint });
+  }
+
+  onHostEndpointRemove(key: string, id: HostEndpointId): void {
+    this.#endpointUpdates.delete(key);
+    if (this.#sentEndpoints.has(key)) this.#endpointRemoves.set(key, { type: 'HostEndpointRemove', id });
   }
 
   /** Number of pending items (for tests and back-pressure decisions). */
@@ -153,12 +172,12 @@ export class EventSequencer {
       out.push({ type: 'ActiveProfileUpdate', id: { name }, profile });
       this.#sentProfiles.add(name);
     }
-    for (const [key, { id, endpoint }] of this.#endpointUpdates) {
-      out.push({ type: 'WorkloadEndpointUpdate', id, endpoint });
+    for (const [key, msg] of this.#endpointUpdates) {
+      out.push(msg);
       this.#sentEndpoints.add(key);
     }
-    for (const [key, id] of this.#endpointRemoves) {
-      out.push({ type: 'WorkloadEndpointRemove', id });
+    for (const [key, msg] of this.#endpointRemoves) {
+      out.push(msg);
       this.#sentEndpoints.delete(key);
     }
     for (const name of this.#profileRemoves) {

@@ -8,16 +8,20 @@
  * - any change marks the affected endpoints dirty; sorting happens lazily, once per dirty
  *   endpoint per `flush()` (the lesson of Felix's start-of-day re-sort bug, §5.1);
  * - a tier's change dirties the endpoints of every policy in it; a policy's change dirties
- *   the endpoints it matches.
+ *   the endpoints it matches;
+ * - a host endpoint gets Felix's four tier lists (policy-sorter.ts `sortHostEndpointTiers`), a
+ *   workload endpoint the normal list only.
  */
 import type { TierInfo } from '../proto/index.ts';
 import { SetMap } from '../runtime/set-map.ts';
 import type { PolicyMatchListener } from './active-rules-calculator.ts';
 import type { ModelEndpoint, ModelPolicy, ModelTier } from './model.ts';
-import { sortEndpointTiers } from './policy-sorter.ts';
+import { sortEndpointTiers, sortHostEndpointTiers, type HostEndpointTiers } from './policy-sorter.ts';
 
 export interface EndpointTiersListener {
   onEndpointTiers(endpoint: ModelEndpoint, tiers: TierInfo[]): void;
+  onHostEndpointTiers(endpoint: ModelEndpoint, tiers: HostEndpointTiers): void;
+  /** A workload or host endpoint left this node. */
   onEndpointRemove(endpoint: ModelEndpoint): void;
 }
 
@@ -62,7 +66,8 @@ export class PolicyResolver implements PolicyMatchListener {
       old.governsIngress !== policy.governsIngress ||
       old.governsEgress !== policy.governsEgress ||
       old.untracked !== policy.untracked ||
-      old.preDnat !== policy.preDnat
+      old.preDnat !== policy.preDnat ||
+      old.applyOnForward !== policy.applyOnForward
     ) {
       this.#dirtyPolicy(key);
     }
@@ -96,7 +101,8 @@ export class PolicyResolver implements PolicyMatchListener {
         const p = this.#policies.get(pk);
         if (p !== undefined) policies.push(p);
       }
-      this.#out.onEndpointTiers(ep, sortEndpointTiers(policies, this.#tiers));
+      if (ep.endpointType === 'host') this.#out.onHostEndpointTiers(ep, sortHostEndpointTiers(policies, this.#tiers));
+      else this.#out.onEndpointTiers(ep, sortEndpointTiers(policies, this.#tiers));
     }
     this.#dirty.clear();
   }

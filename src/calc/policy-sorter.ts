@@ -13,7 +13,7 @@
  *   names would put it first (`k` < `m`).
  * - Untracked (doNotTrack) and pre-DNAT policies stay active but are left out of workload
  *   endpoint tiers: Felix's event sequencer files them under separate untracked / pre-DNAT
- *   tiers, which only host endpoints use (`tierInfoToProtoTierInfo`).
+ *   tiers, which only host endpoints use (`tierInfoToProtoTierInfo`, `sortHostEndpointTiers`).
  * - A tier appears only if at least one of its policies matches the endpoint; it carries
  *   separate ingress and egress lists (`GovernsIngress` / `GovernsEgress`), either of which
  *   may be empty.
@@ -79,28 +79,71 @@ export function compareTiers(a: { name: string; tier: ModelTier | undefined }, b
   return cmpString(a.name, b.name);
 }
 
-/** The ordered tiers for one endpoint, given the policies that match it. */
+/** The ordered tiers for one workload endpoint, given the policies that match it. */
 export function sortEndpointTiers(policies: Iterable<ModelPolicy>, tiers: ReadonlyMap<string, ModelTier>): TierInfo[] {
+  return tierInfos(policies, tiers, (p) => !p.untracked && !p.preDnat, NORMAL);
+}
+
+/** A host endpoint's four tier lists (proto `HostEndpoint`). */
+export interface HostEndpointTiers {
+  readonly tiers: TierInfo[];
+  readonly untrackedTiers: TierInfo[];
+  readonly preDnatTiers: TierInfo[];
+  readonly forwardTiers: TierInfo[];
+}
+
+/**
+ * The tier lists of one host endpoint, as Felix's `tierInfoToProtoTierInfo` files them
+ * (reference host-endpoints-and-services §A.3): doNotTrack policies only in `untrackedTiers`
+ * and preDNAT ones only in `preDnatTiers` (ingress lists only), both with the tier's default
+ * forced to Pass so the normal tiers still decide what they do not; applyOnForward policies in
+ * `forwardTiers` and `tiers`, both keeping the tier's default; every other policy in `tiers`.
+ */
+export function sortHostEndpointTiers(policies: Iterable<ModelPolicy>, tiers: ReadonlyMap<string, ModelTier>): HostEndpointTiers {
+  const list = [...policies];
+  return {
+    tiers: tierInfos(list, tiers, (p) => !p.untracked && !p.preDnat, NORMAL),
+    untrackedTiers: tierInfos(list, tiers, (p) => p.untracked, { forcePass: true, egress: true }),
+    preDnatTiers: tierInfos(list, tiers, (p) => !p.untracked && p.preDnat, { forcePass: true, egress: false }),
+    forwardTiers: tierInfos(list, tiers, (p) => !p.untracked && !p.preDnat && p.applyOnForward, NORMAL),
+  };
+}
+
+interface TierListOptions {
+  /** The tier's default becomes Pass (untracked and preDNAT lists). */
+  readonly forcePass: boolean;
+  /** Egress lists are filled (not for preDNAT, which is ingress only). */
+  readonly egress: boolean;
+}
+
+const NORMAL: TierListOptions = { forcePass: false, egress: true };
+
+/**
+ * The ordered tiers holding the policies `include` admits. A tier is listed only when it holds
+ * at least one of them in a list this kind of tier fills (either direction, enforced or staged).
+ */
+function tierInfos(policies: Iterable<ModelPolicy>, tiers: ReadonlyMap<string, ModelTier>, include: (p: ModelPolicy) => boolean, opts: TierListOptions): TierInfo[] {
   const byTier = new Map<string, ModelPolicy[]>();
   for (const p of policies) {
-    if (p.untracked || p.preDnat) continue;
+    if (!include(p) || !(p.governsIngress || (opts.egress && p.governsEgress))) continue;
     let list = byTier.get(p.id.tier);
     if (list === undefined) byTier.set(p.id.tier, (list = []));
     list.push(p);
   }
   const names = [...byTier.keys()].map((name) => ({ name, tier: tiers.get(name) }));
   names.sort(compareTiers);
+  const egressOf = (ps: readonly ModelPolicy[]): PolicyId[] => (opts.egress ? ps.filter((p) => p.governsEgress).map((p) => p.id) : []);
   return names.map(({ name, tier }) => {
     const all = (byTier.get(name) ?? []).sort(comparePolicies);
     const list = all.filter((p) => !isStagedPolicy(p.id));
     const info: TierInfo = {
       name,
-      defaultAction: tier?.defaultAction ?? 'Deny',
+      defaultAction: opts.forcePass ? 'Pass' : (tier?.defaultAction ?? 'Deny'),
       ingressPolicies: list.filter((p) => p.governsIngress).map((p) => p.id),
-      egressPolicies: list.filter((p) => p.governsEgress).map((p) => p.id),
+      egressPolicies: egressOf(list),
     };
     if (list.length === all.length) return info;
     const staged = all.filter((p) => isStagedPolicy(p.id));
-    return { ...info, stagedIngressPolicies: staged.filter((p) => p.governsIngress).map((p) => p.id), stagedEgressPolicies: staged.filter((p) => p.governsEgress).map((p) => p.id) };
+    return { ...info, stagedIngressPolicies: staged.filter((p) => p.governsIngress).map((p) => p.id), stagedEgressPolicies: egressOf(staged) };
   });
 }

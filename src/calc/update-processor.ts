@@ -39,7 +39,7 @@ import {
   type Rule as V3Rule,
   type V3Kind,
   type V3Resource,
-  V3_KINDS,
+  DECLARED_V3_KINDS,
   isStagedKind,
   readStaged,
   type StagedKind,
@@ -50,7 +50,7 @@ import { parseSelector, prefixLabels, type Selector } from '../selector/index.ts
 import { flat } from '../runtime/flat-string.ts';
 import { failClosedPolicy, failClosedProfile, type PolicySelectorFields } from './fail-closed.ts';
 import { Interner } from './interner.ts';
-import type { ModelEntity, ModelPolicy, ModelRule, ModelUpdate, EndpointPort } from './model.ts';
+import { hostEndpointModelKey, type EndpointPort, type ModelEndpoint, type ModelEntity, type ModelPolicy, type ModelRule, type ModelUpdate } from './model.ts';
 import type { K8sNetworkPolicy } from '../api/index.ts';
 import { updateApiVersion, type AnyUpdate, type Update } from '../syncer/update.ts';
 import type { K8sEndpointSlice } from '../api/index.ts';
@@ -65,6 +65,13 @@ export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
  * stamps on the endpoint itself, over the pod's, proves the account.
  */
 export const SERVICE_ACCOUNT_LABEL = 'projectcalico.org/serviceaccount';
+
+/**
+ * Calico's built-in profile (`libcalico-go/lib/resources/static.go`): allow everything both
+ * ways. The datastore backends synthesise it on every get, list and watch, never storing it;
+ * automatic host endpoints name it so that a node with no policy stays open (reference §C).
+ */
+export const DEFAULT_ALLOW_PROFILE = 'projectcalico-default-allow';
 
 /** Why an object was dropped or replaced; passed to `onInvalid`. */
 export interface InvalidResource {
@@ -129,7 +136,22 @@ export class UpdateProcessor {
     return this.#setPolicy(rk, policy);
   }
 
+  /** The objects that exist without a datastore object: {@link DEFAULT_ALLOW_PROFILE}. */
+  builtIns(): ModelUpdate[] {
+    const allowAll = convertRule({ action: 'Allow' }, undefined);
+    return [{ kind: 'profile', key: DEFAULT_ALLOW_PROFILE, value: { name: DEFAULT_ALLOW_PROFILE, labels: {}, inboundRules: [allowAll], outboundRules: [allowAll] } }];
+  }
+
   process(update: Update | AnyUpdate): ModelUpdate[] {
+    if ((update.op === 'delete' ? update.kind : (update.resource as { kind?: unknown } | null)?.kind) === 'Profile') {
+      const name = update.op === 'delete' ? update.name : (update.resource as { metadata?: { name?: unknown } }).metadata?.name;
+      if (name === DEFAULT_ALLOW_PROFILE) {
+        // A stored object cannot replace or delete the built-in one (Calico's backends never
+        // read one either: they answer with the static profile).
+        this.#onInvalid({ kind: 'Profile', name, reason: `${DEFAULT_ALLOW_PROFILE} is Calico's built-in allow-all profile: a stored Profile of that name is ignored, the built-in one stays` });
+        return [];
+      }
+    }
     if (update.op === 'delete' ? update.kind === ENDPOINT_SLICE_KIND : (update.resource as { kind?: unknown } | null)?.kind === ENDPOINT_SLICE_KIND) {
       if (updateApiVersion(update) === ENDPOINT_SLICE_API_VERSION) return this.#endpointSlice(update);
     }
@@ -242,8 +264,7 @@ export class UpdateProcessor {
       case 'GlobalNetworkSet':
         return [{ kind: 'networkset', key: name, value: null }];
       case 'HostEndpoint':
-        // Not read yet: `isKind` (V3_KINDS) turns it away before this.
-        return [];
+        return [{ kind: 'endpoint', key: hostEndpointModelKey(name), value: null }];
     }
   }
 
@@ -333,9 +354,10 @@ export class UpdateProcessor {
           },
         ];
       }
-      case 'HostEndpoint':
-        // Not read yet: `isKind` (V3_KINDS) turns it away before this.
-        return [];
+      case 'HostEndpoint': {
+        const value = hostEndpointModel(this.#intern, r);
+        return [{ kind: 'endpoint', key: value.key, value }];
+      }
     }
   }
 }
@@ -412,7 +434,7 @@ function endpointPorts(intern: Interner, raw: readonly { name?: string; protocol
  * The input is never mutated either way.
  */
 function defaulted(r: V3Resource): V3Resource {
-  if (r.kind === 'Profile' || r.kind === 'GlobalNetworkSet') return r;
+  if (r.kind === 'Profile' || r.kind === 'GlobalNetworkSet' || r.kind === 'HostEndpoint') return r;
   if (r.kind === 'WorkloadEndpoint' || r.kind === 'NetworkSet') {
     const ns = r.metadata?.namespace;
     return ns === undefined || ns === '' ? { ...r, metadata: { ...r.metadata, namespace: 'default' } } : r;
@@ -427,8 +449,55 @@ function normaliseNet(net: string): string {
   return CANONICAL_V4_HOST.test(net) ? net : normaliseCidr(net);
 }
 
+/** What {@link hostEndpointModel} reads of a HostEndpoint (validated). */
+interface HostEndpointFields {
+  readonly metadata: { readonly name: string; readonly labels?: Record<string, string> };
+  readonly spec: {
+    readonly node?: string;
+    readonly interfaceName?: string;
+    readonly expectedIPs?: readonly string[];
+    readonly profiles?: readonly string[];
+    readonly ports?: readonly { name?: string; protocol?: unknown; port: number }[];
+  };
+}
+
+/**
+ * A HostEndpoint as the graph holds it (libcalico-go `hostendpointprocessor.go`): its own labels
+ * as they are (no namespace label: only GlobalNetworkPolicies select it), its expectedIPs as
+ * host networks split by family (what selector and named-port sets hold for it), its profiles
+ * and named ports.
+ */
+function hostEndpointModel(intern: Interner, r: HostEndpointFields): ModelEndpoint {
+  const ipv4Nets: string[] = [];
+  const ipv6Nets: string[] = [];
+  for (const ip of r.spec.expectedIPs ?? []) {
+    const n = normaliseCidr(ip);
+    const list = n.includes(':') ? ipv6Nets : ipv4Nets;
+    if (!list.includes(n)) list.push(n);
+  }
+  const name = r.metadata.name;
+  return {
+    key: hostEndpointModelKey(name),
+    endpointType: 'host',
+    namespace: '',
+    name,
+    node: intern.string(r.spec.node ?? ''),
+    labels: { ...(r.metadata.labels ?? {}) },
+    profileIds: intern.strings(r.spec.profiles ?? []),
+    ipv4Nets,
+    ipv6Nets,
+    ports: endpointPorts(intern, r.spec.ports ?? []),
+    interfaceName: r.spec.interfaceName ?? '',
+    mac: '',
+  };
+}
+
+/**
+ * Every declared kind, HostEndpoint included: whether the agent and the tools read a kind is
+ * decided where they list it (api/kinds.ts watchers, api/unenforced-kinds.ts), not here.
+ */
 function isKind(kind: string): kind is V3Kind {
-  return (V3_KINDS as readonly string[]).includes(kind);
+  return (DECLARED_V3_KINDS as readonly string[]).includes(kind);
 }
 
 function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' }>): ModelPolicy {

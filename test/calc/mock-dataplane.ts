@@ -11,11 +11,13 @@ import {
   policyIdKey,
   workloadEndpointIdKey,
   type DataplaneMessage,
+  type HostEndpoint,
   type IpSetType,
   type Policy,
   type PolicyId,
   type Profile,
   type Rule,
+  type TierInfo,
   type WorkloadEndpoint,
 } from '../../src/proto/index.ts';
 
@@ -37,6 +39,16 @@ function ruleSetIds(r: Rule): string[] {
   ];
 }
 
+/** Every policy a tier list names, enforced or staged. */
+function tierPolicies(tiers: readonly TierInfo[]): PolicyId[] {
+  return tiers.flatMap((t) => [...t.ingressPolicies, ...t.egressPolicies, ...(t.stagedIngressPolicies ?? []), ...(t.stagedEgressPolicies ?? [])]);
+}
+
+/** Every tier list of a workload or host endpoint. */
+function endpointTierLists(ep: WorkloadEndpoint | HostEndpoint): readonly TierInfo[] {
+  return 'untrackedTiers' in ep ? [...ep.tiers, ...ep.untrackedTiers, ...ep.preDnatTiers, ...ep.forwardTiers] : ep.tiers;
+}
+
 function rulesSetIds(p: { inboundRules: readonly Rule[]; outboundRules: readonly Rule[] }): Set<string> {
   return new Set([...p.inboundRules, ...p.outboundRules].flatMap(ruleSetIds));
 }
@@ -46,6 +58,8 @@ export class MockDataplane {
   readonly policies = new Map<string, { id: PolicyId; policy: Policy }>();
   readonly profiles = new Map<string, Profile>();
   readonly endpoints = new Map<string, WorkloadEndpoint>();
+  /** Host endpoints by name. */
+  readonly hostEndpoints = new Map<string, HostEndpoint>();
   /** Set by the harness when it tells the graph `in-sync`. */
   graphInSync = false;
   receivedInSync = false;
@@ -95,12 +109,8 @@ export class MockDataplane {
       case 'ActivePolicyRemove': {
         const key = policyIdKey(m.id);
         if (!this.policies.delete(key)) throw new ContractViolation(`remove of unknown policy ${key}`);
-        for (const [ek, ep] of this.endpoints) {
-          for (const t of ep.tiers) {
-            if ([...t.ingressPolicies, ...t.egressPolicies, ...(t.stagedIngressPolicies ?? []), ...(t.stagedEgressPolicies ?? [])].some((p) => policyIdKey(p) === key)) {
-              throw new ContractViolation(`policy ${key} removed while endpoint ${ek} uses it`);
-            }
-          }
+        for (const [ek, ep] of [...this.endpoints, ...this.hostEndpoints]) {
+          if (tierPolicies(endpointTierLists(ep)).some((p) => policyIdKey(p) === key)) throw new ContractViolation(`policy ${key} removed while endpoint ${ek} uses it`);
         }
         return;
       }
@@ -112,7 +122,7 @@ export class MockDataplane {
         return;
       case 'ActiveProfileRemove':
         if (!this.profiles.delete(m.id.name)) throw new ContractViolation(`remove of unknown profile ${m.id.name}`);
-        for (const [ek, ep] of this.endpoints) {
+        for (const [ek, ep] of [...this.endpoints, ...this.hostEndpoints]) {
           if (ep.profileIds.includes(m.id.name)) throw new ContractViolation(`profile ${m.id.name} removed while endpoint ${ek} uses it`);
         }
         return;
@@ -134,6 +144,20 @@ export class MockDataplane {
         if (!this.endpoints.delete(key)) throw new ContractViolation(`remove of unknown endpoint ${key}`);
         return;
       }
+      case 'HostEndpointUpdate': {
+        const key = m.id.name;
+        for (const p of tierPolicies(endpointTierLists(m.endpoint))) {
+          if (!this.policies.has(policyIdKey(p))) throw new ContractViolation(`host endpoint ${key} references unknown policy ${policyIdKey(p)}`);
+        }
+        for (const p of m.endpoint.profileIds) {
+          if (!this.profiles.has(p)) throw new ContractViolation(`host endpoint ${key} references unknown profile ${p}`);
+        }
+        this.hostEndpoints.set(key, m.endpoint);
+        return;
+      }
+      case 'HostEndpointRemove':
+        if (!this.hostEndpoints.delete(m.id.name)) throw new ContractViolation(`remove of unknown host endpoint ${m.id.name}`);
+        return;
       case 'InSync':
         if (!this.graphInSync) throw new ContractViolation('InSync before the graph was in sync');
         this.receivedInSync = true;
