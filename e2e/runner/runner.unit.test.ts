@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { mismatchTable } from './mismatch-table.ts';
 import { caliInterfaceName, randomVethName } from './network.ts';
-import { loadScenarioFiles, parseScenarioFile, ScenarioFileError, stepsOf } from './scenario.ts';
+import { loadScenarioFiles, parseScenarioFile, ScenarioFileError, scenarioNodes, stepsOf } from './scenario.ts';
 
 const minimal = (over: object = {}) =>
   JSON.stringify({
@@ -69,6 +69,34 @@ describe('dual-stack pods and IPv6 probes (runner only)', () => {
     expect(() => parseScenarioFile('f.json', minimal({ pods: [{ ...pods[0], ip6: '10.0.0.9' }, pods[1]], probes: [] }))).toThrow(/ip6 "10.0.0.9" is not IPv6/);
     expect(() => parseScenarioFile('f.json', minimal({ pods, probes: [v6('x/a', 'x/c')] }))).toThrow(/ipVersion 6 needs ip6 on both pods \(x\/a → x\/c\)/);
     expect(() => parseScenarioFile('f.json', minimal({ pods, probes: [{ ...v6('x/a', 'x/b'), ipVersion: 5 }] }))).toThrow(/ipVersion must be 4 or 6/);
+  });
+});
+
+describe('nodes as probe endpoints (Hosts as endpoints)', () => {
+  const nodes = [
+    { name: 'n1', labels: { role: 'worker' }, ip: '10.0.255.1', hostPorts: [{ port: 22, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }] },
+    { name: 'n3', ip: '10.0.255.3', ip6: 'fd00:ff::3', hostPorts: [{ port: 8443 }] },
+  ];
+
+  it('accept nodes, a listed node hosting pods, and probes from and to nodes', () => {
+    const probes = [
+      { from: 'n1', to: 'x/b', port: 80, expected: true },
+      { from: 'x/a', to: 'n1', port: 53, protocol: 'UDP', expected: true },
+      { from: 'n3', to: 'n1', port: 22, protocol: 'TCP', expected: true },
+    ];
+    const f = parseScenarioFile('f.json', minimal({ nodes, probes }));
+    expect(f.scenarios[0]?.nodes?.map((n) => n.name)).toEqual(['n1', 'n3']);
+    expect(scenarioNodes(f.scenarios[0]!)).toEqual(['n1', 'n3', 'n2']);
+  });
+
+  it('reject bad nodes and node probes, naming the file, scenario and field', () => {
+    expect(() => parseScenarioFile('f.json', minimal({ nodes: [nodes[0], { ...nodes[1], name: 'n1' }] }))).toThrow(/^f\.json: scenarios\[0\] "s": nodes\[1\]\.name: "n1" is also nodes\[0\]/);
+    expect(() => parseScenarioFile('f.json', minimal({ nodes: [{ ...nodes[0], ip: '10.0.0.2' }] }))).toThrow(/nodes\[0\]\.ip: 10\.0\.0\.2 is also the address of a pod/);
+    expect(() => parseScenarioFile('f.json', minimal({ nodes: [{ ...nodes[0], hostPorts: [{ port: 22, protocol: 'ICMP' }] }] }))).toThrow(/nodes\[0\]\.hostPorts\[0\]\.protocol: "ICMP" is not TCP, UDP or SCTP/);
+    expect(() => parseScenarioFile('f.json', minimal({ nodes, probes: [{ from: 'x/a', to: 'n2', port: 22, expected: true }] }))).toThrow(/step 0 probes\[0\]: to "n2" names no node of the scenario's nodes/);
+    expect(() => parseScenarioFile('f.json', minimal({ nodes, probes: [{ from: 'x/a', to: 'n1', port: 53, protocol: 'TCP', expected: true }] }))).toThrow(/node n1 does not serve 53\/TCP/);
+    expect(() => parseScenarioFile('f.json', minimal({ nodes, probes: [{ from: 'n1', to: 'x/zz', port: 80, expected: true }] }))).toThrow(/from\/to must name pods of the scenario, or nodes/);
+    expect(() => parseScenarioFile('f.json', minimal({ nodes, probes: [{ from: 'n1', to: 'n3', port: 8443, ipVersion: 6, expected: true }] }))).toThrow(/from node n1 has no IPv6 address/);
   });
 });
 

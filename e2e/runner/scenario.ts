@@ -7,10 +7,18 @@
  * IPv6 address). They are not part of the shared file format — no scenario file uses them and
  * `tessera simulate` does not read them; e2e/agent/dual-stack.agent.test.ts builds its scenario
  * in code.
+ *
+ * `nodes` ("Hosts as endpoints" in the shared README; src/simulate/scenario-nodes.ts holds the
+ * type and the checks `tessera simulate` shares): nodes with an address of their own, which
+ * probes name without a `/` (`"from": "node-1"`). A listed node may also be a pod's `node`.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { join } from 'node:path';
+
+import { isNodeEndpoint, nodeProblems, nodesByName, probeNodeProblem, type ScenarioNode } from '../../src/simulate/scenario-nodes.ts';
+
+export { isNodeEndpoint, nodeAddress, servesHostPort, type ScenarioHostPort, type ScenarioNode } from '../../src/simulate/scenario-nodes.ts';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
@@ -33,11 +41,13 @@ export interface ScenarioPod {
 }
 
 export interface Probe {
+  /** `ns/pod`, or a node's name (no `/`). */
   readonly from: string;
+  /** `ns/pod`, or a node's name (no `/`). */
   readonly to: string;
   readonly port: number;
   readonly protocol?: Protocol;
-  /** Probe the target's IPv6 address (both pods must have `ip6`). @default 4 */
+  /** Probe the target's IPv6 address (both ends must have one: a pod's `ip6`, a node's). @default 4 */
   readonly ipVersion?: 4 | 6;
   readonly expected: boolean;
 }
@@ -71,6 +81,8 @@ export interface Scenario {
   readonly description?: string;
   readonly tags?: readonly string[];
   readonly namespaces: ReadonlyArray<{ readonly name: string; readonly labels?: Record<string, string> }>;
+  /** Nodes with an address of their own and the ports they serve (probe endpoints). */
+  readonly nodes?: readonly ScenarioNode[];
   readonly pods: readonly ScenarioPod[];
   readonly policies?: readonly ManifestObject[];
   readonly probes?: readonly Probe[];
@@ -94,6 +106,11 @@ export function stepsOf(s: Scenario): Step[] {
 
 export function podKey(p: { namespace: string; name: string }): string {
   return `${p.namespace}/${p.name}`;
+}
+
+/** Every node a scenario names: its `nodes`, then its pods' nodes (first appearance order). */
+export function scenarioNodes(s: Pick<Scenario, 'nodes' | 'pods'>): string[] {
+  return [...new Set([...(s.nodes ?? []).map((n) => n.name), ...s.pods.map((p) => p.node)])];
 }
 
 function check(cond: unknown, where: string, msg: string): asserts cond {
@@ -124,14 +141,25 @@ export function parseScenarioFile(path: string, text: string): ScenarioFile {
       check(p.ip6 === undefined || isIPv6(p.ip6), `${where}.pods[${j}]`, `ip6 ${JSON.stringify(p.ip6)} is not IPv6`);
       check(typeof p.node === 'string' && p.node !== '', `${where}.pods[${j}]`, 'node is required');
     }
+    const [nodeProblem] = nodeProblems(s.nodes, s.pods.flatMap((p) => (p.ip6 === undefined ? [p.ip] : [p.ip, p.ip6])));
+    check(nodeProblem === undefined, where, nodeProblem ?? '');
+    const nodes = nodesByName(s.nodes);
     for (const [k, step] of stepsOf(s).entries()) {
       for (const [j, pr] of step.probes.entries()) {
         const w = `${where} step ${k} probes[${j}]`;
-        check(pods.has(pr.from) && pods.has(pr.to), w, `from/to must name pods of the scenario (${pr.from} → ${pr.to})`);
+        check(typeof pr.from === 'string' && typeof pr.to === 'string', w, 'from and to must be "ns/pod" or a node\'s name');
+        const podEnds = [pr.from, pr.to].filter((e) => !isNodeEndpoint(e));
+        check(
+          podEnds.every((e) => pods.has(e)),
+          w,
+          `from/to must name pods of the scenario, or nodes (${pr.from} → ${pr.to})`,
+        );
         check(Number.isInteger(pr.port), w, 'port must be a number');
         check(typeof pr.expected === 'boolean', w, 'expected must be true or false');
         check(pr.ipVersion === undefined || pr.ipVersion === 4 || pr.ipVersion === 6, w, 'ipVersion must be 4 or 6');
-        check(pr.ipVersion !== 6 || (dualStack.has(pr.from) && dualStack.has(pr.to)), w, `ipVersion 6 needs ip6 on both pods (${pr.from} → ${pr.to})`);
+        check(pr.ipVersion !== 6 || podEnds.every((e) => dualStack.has(e)), w, `ipVersion 6 needs ip6 on ${podEnds.length === 2 ? 'both pods' : `pod ${podEnds[0]}`} (${pr.from} → ${pr.to})`);
+        const problem = probeNodeProblem(pr, nodes);
+        check(problem === undefined, w, problem ?? '');
       }
     }
   }

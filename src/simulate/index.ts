@@ -18,6 +18,8 @@ export { loadFromCluster, loadFromFiles, loadFromListers, SIMULATED_KINDS } from
 export type { KindSource } from './load-objects.ts';
 export { applyStep, initialState, parseScenarioFile, ScenarioFormatError, stateObjects } from './scenario-file.ts';
 export type { Scenario, ScenarioFile, ScenarioProbe, ScenarioState, ScenarioStep } from './scenario-file.ts';
+export { isNodeEndpoint, nodeAddress, nodeProblems, nodesByName, probeNodeProblem, servesHostPort } from './scenario-nodes.ts';
+export type { HostPortProtocol, NodeProbeFields, ScenarioHostPort, ScenarioNode } from './scenario-nodes.ts';
 export { commitStaged, describeStagedDiff, previewedStaged, stagedDiff } from './staged.ts';
 export type { StagedChange, StagedDiff } from './staged.ts';
 export { isStagedKind, readStaged, STAGED_KINDS } from '../api/staged.ts';

@@ -11,6 +11,10 @@
  * probe's optional `ipVersion` (4 or 6, default 4) is checked here (6 needs `ip6` on both
  * pods) and is the address family the probe is meant for.
  *
+ * Nodes (optional `nodes`, "Hosts as endpoints"; scenario-nodes.ts): validated here, and a probe
+ * endpoint without `/` names one. A probe's `ipVersion` 6 then needs an IPv6 address on every
+ * pod endpoint (`ip6`) and node endpoint (`ip` or `ip6`).
+ *
  * `steps` (optional, per scenario; the extension defined in e2e/scenarios/README.md): applied
  * in order on top of step 0 (the top-level policies and probes). Inside one step:
  * `namespaceLabels`, `podLabels` (full replacement maps), `policies` (upsert by
@@ -18,6 +22,7 @@
  */
 import { isIPv6 } from 'node:net';
 import type { V3Resource } from '../api/index.ts';
+import { isNodeEndpoint, nodeProblems, nodesByName, probeNodeProblem, type ScenarioNode } from './scenario-nodes.ts';
 import { classifyObjects, type ClusterObjects, type K8sNamespace, type K8sServiceAccount } from './cluster-objects.ts';
 import { withServiceEndpoints } from './endpoint-slices.ts';
 import type { ProbeProtocol } from './verdict-engine.ts';
@@ -58,6 +63,8 @@ export interface Scenario {
   readonly name: string;
   readonly description?: string;
   readonly namespaces: ReadonlyArray<{ name: string; labels?: Record<string, string> }>;
+  /** Nodes with an address of their own, probe endpoints ("Hosts as endpoints"). */
+  readonly nodes?: readonly ScenarioNode[];
   readonly pods: readonly ScenarioPod[];
   readonly policies: readonly unknown[];
   readonly probes: readonly ScenarioProbe[];
@@ -96,10 +103,14 @@ export function parseScenarioFile(text: string, file: string): ScenarioFile {
     for (const [j, p] of (s.pods ?? []).entries()) {
       if (p.ip6 !== undefined && !isIPv6(p.ip6)) throw new ScenarioFormatError(`${where}: pods[${j}]: ip6 ${JSON.stringify(p.ip6)} is not an IPv6 address`);
     }
+    const podAddresses = (s.pods ?? []).flatMap((p) => [p.ip, p.ip6].filter((a): a is string => typeof a === 'string'));
+    const [nodeProblem] = nodeProblems(s.nodes, podAddresses);
+    if (nodeProblem !== undefined) throw new ScenarioFormatError(`${where}: ${nodeProblem}`);
+    const nodes = nodesByName(s.nodes);
     const dualStack = new Set((s.pods ?? []).filter((p) => p.ip6 !== undefined).map((p) => `${p.namespace}/${p.name}`));
-    for (const [j, p] of (s.probes ?? []).entries()) checkProbe(p, `${where}: probes[${j}]`, dualStack);
+    for (const [j, p] of (s.probes ?? []).entries()) checkProbe(p, `${where}: probes[${j}]`, dualStack, nodes);
     for (const [k, step] of (s.steps ?? []).entries()) {
-      for (const [j, p] of (step.probes ?? []).entries()) checkProbe(p, `${where}: steps[${k}].probes[${j}]`, dualStack);
+      for (const [j, p] of (step.probes ?? []).entries()) checkProbe(p, `${where}: steps[${k}].probes[${j}]`, dualStack, nodes);
     }
   });
   return {
@@ -108,15 +119,18 @@ export function parseScenarioFile(text: string, file: string): ScenarioFile {
   };
 }
 
-function checkProbe(p: Partial<ScenarioProbe>, where: string, dualStack: ReadonlySet<string>): void {
-  if (typeof p.from !== 'string' || typeof p.to !== 'string') throw new ScenarioFormatError(`${where}: from and to must be "ns/pod"`);
+function checkProbe(p: Partial<ScenarioProbe>, where: string, dualStack: ReadonlySet<string>, nodes: ReadonlyMap<string, ScenarioNode>): void {
+  if (typeof p.from !== 'string' || typeof p.to !== 'string') throw new ScenarioFormatError(`${where}: from and to must be "ns/pod" or a node's name`);
   if (typeof p.port !== 'number' || !Number.isInteger(p.port) || p.port < 1 || p.port > 65535) throw new ScenarioFormatError(`${where}: port must be 1–65535`);
   if (p.protocol !== 'TCP' && p.protocol !== 'UDP' && p.protocol !== 'SCTP') throw new ScenarioFormatError(`${where}: protocol must be TCP, UDP or SCTP`);
   if (typeof p.expected !== 'boolean') throw new ScenarioFormatError(`${where}: expected must be true or false`);
   if (p.ipVersion !== undefined && p.ipVersion !== 4 && p.ipVersion !== 6) throw new ScenarioFormatError(`${where}: ipVersion must be 4 or 6`);
-  if (p.ipVersion === 6 && !(dualStack.has(p.from) && dualStack.has(p.to))) {
-    throw new ScenarioFormatError(`${where}: ipVersion 6 needs ip6 on both pods (${p.from} → ${p.to})`);
+  const pods = [p.from, p.to].filter((e) => !isNodeEndpoint(e));
+  if (p.ipVersion === 6 && !pods.every((e) => dualStack.has(e))) {
+    throw new ScenarioFormatError(`${where}: ipVersion 6 needs ip6 on ${pods.length === 2 ? 'both pods' : `pod ${pods[0]}`} (${p.from} → ${p.to})`);
   }
+  const nodeProblem = probeNodeProblem(p as ScenarioProbe, nodes);
+  if (nodeProblem !== undefined) throw new ScenarioFormatError(`${where}: ${nodeProblem}`);
 }
 
 function podObject(p: ScenarioPod): K8sPod {
