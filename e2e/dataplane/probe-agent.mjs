@@ -4,7 +4,9 @@
 // and UDP port (echoes) on IPv4, and also on IPv6 when a second argument '{"ipv6":true}' is
 // given (separate IPv6-only sockets, so the IPv4 ones behave exactly as without it), and runs
 // probes to IPv4 or IPv6 hosts on request:
-// stdin lines {"id","protocol":"TCP"|"UDP","host","port","timeoutMs"} → stdout {"id","ok"}.
+// stdin lines {"id","protocol":"TCP"|"UDP","host","port","timeoutMs"[,"source"]} → stdout {"id","ok"};
+// with "source" the probe's socket is bound to that local address first (a node probes from its
+// scenario address, not whichever one the kernel would pick).
 // It exits when stdin ends — except with '{"serve":true}' in the second argument: then it only
 // serves, and exits on SIGTERM or SIGINT. That is a real pod's main process (the probe-server
 // image, images/probe.Containerfile), where PID 1 would otherwise ignore SIGTERM; the e2e
@@ -17,9 +19,9 @@ const ports = JSON.parse(process.argv[2] ?? '[]');
 const { ipv6 = false, serve = false } = JSON.parse(process.argv[3] ?? '{}');
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
-function probeTcp({ host, port, timeoutMs }) {
+function probeTcp({ host, port, timeoutMs, source }) {
   return new Promise((resolve) => {
-    const s = net.connect({ host, port });
+    const s = net.connect({ host, port, ...(source === undefined ? {} : { localAddress: source }) });
     let data = '';
     const done = (ok) => {
       clearTimeout(t);
@@ -35,7 +37,7 @@ function probeTcp({ host, port, timeoutMs }) {
   });
 }
 
-function probeUdp({ host, port, timeoutMs }) {
+function probeUdp({ host, port, timeoutMs, source }) {
   return new Promise((resolve) => {
     const s = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
     const token = Math.random().toString(36).slice(2);
@@ -47,14 +49,17 @@ function probeUdp({ host, port, timeoutMs }) {
     const t = setTimeout(() => done(false), timeoutMs);
     s.on('message', (m) => m.toString() === token && done(true));
     s.on('error', () => done(false));
-    s.send(token, port, host);
+    if (source === undefined) s.send(token, port, host);
+    else s.bind({ address: source, port: 0 }, () => s.send(token, port, host));
   });
 }
 
 const binds = ipv6 ? ['0.0.0.0', '::'] : ['0.0.0.0'];
 let pending = ports.length * binds.length;
-const started = () => --pending === 0 && out({ ready: true });
-if (pending === 0) out({ ready: true });
+// `source: true` announces that probes honour "source" (a runner refuses an older agent that
+// would silently probe from the kernel's choice of address).
+const started = () => --pending === 0 && out({ ready: true, source: true });
+if (pending === 0) out({ ready: true, source: true });
 for (const { port, protocol } of ports) {
   for (const address of binds) {
     const v6 = address === '::';

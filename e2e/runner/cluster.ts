@@ -33,10 +33,11 @@ import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil, wait
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { freePort } from '../controlplane/free-port.ts';
 import { ClusterNetwork, type HostVethNaming } from './network.ts';
+import { scenarioNodeAddresses } from './node-addresses.ts';
 import { PodServer } from './pod-server.ts';
 import { REPO_ROOT, TesseraProcess } from './processes.ts';
 import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
-import { podKey, type ScenarioPod } from './scenario.ts';
+import { podKey, type ScenarioNode, type ScenarioPod } from './scenario.ts';
 
 const run = promisify(execFile);
 
@@ -65,6 +66,11 @@ export interface ClusterOptions {
   /** Nodes with a global IPv6 address (their agents detect and program IPv6). @default [] */
   readonly dualStackNodes?: readonly string[];
   readonly log?: (line: string) => void;
+}
+
+/** The labels `registerNode` gives a Node, as a kubelet would (and `stopNode` restores). */
+function registeredNodeLabels(name: string): Record<string, string> {
+  return { 'kubernetes.io/hostname': name };
 }
 
 export class E2eCluster implements ScenarioCluster {
@@ -236,7 +242,7 @@ export class E2eCluster implements ScenarioCluster {
    */
   private async registerNode(name: string): Promise<void> {
     try {
-      await this.admin.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+      await this.admin.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name, labels: registeredNodeLabels(name) } } });
       this.registeredNodes.add(name);
     } catch (e) {
       if ((e as { code?: number }).code !== 409) throw e;
@@ -311,6 +317,49 @@ export class E2eCluster implements ScenarioCluster {
       throw e;
     }
     return server;
+  }
+
+  /**
+   * A scenario node as an endpoint (`ScenarioCluster.startNode`): the Node object gets the
+   * scenario's labels and its addresses as InternalIPs (what a kubelet reports, and what an
+   * automatic HostEndpoint takes its expectedIPs from); the node namespace gets the addresses
+   * (network.ts) and a probe agent serving the hostPorts (SCTP ones are not served: the runner
+   * skips SCTP probes) and probing from those addresses.
+   */
+  async startNode(n: ScenarioNode): Promise<PodProber> {
+    const addrs = scenarioNodeAddresses(n);
+    await this.setNodeObject(n.name, n.labels ?? {}, [addrs.ipv4, addrs.ipv6].filter((a): a is string => a !== undefined));
+    this.network.setNodeAddresses(n.name, addrs);
+    const ports = (n.hostPorts ?? []).filter((h) => (h.protocol ?? 'TCP') !== 'SCTP').map((h) => ({ port: h.port, protocol: (h.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
+    try {
+      return await PodServer.startInNode(n.name, this.network.nodeNs(n.name), ports, addrs);
+    } catch (e) {
+      this.network.clearNodeAddresses(n.name);
+      throw e;
+    }
+  }
+
+  /** Undoes `startNode`: the addresses go, the Node object is as `registerNode` made it. */
+  async stopNode(n: ScenarioNode): Promise<void> {
+    this.network.clearNodeAddresses(n.name);
+    await this.setNodeObject(n.name, registeredNodeLabels(n.name), []);
+  }
+
+  /** Scenario node names are the Node objects' names here. */
+  clusterNodeName(node: string): string {
+    return node;
+  }
+
+  /** Sets Node `name`'s labels to exactly `labels` and its status addresses to these InternalIPs. */
+  private async setNodeObject(name: string, labels: Record<string, string>, internalIPs: readonly string[]): Promise<void> {
+    const core = this.admin.makeApiClient(CoreV1Api);
+    const node = await core.readNode({ name });
+    node.metadata = { ...node.metadata, labels: { ...labels } };
+    await core.replaceNode({ name, body: node });
+    await core.patchNodeStatus(
+      { name, body: { status: { addresses: internalIPs.map((address) => ({ type: 'InternalIP', address })) } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 
   /** Deletes the Pod object (no kubelet: at once) and the pod's network namespace. */

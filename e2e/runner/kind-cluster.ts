@@ -13,6 +13,15 @@
  * inside the source pod through one `kubectl exec -i` session per pod (pod-server.ts), which
  * does not cross the pod network, so no policy can cut the runner off from its probes.
  *
+ * Scenario `nodes` ("Hosts as endpoints", `startNode`): the scenario node's address is added to
+ * its kind node's `eth0` (the interface the nodes reach each other on) and routed from every
+ * other node via that node's InternalIP, as pods' addresses are; its hostPorts are served by a
+ * hostNetwork pod on that node (`tessera-e2e-host-<node>` in `default`, the probe-server image,
+ * so in the node's host network namespace), and probes from the node run in that pod, each
+ * socket bound to the scenario address. The scenario's node labels are set on top of the kind
+ * node's own (which a real node keeps) and the originals restored after the scenario. The Node's
+ * status addresses stay kubelet's: it owns them and would overwrite a patch.
+ *
  * Scenario node names (`node-1`, `node-2`, …) map in sorted order onto the workers (sorted),
  * then the control plane; pods tolerate every taint. "Every agent has applied the change" is
  * each agent pod's own `tessera_agent_sent_generation` = `tessera_agent_applied_generation`,
@@ -24,14 +33,24 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 
 import { PollAbort, pollUntil } from '../controlplane/index.ts';
 import { KIND_KUBECONFIG, KIND_KUBECTL, onNode, TESSERA_VERSION } from '../kind/kind-tools.ts';
-import { PodServer } from './pod-server.ts';
+import { PodServer, type ProbeSources } from './pod-server.ts';
 import { metricValue, type PodProber, type ScenarioCluster } from './scenario-cluster.ts';
-import { podKey, type ScenarioPod } from './scenario.ts';
+import { scenarioNodeAddresses, type NodeAddresses } from './node-addresses.ts';
+import { podKey, type ScenarioNode, type ScenarioPod } from './scenario.ts';
 
 export const PINNED_ADDRESSES_ANNOTATION = 'cni.projectcalico.org/ipAddrs';
 const TESSERA_NAMESPACE = 'tessera-system';
 const AGENT_SELECTOR = 'app.kubernetes.io/name=tessera-agent';
 const PROBE_AGENT = '/probe/probe-agent.mjs';
+/** Where the hostNetwork pods serving scenario nodes' hostPorts run. */
+const HOST_POD_NAMESPACE = 'default';
+/** The interface kind nodes reach each other on: scenario node addresses go there. */
+const NODE_INTERFACE = 'eth0';
+
+/** The hostNetwork pod that serves a kind node's scenario hostPorts and probes from it. */
+export function hostPodName(kindNode: string): string {
+  return `tessera-e2e-host-${kindNode}`;
+}
 
 export interface KindClusterOptions {
   /** @default what `make kind-up` writes ($HOME/.cache/tessera/kind/tessera.kubeconfig) */
@@ -45,7 +64,7 @@ export interface KindClusterOptions {
   readonly log?: (line: string) => void;
 }
 
-interface KindNode {
+export interface KindNode {
   readonly name: string;
   readonly ipv4: string | undefined;
   readonly ipv6: string | undefined;
@@ -71,6 +90,49 @@ function podState(pod: V1Pod): string {
   return [`phase ${s?.phase ?? 'unknown'}`, ...conditions, ...containers].join('; ');
 }
 
+/** A hostNetwork pod on `node` from the probe-server image, serving `ports` in the node's host network. */
+export function hostPodManifest(name: string, node: string, image: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, ipv6: boolean): V1Pod {
+  return {
+    metadata: { name, namespace: HOST_POD_NAMESPACE, labels: { 'app.kubernetes.io/name': 'tessera-e2e-host' } },
+    spec: {
+      nodeName: node,
+      hostNetwork: true,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      terminationGracePeriodSeconds: 5,
+      tolerations: [{ operator: 'Exists' }],
+      containers: [{ name: 'app', image, imagePullPolicy: 'Never', args: [JSON.stringify(ports), JSON.stringify({ serve: true, ipv6 })], securityContext: { runAsUser: 0 } }],
+    },
+  };
+}
+
+/** `ip` commands (on the scenario node's kind node) adding or deleting its addresses on eth0. */
+export function kindNodeAddressCommands(addrs: NodeAddresses, op: 'add' | 'del'): string[][] {
+  const verb = op === 'add' ? 'replace' : 'del';
+  return [
+    ...(addrs.ipv4 === undefined ? [] : [['ip', '-4', 'addr', verb, `${addrs.ipv4}/32`, 'dev', NODE_INTERFACE]]),
+    ...(addrs.ipv6 === undefined ? [] : [['ip', '-6', 'addr', verb, `${addrs.ipv6}/128`, 'dev', NODE_INTERFACE, ...(op === 'add' ? ['nodad'] : [])]]),
+  ];
+}
+
+/**
+ * `ip` commands (on every other kind node) routing a scenario node's addresses via its kind
+ * node's InternalIP of the same family; a family the kind node has no InternalIP of is refused.
+ */
+export function kindNodeRouteCommands(addrs: NodeAddresses, home: KindNode, op: 'add' | 'del'): string[][] {
+  const out: string[][] = [];
+  for (const [address, via, family, len] of [[addrs.ipv4, home.ipv4, '-4', 32], [addrs.ipv6, home.ipv6, '-6', 128]] as const) {
+    if (address === undefined) continue;
+    if (op === 'del') {
+      out.push(['ip', family, 'route', 'del', `${address}/${len}`]);
+      continue;
+    }
+    if (via === undefined) throw new Error(`scenario node address ${address}: kind node ${home.name} has no InternalIP of that family (the kind cluster is not dual-stack)`);
+    out.push(['ip', family, 'route', 'replace', `${address}/${len}`, 'via', via]);
+  }
+  return out;
+}
+
 export class KindCluster implements ScenarioCluster {
   readonly hasNamespaceController = true;
   readonly admin: KubeConfig;
@@ -83,6 +145,8 @@ export class KindCluster implements ScenarioCluster {
   private readonly log: (line: string) => void;
   /** Scenario node name → cluster node. */
   private readonly nodeMap = new Map<string, KindNode>();
+  /** Kind node name → its labels before `startNode` added the scenario's (restored by `stopNode`). */
+  private readonly originalLabels = new Map<string, Record<string, string>>();
   /** The cluster's nodes: workers by name, then the control plane. */
   nodes: KindNode[] = [];
 
@@ -186,29 +250,46 @@ export class KindCluster implements ScenarioCluster {
         },
       },
     });
+    await this.waitRunning(p.namespace, p.name, node.name, addresses);
+    await this.routes(p, false);
+    return this.attachProber(p.namespace, p.name, ports, p.ip6 !== undefined, {});
+  }
+
+  /**
+   * Waits until pod `namespace/name` runs on `node` (with `addresses` among its IPs): a pod that
+   * ended, restarted or runs with other addresses fails at once, naming its state.
+   */
+  private async waitRunning(namespace: string, name: string, node: string, addresses: readonly string[]): Promise<void> {
+    const key = `${namespace}/${name}`;
     let last: V1Pod | undefined;
     await pollUntil(
       async () => {
-        last = await this.core.readNamespacedPod({ name: p.name, namespace: p.namespace });
+        last = await this.core.readNamespacedPod({ name, namespace });
         const ips = (last.status?.podIPs ?? []).map((x) => x.ip);
-        if (last.status?.phase === 'Failed' || last.status?.phase === 'Succeeded') throw new PollAbort(new Error(`pod ${podKey(p)} ended: ${podState(last)}`));
+        if (last.status?.phase === 'Failed' || last.status?.phase === 'Succeeded') throw new PollAbort(new Error(`pod ${key} ended: ${podState(last)}`));
         // The probe server never exits on its own: a restart is a failure, not a slow start.
-        if ((last.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0) throw new PollAbort(new Error(`pod ${podKey(p)}'s container restarted: ${podState(last)}`));
+        if ((last.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0) throw new PollAbort(new Error(`pod ${key}'s container restarted: ${podState(last)}`));
         const running = last.status?.containerStatuses?.[0]?.state?.running !== undefined;
-        if (running && addresses.some((a) => !ips.includes(a))) throw new PollAbort(new Error(`pod ${podKey(p)} runs with addresses ${ips.join(', ')}, not the pinned ${addresses.join(', ')}`));
+        if (running && addresses.some((a) => !ips.includes(a))) throw new PollAbort(new Error(`pod ${key} runs with addresses ${ips.join(', ')}, not the pinned ${addresses.join(', ')}`));
         return running ? true : undefined;
       },
-      { description: `pod ${podKey(p)} to run on ${node.name}`, timeoutMs: this.podStartTimeoutMs, intervalMs: 250 },
+      { description: `pod ${key} to run on ${node}`, timeoutMs: this.podStartTimeoutMs, intervalMs: 250 },
     ).catch((e: unknown) => {
       throw new Error(`${(e as Error).message}${last === undefined ? '' : ` — ${podState(last)}`}`);
     });
-    await this.routes(p, false);
-    const prober = await PodServer.attach(podKey(p), this.kubectl, ['--kubeconfig', this.kubeconfigPath, 'exec', '-i', '-n', p.namespace, p.name, '-c', 'app', '--', 'node', PROBE_AGENT, '[]'], 30_000);
-    // Serving yet? Its own ports over loopback, which no policy sees.
+  }
+
+  /**
+   * A prober in pod `namespace/name` (`kubectl exec -i`, a probe agent beside the pod's main
+   * process), returned once the pod serves `ports` (checked over loopback, which no policy sees).
+   */
+  private async attachProber(namespace: string, name: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, ipv6: boolean, sources: ProbeSources): Promise<PodServer> {
+    const key = `${namespace}/${name}`;
+    const prober = await PodServer.attach(key, this.kubectl, ['--kubeconfig', this.kubeconfigPath, 'exec', '-i', '-n', namespace, name, '-c', 'app', '--', 'node', PROBE_AGENT, '[]'], 30_000, sources);
     try {
       for (const { port, protocol } of ports) {
-        for (const host of ['127.0.0.1', ...(p.ip6 === undefined ? [] : ['::1'])]) {
-          await pollUntil(async () => ((await prober.probe(protocol, host, port, 500)) ? true : undefined), { description: `pod ${podKey(p)} to serve ${protocol}/${port} on ${host}`, timeoutMs: 30_000, intervalMs: 100 });
+        for (const host of ['127.0.0.1', ...(ipv6 ? ['::1'] : [])]) {
+          await pollUntil(async () => ((await prober.probe(protocol, host, port, 500)) ? true : undefined), { description: `pod ${key} to serve ${protocol}/${port} on ${host}`, timeoutMs: 30_000, intervalMs: 100 });
         }
       }
     } catch (e) {
@@ -216,6 +297,86 @@ export class KindCluster implements ScenarioCluster {
       throw e;
     }
     return prober;
+  }
+
+  /** Scenario node names map onto kind nodes (`ensureNodes`). */
+  clusterNodeName(node: string): string {
+    return this.node(node).name;
+  }
+
+  /** See the file comment: address on eth0 and routes, labels, a hostNetwork pod serving and probing. */
+  async startNode(n: ScenarioNode): Promise<PodProber> {
+    const node = this.node(n.name);
+    const addrs = scenarioNodeAddresses(n);
+    await this.setNodeLabels(node.name, n.labels ?? {});
+    await this.nodeAddresses(n, 'add');
+    const ports = (n.hostPorts ?? []).filter((h) => (h.protocol ?? 'TCP') !== 'SCTP').map((h) => ({ port: h.port, protocol: (h.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
+    const name = hostPodName(node.name);
+    await this.deleteHostPod(name);
+    await this.core.createNamespacedPod({ namespace: HOST_POD_NAMESPACE, body: hostPodManifest(name, node.name, this.probeImage, ports, addrs.ipv6 !== undefined) });
+    await this.waitRunning(HOST_POD_NAMESPACE, name, node.name, []);
+    return this.attachProber(HOST_POD_NAMESPACE, name, ports, addrs.ipv6 !== undefined, addrs);
+  }
+
+  /** Undoes `startNode` (whatever part of it was done). */
+  async stopNode(n: ScenarioNode): Promise<void> {
+    const node = this.node(n.name);
+    await this.deleteHostPod(hostPodName(node.name));
+    await this.nodeAddresses(n, 'del');
+    const original = this.originalLabels.get(node.name);
+    if (original !== undefined) {
+      const live = await this.core.readNode({ name: node.name });
+      live.metadata = { ...live.metadata, labels: original };
+      await this.core.replaceNode({ name: node.name, body: live });
+      this.originalLabels.delete(node.name);
+    }
+  }
+
+  /** Sets the scenario's labels on top of kind node `name`'s own (remembered for `stopNode`). */
+  private async setNodeLabels(name: string, labels: Record<string, string>): Promise<void> {
+    const live = await this.core.readNode({ name });
+    const original = this.originalLabels.get(name) ?? { ...(live.metadata?.labels ?? {}) };
+    this.originalLabels.set(name, original);
+    live.metadata = { ...live.metadata, labels: { ...original, ...labels } };
+    await this.core.replaceNode({ name, body: live });
+  }
+
+  /**
+   * Adds (or deletes) scenario node `n`'s addresses on its kind node's eth0, and the routes to
+   * them via its InternalIPs on every other node.
+   */
+  private async nodeAddresses(n: ScenarioNode, op: 'add' | 'del'): Promise<void> {
+    const home = this.node(n.name);
+    const addrs = scenarioNodeAddresses(n);
+    const run = (on: string, args: readonly string[]): Promise<void> => (op === 'add' ? onNode(on, args).then(() => undefined) : onNode(on, args).then(() => undefined, () => undefined));
+    const jobs: Array<Promise<void>> = [];
+    for (const cmd of kindNodeAddressCommands(addrs, op)) jobs.push(run(home.name, cmd));
+    for (const other of this.nodes) {
+      if (other.name === home.name) continue;
+      for (const cmd of kindNodeRouteCommands(addrs, home, op)) jobs.push(run(other.name, cmd));
+    }
+    await Promise.all(jobs);
+  }
+
+  private async deleteHostPod(name: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedPod({ name, namespace: HOST_POD_NAMESPACE, gracePeriodSeconds: 0 });
+    } catch (e) {
+      if (isNotFound(e)) return;
+      throw e;
+    }
+    await pollUntil(
+      async () => {
+        try {
+          await this.core.readNamespacedPod({ name, namespace: HOST_POD_NAMESPACE });
+          return undefined;
+        } catch (e) {
+          if (isNotFound(e)) return true;
+          throw e;
+        }
+      },
+      { description: `pod ${HOST_POD_NAMESPACE}/${name} to be deleted`, timeoutMs: 120_000, intervalMs: 250 },
+    );
   }
 
   async stopPod(p: ScenarioPod): Promise<void> {

@@ -9,6 +9,10 @@
  * probe or scenario error, 2 on bad arguments or files. Everything it created is removed,
  * also after a failure or an interrupt (SIGINT/SIGTERM).
  *
+ * Scenario `nodes` ("Hosts as endpoints") are made endpoints per scenario (run-scenario.ts): a
+ * node with an IPv6 address of its own is started dual-stack, like a node hosting a dual-stack
+ * pod. e2e/runner/testdata/hosts-as-endpoints.json is the runner's own check of them.
+ *
  * Kubernetes namespaces are `<scenario name>-<run id>` (namespace-names.ts), one mapping for the
  * whole invocation, logged once; the output names the scenarios' own namespaces. After the
  * clean-up the runner checks that no namespace of its run is left (exit status 1 otherwise).
@@ -37,7 +41,7 @@ import { HOST_VETH_NAMINGS, type HostVethNaming } from './network.ts';
 import { mismatchTable } from './mismatch-table.ts';
 import { NamespaceNames } from './namespace-names.ts';
 import { cleanupNamespaces, cleanupNamespacesSync, namespacesOfRun, ScenarioRun, type ProbeResult } from './run-scenario.ts';
-import { loadScenarioFiles, ScenarioFileError, type Scenario } from './scenario.ts';
+import { loadScenarioFiles, nodeAddress, ScenarioFileError, scenarioNodes, type Scenario } from './scenario.ts';
 
 interface Args {
   scenarios: string[];
@@ -145,14 +149,15 @@ async function main(argv: readonly string[]): Promise<number> {
     // A node hosting a dual-stack pod gets an IPv6 address, so its agent detects and polices
     // IPv6: without it the pods' IPv6 traffic crosses an unpoliced node and every ipVersion 6
     // probe is allowed whatever the policy says.
-    const dualStackNodes = [...new Set(scenarios.flatMap((s) => s.pods.filter((p) => p.ip6 !== undefined).map((p) => p.node)))];
+    // A scenario node with an IPv6 address of its own likewise.
+    const dualStackNodes = [...new Set(scenarios.flatMap((s) => [...s.pods.filter((p) => p.ip6 !== undefined).map((p) => p.node), ...(s.nodes ?? []).filter((n) => nodeAddress(n, 6) !== undefined).map((n) => n.name)]))];
     cluster = await E2eCluster.start({ ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }), hostVethNaming: args.hostVethNaming, typhas: args.typhas, dualStackNodes, log: err });
   }
   const namespaces = new Set<string>();
   const kubeconfig = cluster instanceof KindCluster ? cluster.kubeconfigPath : args.kubeconfig;
   const unregister = kubeconfig === undefined ? () => undefined : registerExitCleanup(() => cleanupNamespacesSync(locateBinaries().kubectl, kubeconfig, namespaces));
   try {
-    await cluster.ensureNodes([...new Set(scenarios.flatMap((s) => s.pods.map((p) => p.node)))]);
+    await cluster.ensureNodes([...new Set(scenarios.flatMap((s) => scenarioNodes(s)))]);
     err(`cluster ready in ${Date.now() - t0} ms`);
     for (const s of scenarios) {
       const ts = Date.now();

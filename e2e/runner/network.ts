@@ -19,6 +19,13 @@
  * fd00:ffff::<n>/128 and an IPv6 default route, so an agent that detects its node's families
  * (`tessera agent` without `--ip-versions`) programs IPv6 there and only there.
  *
+ * A scenario node's own addresses ("Hosts as endpoints": its `ip`, and `ip6`;
+ * `setNodeAddresses`) go on every link that joins it to another node — the interfaces its
+ * traffic to and from other nodes and their pods crosses, so a HostEndpoint's `expectedIPs`
+ * names them as a node's InternalIP names its eth0 — and on its `lo`, so it holds them with no
+ * link at all. Every other node routes them onto the link towards it, as it routes that node's
+ * pods; replies to them come back the same way. Links made later get them too.
+ *
  * Names are `tse-<run id>-…`; everything is recorded and deleted by `destroy()`, and by an exit
  * hook (normal exit, SIGINT/SIGTERM/SIGHUP) for anything an interrupted run left behind.
  * Deleting a namespace removes its veth ends, routes, iptables rules and IP sets with it.
@@ -28,6 +35,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { hostSideCommands, podSideCommands } from '../dataplane/netns.ts';
+import type { NodeAddresses } from './node-addresses.ts';
 
 function sh(args: readonly string[]): string {
   return execFileSync(args[0]!, args.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -90,6 +98,39 @@ export interface PodNet {
   readonly iface: string;
 }
 
+function tryExec(f: () => unknown): void {
+  try {
+    f();
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Commands (run in the node's namespace) that add or delete a node's own addresses on `dev`:
+ * host routes (/32, /128), IPv6 without duplicate address detection (the same address is on
+ * every link of the node).
+ */
+export function nodeAddressCommands(addrs: NodeAddresses, dev: string, op: 'add' | 'del'): string[][] {
+  return [
+    ...(addrs.ipv4 === undefined ? [] : [['ip', 'addr', op, `${addrs.ipv4}/32`, 'dev', dev]]),
+    ...(addrs.ipv6 === undefined ? [] : [['ip', '-6', 'addr', op, `${addrs.ipv6}/128`, 'dev', dev, ...(op === 'add' && dev !== 'lo' ? ['nodad'] : [])]]),
+  ];
+}
+
+/**
+ * Commands (run in another node's namespace) that route a node's own addresses onto `link`,
+ * the link towards it (IPv6 via `nextHop6`, its link-local address there), or delete those
+ * routes.
+ */
+export function nodeRouteCommands(addrs: NodeAddresses, link: string, nextHop6: string, op: 'add' | 'del'): string[][] {
+  const verb = op === 'add' ? 'replace' : 'del';
+  return [
+    ...(addrs.ipv4 === undefined ? [] : [['ip', 'route', verb, `${addrs.ipv4}/32`, ...(op === 'add' ? ['dev', link, 'scope', 'link'] : [])]]),
+    ...(addrs.ipv6 === undefined ? [] : [['ip', '-6', 'route', verb, `${addrs.ipv6}/128`, ...(op === 'add' ? ['via', nextHop6, 'dev', link] : [])]]),
+  ];
+}
+
 /** Node `i`'s fixed link-local address on every inter-node link: the IPv6 next hop towards it. */
 function linkLocal(i: number): string {
   return `fe80::ff:${(i + 1).toString(16)}`;
@@ -105,6 +146,8 @@ export class ClusterNetwork {
   private readonly live = new Set<string>();
   private podSeq = 0;
   private readonly links = new Set<string>();
+  /** Scenario nodes' own addresses (`setNodeAddresses`), by node name. */
+  private readonly nodeAddrs = new Map<string, NodeAddresses>();
   private readonly unregister: () => void;
 
   constructor(opts: ClusterNetworkOptions = {}) {
@@ -182,8 +225,62 @@ export class ClusterNetwork {
           this.exec(ns, ['sysctl', '-qw', `net.ipv4.conf.${ifc}.proxy_arp=1`]);
           this.exec(ns, ['sysctl', '-qw', `net.ipv4.neigh.${ifc}.proxy_delay=0`]);
         }
+        this.wireNodeAddresses(a, b, 'add');
+        this.wireNodeAddresses(b, a, 'add');
       }
     }
+  }
+
+  /** The addresses `setNodeAddresses` gave `node` ({} when none). */
+  nodeAddresses(node: string): NodeAddresses {
+    return this.nodeAddrs.get(node) ?? {};
+  }
+
+  /**
+   * Gives node `node` (already added) the scenario's own addresses, replacing any it had from an
+   * earlier scenario (see the file comment for where they go).
+   */
+  setNodeAddresses(node: string, addrs: NodeAddresses): void {
+    this.clearNodeAddresses(node);
+    const ns = this.nodeNs(node);
+    this.nodeAddrs.set(node, addrs);
+    for (const cmd of nodeAddressCommands(addrs, 'lo', 'add')) this.exec(ns, cmd);
+    for (const peer of this.nodes.keys()) if (peer !== node) this.wireNodeAddresses(node, peer, 'add');
+  }
+
+  /** Takes back what `setNodeAddresses` gave `node` (nothing when it gave nothing). */
+  clearNodeAddresses(node: string): void {
+    const addrs = this.nodeAddrs.get(node);
+    const ns = this.nodes.get(node);
+    if (addrs === undefined || ns === undefined) return;
+    for (const peer of this.nodes.keys()) if (peer !== node) this.wireNodeAddresses(node, peer, 'del');
+    for (const cmd of nodeAddressCommands(addrs, 'lo', 'del')) tryExec(() => this.exec(ns, cmd));
+    this.nodeAddrs.delete(node);
+  }
+
+  /**
+   * `node`'s own addresses on its link towards `peer`, and `peer`'s routes to them over that
+   * link (`del`: both taken back, whatever is already gone).
+   */
+  private wireNodeAddresses(node: string, peer: string, op: 'add' | 'del'): void {
+    const addrs = this.nodeAddrs.get(node);
+    if (addrs === undefined || !this.links.has(this.linkKey(node, peer))) return;
+    const all = [...this.nodes.keys()];
+    const [at, peerAt] = [all.indexOf(node), all.indexOf(peer)];
+    const commands: Array<[string, string[]]> = [
+      ...nodeAddressCommands(addrs, this.linkName(peerAt), op).map((c): [string, string[]] => [this.nodeNs(node), c]),
+      ...nodeRouteCommands(addrs, this.linkName(at), linkLocal(at), op).map((c): [string, string[]] => [this.nodeNs(peer), c]),
+    ];
+    for (const [ns, cmd] of commands) {
+      if (op === 'add') this.exec(ns, cmd);
+      else tryExec(() => this.exec(ns, cmd));
+    }
+  }
+
+  /** The key `addNodes` records a link between `a` and `b` under (either order). */
+  private linkKey(a: string, b: string): string {
+    const all = [...this.nodes.keys()];
+    return all.indexOf(a) < all.indexOf(b) ? `${a}|${b}` : `${b}|${a}`;
   }
 
   /**
@@ -248,6 +345,7 @@ export class ClusterNetwork {
     this.live.clear();
     this.pods.clear();
     this.nodes.clear();
+    this.nodeAddrs.clear();
     this.unregister();
   }
 }

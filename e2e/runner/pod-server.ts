@@ -4,10 +4,15 @@
  * timeout counts as blocked (UDP: no echo).
  * - `PodServer.start`: in a pod's network namespace (`ip netns exec`), also serving the pod's
  *   container ports;
+ * - `PodServer.startInNode`: in a node's host network namespace, serving the node's hostPorts
+ *   and probing FROM the node's scenario addresses (each probe's socket bound to the one of the
+ *   target's family), so a probe leaves the node as the scenario's node address;
  * - `PodServer.attach`: any command that runs the agent in the pod, e.g. `kubectl exec -i`
- *   into a real pod whose main process serves the ports (kind-cluster.ts).
+ *   into a real pod whose main process serves the ports (kind-cluster.ts); `sources` binds
+ *   probes there too.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { isIPv4, isIPv6 } from 'node:net';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -16,15 +21,22 @@ import type { PodProber } from './scenario-cluster.ts';
 
 const SERVER = fileURLToPath(new URL('../dataplane/probe-agent.mjs', import.meta.url));
 
+/** The local address a probe's socket is bound to, per family of the target (none: the kernel's pick). */
+export interface ProbeSources {
+  readonly ipv4?: string;
+  readonly ipv6?: string;
+}
+
 export class PodServer implements PodProber {
   private nextId = 0;
   private readonly pending = new Map<number, (ok: boolean) => void>();
   private exited = false;
 
   private constructor(
-    /** The pod, as `<namespace>/<name>`. */
+    /** The pod, as `<namespace>/<name>` (a node: its name). */
     readonly key: string,
     private readonly child: ChildProcessWithoutNullStreams,
+    private readonly sources: ProbeSources,
   ) {}
 
   static start(pod: PodNet, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>): Promise<PodServer> {
@@ -33,10 +45,19 @@ export class PodServer implements PodProber {
     return PodServer.attach(pod.key, 'ip', ['netns', 'exec', pod.netns, process.execPath, SERVER, JSON.stringify(ports), ...ipv6], 10_000);
   }
 
+  /**
+   * In node namespace `netns`: serves `ports` (on IPv6 too when the node has an IPv6 address)
+   * and probes from `sources`.
+   */
+  static startInNode(node: string, netns: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, sources: ProbeSources): Promise<PodServer> {
+    const ipv6 = sources.ipv6 === undefined ? [] : [JSON.stringify({ ipv6: true })];
+    return PodServer.attach(node, 'ip', ['netns', 'exec', netns, process.execPath, SERVER, JSON.stringify(ports), ...ipv6], 10_000, sources);
+  }
+
   /** Runs `command` (which must run probe-agent.mjs in the pod) and waits for the agent's ready line. */
-  static async attach(key: string, command: string, args: readonly string[], timeoutMs: number): Promise<PodServer> {
+  static async attach(key: string, command: string, args: readonly string[], timeoutMs: number, sources: ProbeSources = {}): Promise<PodServer> {
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const server = new PodServer(key, child);
+    const server = new PodServer(key, child, sources);
     const pod = { key };
     const lines = readline.createInterface({ input: child.stdout });
     let stderr = '';
@@ -54,9 +75,14 @@ export class PodServer implements PodProber {
         reject(new Error(`pod server for ${pod.key} exited with ${code}: ${stderr}`));
       });
       lines.on('line', (line) => {
-        const msg = JSON.parse(line) as { ready?: boolean; id?: number; ok?: boolean };
+        const msg = JSON.parse(line) as { ready?: boolean; source?: boolean; id?: number; ok?: boolean };
         if (msg.ready === true) {
           clearTimeout(timer);
+          if (msg.source !== true && (sources.ipv4 !== undefined || sources.ipv6 !== undefined)) {
+            child.kill();
+            reject(new Error(`probe agent for ${pod.key} does not bind a probe's source address (an older probe-agent.mjs: rebuild the probe-server image)`));
+            return;
+          }
           resolve();
           return;
         }
@@ -72,9 +98,10 @@ export class PodServer implements PodProber {
   probe(protocol: 'TCP' | 'UDP', host: string, port: number, timeoutMs: number): Promise<boolean> {
     if (this.exited) return Promise.resolve(false);
     const id = this.nextId++;
+    const request = probeRequest(id, protocol, host, port, timeoutMs, this.sources);
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.child.stdin.write(`${JSON.stringify({ id, protocol, host, port, timeoutMs })}\n`);
+      this.child.stdin.write(`${JSON.stringify(request)}\n`);
     });
   }
 
@@ -83,4 +110,18 @@ export class PodServer implements PodProber {
     this.child.stdin.end();
     this.child.kill();
   }
+}
+
+/** 127.0.0.0/8 or ::1: probed from loopback whatever the sources (a runner's own is-it-serving check). */
+function isLoopback(host: string): boolean {
+  return host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+}
+
+/**
+ * One probe-agent request line's object: with `source` (the local address to bind) when
+ * `sources` has one of `host`'s family and `host` is not a loopback address.
+ */
+export function probeRequest(id: number, protocol: 'TCP' | 'UDP', host: string, port: number, timeoutMs: number, sources: ProbeSources): Record<string, unknown> {
+  const source = isLoopback(host) ? undefined : isIPv6(host) ? sources.ipv6 : sources.ipv4;
+  return { id, protocol, host, port, timeoutMs, ...(source === undefined ? {} : { source }) };
 }

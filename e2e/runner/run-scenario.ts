@@ -9,6 +9,14 @@
  * (also when the scenario fails), except namespaces, which are relabelled when a later
  * scenario reuses them and deleted at the end of the run (`cleanupNamespaces`).
  *
+ * Nodes as endpoints ("Hosts as endpoints": the scenario's `nodes`): each listed node is made an
+ * endpoint for the scenario (`ScenarioCluster.startNode`: its labels and addresses, servers for
+ * its hostPorts) and undone after it; a probe endpoint without `/` is a node — from it, the
+ * connection is made in the node's host network from its address; to it, to its address.
+ * `HostEndpoint` objects are applied like every other object, their `spec.node` named as the
+ * cluster names the node (`clusterNodeName`); a cluster without the HostEndpoint resource fails
+ * the scenario naming the object.
+ *
  * Kubernetes namespaces are not the scenario's: every name is mapped to a unique one
  * (`<name>-<run id>`, namespace-names.ts) and the scenario rewritten once, up front, so runs
  * sharing a control plane, or following a killed one, never meet. Everything here works on the
@@ -29,7 +37,7 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { pollUntil } from '../controlplane/index.ts';
 import { NamespaceNames, RUN_ANNOTATION } from './namespace-names.ts';
 import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
-import { podKey, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario, type ScenarioPod } from './scenario.ts';
+import { isNodeEndpoint, nodeAddress, podKey, scenarioNodes, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario, type ScenarioNode, type ScenarioPod } from './scenario.ts';
 import { applyService, deleteService, isService, waitForServiceEndpoints } from './services.ts';
 
 export interface ProbeResult {
@@ -61,6 +69,12 @@ function isNotFound(e: unknown): boolean {
   return err.code === 404 || err.statusCode === 404 || (typeof err.body === 'string' && err.body.includes('"code":404'));
 }
 
+/** A 404 for the resource itself (no such API: a CRD not installed), not for an object. */
+function isMissingResource(e: unknown): boolean {
+  const body = (e as { body?: unknown }).body;
+  return isNotFound(e) && typeof body === 'string' && body.includes('page not found');
+}
+
 function refOf(o: ManifestObject | PolicyRef): PolicyRef {
   if ('metadata' in o) {
     const ns = o.metadata.namespace;
@@ -89,8 +103,14 @@ export class ScenarioRun {
   private readonly core: CoreV1Api;
   private readonly objects: CustomObjectsApi;
   private readonly servers = new Map<string, PodProber>();
+  /** Probers of the nodes made endpoints (`startNode`), by node name. */
+  private readonly nodeServers = new Map<string, PodProber>();
+  /** Nodes whose `startNode` began (each undone by tearDown). */
+  private readonly startedNodes = new Set<string>();
   /** The live scenario's pods by key (Kubernetes namespace names): probe targets' addresses. */
   private readonly pods: ReadonlyMap<string, ScenarioPod>;
+  /** The scenario's `nodes` by name: node probe targets' addresses. */
+  private readonly nodes: ReadonlyMap<string, ScenarioNode>;
   /** Everything applied, in apply order (deleted in reverse). */
   private readonly applied = new Map<string, PolicyRef>();
   private readonly probeTimeoutMs: number;
@@ -111,6 +131,7 @@ export class ScenarioRun {
     this.names = opts.names ?? new NamespaceNames([]);
     this.live = this.names.scenario(scenario);
     this.pods = new Map(this.live.pods.map((p) => [podKey(p), p]));
+    this.nodes = new Map((this.live.nodes ?? []).map((n) => [n.name, n]));
   }
 
   /** Runs every step; returns one result per probe. Always cleans up. */
@@ -130,7 +151,7 @@ export class ScenarioRun {
 
   async setUp(): Promise<void> {
     const s = this.live;
-    await this.cluster.ensureNodes([...new Set(s.pods.map((p) => p.node))]);
+    await this.cluster.ensureNodes(scenarioNodes(s));
     for (const ns of s.namespaces) await this.setNamespaceLabels(ns.name, ns.labels ?? {}, true);
     const sas = new Set(s.pods.map((p) => `${p.namespace}/${p.serviceAccount ?? 'default'}`));
     for (const key of sas) {
@@ -142,15 +163,25 @@ export class ScenarioRun {
       }
     }
     // Started together (a real pod takes seconds); every one is recorded as it comes up, so
-    // tearDown removes those that did even when another failed.
-    const started = await Promise.allSettled(
-      s.pods.map(async (p) => {
+    // tearDown removes those that did even when another failed. A node is recorded before its
+    // start: tearDown undoes whatever part of it was done.
+    const started = await Promise.allSettled([
+      ...s.pods.map(async (p) => {
         const prober = await this.cluster.startPod(p);
         this.servers.set(podKey(p), prober);
       }),
-    );
+      ...(s.nodes ?? []).map(async (n) => {
+        this.startedNodes.add(n.name);
+        try {
+          this.nodeServers.set(n.name, await this.cluster.startNode(n));
+        } catch (e) {
+          throw new Error(`node ${n.name} could not be made an endpoint: ${(e as Error).message}`, { cause: e });
+        }
+      }),
+    ]);
     const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed.length > 0) throw new AggregateError(failed.map((r) => r.reason as unknown), `scenario ${this.scenario.name}: ${failed.length} of ${s.pods.length} pods did not start: ${String((failed[0]?.reason as Error | undefined)?.message)}`);
+    const endpoints = `${s.pods.length + (s.nodes ?? []).length} ${(s.nodes ?? []).length === 0 ? 'pods' : 'pods and nodes'}`;
+    if (failed.length > 0) throw new AggregateError(failed.map((r) => r.reason as unknown), `scenario ${this.scenario.name}: ${failed.length} of ${endpoints} did not start: ${String((failed[0]?.reason as Error | undefined)?.message)}`);
   }
 
   /** Sets Kubernetes namespace `name`'s labels to exactly `labels`; creates it (annotated with the run id) if `create`. */
@@ -193,9 +224,10 @@ export class ScenarioRun {
     try {
       if (isService(o)) await applyService(this.cluster.admin, o);
       else if (o.apiVersion === 'v1') throw new Error('the runner applies no core/v1 kind but Service');
-      else await this.upsertObject(o, ref);
+      else await this.upsertObject(withClusterNodeName(o, (n) => this.cluster.clusterNodeName(n)), ref);
     } catch (e) {
-      throw new Error(`cannot apply ${ScenarioRun.describe(ref)}: ${(e as Error).message}`, { cause: e });
+      const missing = isMissingResource(e) ? ` (the API server has no ${locate(ref).plural}.${locate(ref).group} resource: its CRD is not installed)` : '';
+      throw new Error(`cannot apply ${ScenarioRun.describe(ref)}${missing}: ${(e as Error).message}`, { cause: e });
     }
     this.applied.delete(refKey(ref));
     this.applied.set(refKey(ref), ref);
@@ -239,16 +271,28 @@ export class ScenarioRun {
     await this.cluster.agentsIdle(timeoutMs);
   }
 
-  /** One attempt of `probe` (Kubernetes namespace names: see `names.probe`); undefined when skipped. */
+  /**
+   * One attempt of `probe` (Kubernetes namespace names: see `names.probe`); undefined when
+   * skipped. An endpoint without `/` is a node: from its prober, to its address.
+   */
   async probeOnce(probe: Probe, timeoutMs = this.probeTimeoutMs): Promise<boolean | undefined> {
     const protocol = probe.protocol ?? 'TCP';
     if (protocol === 'SCTP') return undefined;
-    const from = this.servers.get(probe.from);
-    const to = this.pods.get(probe.to);
-    if (from === undefined || to === undefined) throw new Error(`probe ${probe.from} → ${probe.to}: unknown pod`);
-    const host = probe.ipVersion === 6 ? to.ip6 : to.ip;
-    if (host === undefined) throw new Error(`probe ${probe.from} → ${probe.to} over IPv6: ${probe.to} has no IPv6 address`);
+    const from = isNodeEndpoint(probe.from) ? this.nodeServers.get(probe.from) : this.servers.get(probe.from);
+    if (from === undefined) throw new Error(`probe ${probe.from} → ${probe.to}: unknown ${isNodeEndpoint(probe.from) ? 'node' : 'pod'} ${probe.from}`);
+    const host = this.targetAddress(probe);
     return from.probe(protocol, host, probe.port, timeoutMs);
+  }
+
+  /** The address `probe` connects to: its target pod's or node's, of the probe's family. */
+  targetAddress(probe: Probe): string {
+    const family = probe.ipVersion ?? 4;
+    const node = isNodeEndpoint(probe.to) ? this.nodes.get(probe.to) : undefined;
+    const pod = isNodeEndpoint(probe.to) ? undefined : this.pods.get(probe.to);
+    if (node === undefined && pod === undefined) throw new Error(`probe ${probe.from} → ${probe.to}: unknown ${isNodeEndpoint(probe.to) ? 'node' : 'pod'} ${probe.to}`);
+    const host = node !== undefined ? nodeAddress(node, family) : family === 6 ? pod?.ip6 : pod?.ip;
+    if (host === undefined) throw new Error(`probe ${probe.from} → ${probe.to} over IPv${family}: ${probe.to} has no IPv${family} address`);
+    return host;
   }
 
   /** Probes until each matches its expectation or `settleMs` passes; the last verdicts. */
@@ -271,10 +315,14 @@ export class ScenarioRun {
   async tearDown(): Promise<void> {
     for (const s of this.servers.values()) s.stop();
     this.servers.clear();
+    for (const s of this.nodeServers.values()) s.stop();
     const errors: unknown[] = [];
     for (const ref of [...this.applied.values()].reverse()) await this.remove(ref).catch((e: unknown) => errors.push(e));
     const stopped = await Promise.allSettled(this.live.pods.map((p) => this.cluster.stopPod(p)));
     for (const r of stopped) if (r.status === 'rejected' && !isNotFound(r.reason)) errors.push(r.reason);
+    this.nodeServers.clear();
+    for (const n of (this.live.nodes ?? []).filter((x) => this.startedNodes.has(x.name))) await this.cluster.stopNode(n).catch((e: unknown) => errors.push(e));
+    this.startedNodes.clear();
     const namespaces = new Set(this.live.pods.map((p) => p.namespace));
     await pollUntil(
       async () => {
@@ -288,6 +336,16 @@ export class ScenarioRun {
     ).catch((e: unknown) => errors.push(e));
     if (errors.length > 0) throw new AggregateError(errors, `scenario ${this.scenario.name}: clean-up failed`);
   }
+}
+
+/**
+ * `o` with a HostEndpoint's `spec.node` (a scenario node name) named as the cluster names that
+ * node; any other object as is.
+ */
+export function withClusterNodeName(o: ManifestObject, clusterName: (scenarioNode: string) => string): ManifestObject {
+  const spec = o['spec'] as { node?: unknown } | undefined;
+  if (o.kind !== 'HostEndpoint' || !o.apiVersion.startsWith('projectcalico.org/') || typeof spec?.node !== 'string') return o;
+  return { ...o, spec: { ...spec, node: clusterName(spec.node) } };
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 
-import type { ScenarioPod } from './scenario.ts';
+import type { ScenarioNode, ScenarioPod } from './scenario.ts';
 
 /** A running pod that probes others from its own network namespace. */
 export interface PodProber {
@@ -36,6 +36,18 @@ export interface ScenarioCluster {
   startPod(pod: ScenarioPod): Promise<PodProber>;
   /** Deletes `pod` and what runs it; resolves once its addresses are free for another pod. */
   stopPod(pod: ScenarioPod): Promise<void>;
+  /**
+   * Makes a scenario node (listed in `nodes`, already ensured) an endpoint: its Node object
+   * carries the scenario's labels (exactly) and its addresses as InternalIPs, the node holds
+   * those addresses where traffic between nodes reaches it, and serves its hostPorts in its host
+   * network namespace. Resolves once it serves them, with a prober that connects from the node
+   * (its host network, bound to its scenario address of the target's family).
+   */
+  startNode(node: ScenarioNode): Promise<PodProber>;
+  /** Undoes `startNode` (the prober is stopped by the caller): addresses, servers, labels. */
+  stopNode(node: ScenarioNode): Promise<void>;
+  /** The cluster's name for scenario node `node` (what a HostEndpoint's `spec.node` must say). */
+  clusterNodeName(node: string): string;
   /** Resolves once every agent has programmed every calc-graph batch it computed. */
   agentsIdle(timeoutMs: number): Promise<void>;
 }

@@ -13,6 +13,9 @@ function unreachableCluster(): ScenarioCluster {
     ensureNodes: () => Promise.resolve(),
     startPod: () => Promise.reject(new Error('not used')),
     stopPod: () => Promise.resolve(),
+    startNode: () => Promise.reject(new Error('not used')),
+    stopNode: () => Promise.resolve(),
+    clusterNodeName: (n) => n,
     agentsIdle: () => Promise.resolve(),
   };
 }
