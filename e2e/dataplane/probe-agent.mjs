@@ -7,6 +7,10 @@
 // stdin lines {"id","protocol":"TCP"|"UDP","host","port","timeoutMs"[,"source"]} → stdout {"id","ok"};
 // with "source" the probe's socket is bound to that local address first (a node probes from its
 // scenario address, not whichever one the kernel would pick).
+// With '{"bind":["<address>",…]}' in the second argument it serves on exactly those addresses
+// instead of the wildcard ones: a node, whose host network holds other addresses too, so a UDP
+// echo leaves from the address the request was sent to (a wildcard socket would answer from
+// whichever address the route prefers, a different flow to conntrack and to policy).
 // It exits when stdin ends — except with '{"serve":true}' in the second argument: then it only
 // serves, and exits on SIGTERM or SIGINT. That is a real pod's main process (the probe-server
 // image, images/probe.Containerfile), where PID 1 would otherwise ignore SIGTERM; the e2e
@@ -16,7 +20,7 @@ import dgram from 'node:dgram';
 import readline from 'node:readline';
 
 const ports = JSON.parse(process.argv[2] ?? '[]');
-const { ipv6 = false, serve = false } = JSON.parse(process.argv[3] ?? '{}');
+const { ipv6 = false, serve = false, bind } = JSON.parse(process.argv[3] ?? '{}');
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
 function probeTcp({ host, port, timeoutMs, source }) {
@@ -54,7 +58,7 @@ function probeUdp({ host, port, timeoutMs, source }) {
   });
 }
 
-const binds = ipv6 ? ['0.0.0.0', '::'] : ['0.0.0.0'];
+const binds = bind ?? (ipv6 ? ['0.0.0.0', '::'] : ['0.0.0.0']);
 let pending = ports.length * binds.length;
 // `source: true` announces that probes honour "source" (a runner refuses an older agent that
 // would silently probe from the kernel's choice of address).
@@ -62,7 +66,7 @@ const started = () => --pending === 0 && out({ ready: true, source: true });
 if (pending === 0) out({ ready: true, source: true });
 for (const { port, protocol } of ports) {
   for (const address of binds) {
-    const v6 = address === '::';
+    const v6 = isIPv6(address);
     if (protocol === 'UDP') {
       const udp = dgram.createSocket({ type: v6 ? 'udp6' : 'udp4', ipv6Only: v6 });
       udp.on('message', (msg, rinfo) => udp.send(msg, rinfo.port, rinfo.address));

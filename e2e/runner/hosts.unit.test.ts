@@ -12,11 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 import { parseScenarioFile as parseForSimulate } from '../../src/simulate/scenario-file.ts';
+import { freePort } from '../controlplane/free-port.ts';
 import { kubeConfigFor } from '../controlplane/kubeconfig.ts';
 import { hostPodManifest, hostPodName, kindNodeAddressCommands, kindNodeRouteCommands } from './kind-cluster.ts';
 import { nodeAddressCommands, nodeRouteCommands } from './network.ts';
 import { scenarioNodeAddresses } from './node-addresses.ts';
-import { probeRequest } from './pod-server.ts';
+import { probeRequest, sourceList } from './pod-server.ts';
 import { ScenarioRun, withClusterNodeName } from './run-scenario.ts';
 import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
 import { parseScenarioFile, type Scenario, type ScenarioNode } from './scenario.ts';
@@ -71,11 +72,11 @@ describe('kind runner: node addresses, routes and the host pod', () => {
   });
 
   it('the host pod runs in the node’s host network on that node, serving the hostPorts', () => {
-    const pod = hostPodManifest(hostPodName('tessera-worker'), 'tessera-worker', 'localhost/tessera-probe:1', [{ port: 22, protocol: 'TCP' }], false);
+    const pod = hostPodManifest(hostPodName('tessera-worker'), 'tessera-worker', 'localhost/tessera-probe:1', [{ port: 22, protocol: 'TCP' }], ['10.65.0.1']);
     expect(pod.metadata?.name).toBe('tessera-e2e-host-tessera-worker');
     expect(pod.spec?.hostNetwork).toBe(true);
     expect(pod.spec?.nodeName).toBe('tessera-worker');
-    expect(pod.spec?.containers[0]?.args).toEqual(['[{"port":22,"protocol":"TCP"}]', '{"serve":true,"ipv6":false}']);
+    expect(pod.spec?.containers[0]?.args).toEqual(['[{"port":22,"protocol":"TCP"}]', '{"serve":true,"bind":["10.65.0.1"]}']);
   });
 });
 
@@ -98,6 +99,7 @@ describe('probes from a node bind its address', () => {
     expect(probeRequest(4, 'TCP', '127.0.0.1', 80, 400, sources)).not.toHaveProperty('source');
     expect(probeRequest(5, 'TCP', '::1', 80, 400, sources)).not.toHaveProperty('source');
     expect(probeRequest(6, 'TCP', '10.65.1.10', 80, 400, {})).not.toHaveProperty('source');
+    expect(sourceList(sources)).toEqual(['10.65.0.1', 'fd00:65::1']);
   });
 
   it('probe-agent.mjs connects from the source it is given (TCP and UDP, over loopback: 127.0.0.2 → 127.0.0.1)', async () => {
@@ -135,6 +137,38 @@ describe('probes from a node bind its address', () => {
       agent.kill();
       tcp.close();
       udp.close();
+    }
+  });
+});
+
+describe('a node serves its hostPorts on its own addresses only', () => {
+  it('probe-agent.mjs with `bind` listens there, and its UDP echo leaves from the address probed', async () => {
+    const port = await freePort();
+    const agent = spawn(process.execPath, [PROBE_AGENT, JSON.stringify([{ port, protocol: 'TCP' }, { port, protocol: 'UDP' }]), JSON.stringify({ bind: ['127.0.0.3'] })], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => readline.createInterface({ input: agent.stdout }).on('line', (l) => (JSON.parse(l) as { ready?: boolean }).ready === true && resolve()));
+      const echoFrom = await new Promise<string>((resolve, reject) => {
+        const c = dgram.createSocket('udp4');
+        c.on('message', (_m, rinfo) => {
+          c.close();
+          resolve(rinfo.address);
+        });
+        c.on('error', reject);
+        c.send('token', port, '127.0.0.3');
+      });
+      expect(echoFrom).toBe('127.0.0.3');
+      const connects = (host: string) =>
+        new Promise<boolean>((resolve) => {
+          const s = net.connect({ host, port }, () => {
+            s.destroy();
+            resolve(true);
+          });
+          s.on('error', () => resolve(false));
+        });
+      expect(await connects('127.0.0.3')).toBe(true);
+      expect(await connects('127.0.0.1')).toBe(false);
+    } finally {
+      agent.kill();
     }
   });
 });

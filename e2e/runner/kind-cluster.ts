@@ -33,7 +33,7 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 
 import { PollAbort, pollUntil } from '../controlplane/index.ts';
 import { KIND_KUBECONFIG, KIND_KUBECTL, onNode, TESSERA_VERSION } from '../kind/kind-tools.ts';
-import { PodServer, type ProbeSources } from './pod-server.ts';
+import { PodServer, sourceList, type ProbeSources } from './pod-server.ts';
 import { metricValue, type PodProber, type ScenarioCluster } from './scenario-cluster.ts';
 import { scenarioNodeAddresses, type NodeAddresses } from './node-addresses.ts';
 import { podKey, type ScenarioNode, type ScenarioPod } from './scenario.ts';
@@ -90,8 +90,12 @@ function podState(pod: V1Pod): string {
   return [`phase ${s?.phase ?? 'unknown'}`, ...conditions, ...containers].join('; ');
 }
 
-/** A hostNetwork pod on `node` from the probe-server image, serving `ports` in the node's host network. */
-export function hostPodManifest(name: string, node: string, image: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, ipv6: boolean): V1Pod {
+/**
+ * A hostNetwork pod on `node` from the probe-server image, serving `ports` in the node's host
+ * network on exactly the scenario node's `addresses` (so a UDP echo leaves from the address
+ * probed, not eth0's primary one).
+ */
+export function hostPodManifest(name: string, node: string, image: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, addresses: readonly string[]): V1Pod {
   return {
     metadata: { name, namespace: HOST_POD_NAMESPACE, labels: { 'app.kubernetes.io/name': 'tessera-e2e-host' } },
     spec: {
@@ -101,7 +105,7 @@ export function hostPodManifest(name: string, node: string, image: string, ports
       enableServiceLinks: false,
       terminationGracePeriodSeconds: 5,
       tolerations: [{ operator: 'Exists' }],
-      containers: [{ name: 'app', image, imagePullPolicy: 'Never', args: [JSON.stringify(ports), JSON.stringify({ serve: true, ipv6 })], securityContext: { runAsUser: 0 } }],
+      containers: [{ name: 'app', image, imagePullPolicy: 'Never', args: [JSON.stringify(ports), JSON.stringify({ serve: true, bind: addresses })], securityContext: { runAsUser: 0 } }],
     },
   };
 }
@@ -252,7 +256,7 @@ export class KindCluster implements ScenarioCluster {
     });
     await this.waitRunning(p.namespace, p.name, node.name, addresses);
     await this.routes(p, false);
-    return this.attachProber(p.namespace, p.name, ports, p.ip6 !== undefined, {});
+    return this.attachProber(p.namespace, p.name, ports, ['127.0.0.1', ...(p.ip6 === undefined ? [] : ['::1'])], {});
   }
 
   /**
@@ -281,14 +285,15 @@ export class KindCluster implements ScenarioCluster {
 
   /**
    * A prober in pod `namespace/name` (`kubectl exec -i`, a probe agent beside the pod's main
-   * process), returned once the pod serves `ports` (checked over loopback, which no policy sees).
+   * process), returned once the pod serves `ports` at every one of `hosts` from inside it (a
+   * pod: loopback, which no policy sees; a node: its scenario addresses, before any policy).
    */
-  private async attachProber(namespace: string, name: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, ipv6: boolean, sources: ProbeSources): Promise<PodServer> {
+  private async attachProber(namespace: string, name: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, hosts: readonly string[], sources: ProbeSources): Promise<PodServer> {
     const key = `${namespace}/${name}`;
     const prober = await PodServer.attach(key, this.kubectl, ['--kubeconfig', this.kubeconfigPath, 'exec', '-i', '-n', namespace, name, '-c', 'app', '--', 'node', PROBE_AGENT, '[]'], 30_000, sources);
     try {
       for (const { port, protocol } of ports) {
-        for (const host of ['127.0.0.1', ...(ipv6 ? ['::1'] : [])]) {
+        for (const host of hosts) {
           await pollUntil(async () => ((await prober.probe(protocol, host, port, 500)) ? true : undefined), { description: `pod ${key} to serve ${protocol}/${port} on ${host}`, timeoutMs: 30_000, intervalMs: 100 });
         }
       }
@@ -313,9 +318,9 @@ export class KindCluster implements ScenarioCluster {
     const ports = (n.hostPorts ?? []).filter((h) => (h.protocol ?? 'TCP') !== 'SCTP').map((h) => ({ port: h.port, protocol: (h.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
     const name = hostPodName(node.name);
     await this.deleteHostPod(name);
-    await this.core.createNamespacedPod({ namespace: HOST_POD_NAMESPACE, body: hostPodManifest(name, node.name, this.probeImage, ports, addrs.ipv6 !== undefined) });
+    await this.core.createNamespacedPod({ namespace: HOST_POD_NAMESPACE, body: hostPodManifest(name, node.name, this.probeImage, ports, sourceList(addrs)) });
     await this.waitRunning(HOST_POD_NAMESPACE, name, node.name, []);
-    return this.attachProber(HOST_POD_NAMESPACE, name, ports, addrs.ipv6 !== undefined, addrs);
+    return this.attachProber(HOST_POD_NAMESPACE, name, ports, sourceList(addrs), addrs);
   }
 
   /** Undoes `startNode` (whatever part of it was done). */

@@ -46,12 +46,11 @@ export class PodServer implements PodProber {
   }
 
   /**
-   * In node namespace `netns`: serves `ports` (on IPv6 too when the node has an IPv6 address)
-   * and probes from `sources`.
+   * In node namespace `netns`: serves `ports` on the node's scenario addresses `sources` (only
+   * there: probe-agent.mjs's `bind`) and probes from them.
    */
   static startInNode(node: string, netns: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, sources: ProbeSources): Promise<PodServer> {
-    const ipv6 = sources.ipv6 === undefined ? [] : [JSON.stringify({ ipv6: true })];
-    return PodServer.attach(node, 'ip', ['netns', 'exec', netns, process.execPath, SERVER, JSON.stringify(ports), ...ipv6], 10_000, sources);
+    return PodServer.attach(node, 'ip', ['netns', 'exec', netns, process.execPath, SERVER, JSON.stringify(ports), JSON.stringify({ bind: sourceList(sources) })], 10_000, sources);
   }
 
   /** Runs `command` (which must run probe-agent.mjs in the pod) and waits for the agent's ready line. */
@@ -124,4 +123,9 @@ function isLoopback(host: string): boolean {
 export function probeRequest(id: number, protocol: 'TCP' | 'UDP', host: string, port: number, timeoutMs: number, sources: ProbeSources): Record<string, unknown> {
   const source = isLoopback(host) ? undefined : isIPv6(host) ? sources.ipv6 : sources.ipv4;
   return { id, protocol, host, port, timeoutMs, ...(source === undefined ? {} : { source }) };
+}
+
+/** The addresses of `sources`, IPv4 first. */
+export function sourceList(sources: ProbeSources): string[] {
+  return [sources.ipv4, sources.ipv6].filter((a): a is string => a !== undefined);
 }
