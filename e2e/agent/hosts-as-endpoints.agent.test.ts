@@ -76,8 +76,11 @@ describe('scenario nodes as endpoints (process runner, real control plane, netns
     const crdInstalled = readFileSync(join(REPO_ROOT, 'manifests/01-crds.yaml'), 'utf8').includes('hostendpoints.projectcalico.org');
     const run = new ScenarioRun(cluster, scenario, { settleMs: 20_000 });
     if (crdInstalled) {
+      // A `*` HostEndpoint with the allow-all profile and no policy admits all host traffic
+      // (reference §A.4, §C), and forwarded traffic too: every verdict is as without it.
       const results = await run.run();
       expect(results.length).toBe(scenario.probes?.length);
+      expect(results.filter((r) => r.got !== r.probe.expected).map((r) => `${r.probe.from} → ${r.probe.to}`)).toEqual([]);
     } else {
       await expect(run.run()).rejects.toThrow(/cannot apply projectcalico\.org\/v3 HostEndpoint node-1-all \(the API server has no hostendpoints\.projectcalico\.org resource: its CRD is not installed\)/);
     }
