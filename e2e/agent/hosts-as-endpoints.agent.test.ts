@@ -2,7 +2,8 @@
  * "Hosts as endpoints" in the process runner, on the real control plane it starts: scenario
  * nodes get their addresses in their node namespaces, their labels and InternalIPs on their
  * Node objects, servers for their hostPorts; probes from and to nodes are real connections
- * (e2e/runner/testdata/hosts-as-endpoints.json: no HostEndpoint, so host traffic is not policed).
+ * (e2e/runner/testdata/hosts-as-endpoints.json: no HostEndpoint, so host traffic is not policed;
+ * IPv4 and IPv6).
  * After the scenario everything is undone. A HostEndpoint object is applied like any other, or,
  * on a checkout whose manifests have no HostEndpoint CRD, fails the scenario naming it.
  */
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { E2eCluster } from '../runner/cluster.ts';
 import { REPO_ROOT } from '../runner/processes.ts';
 import { ScenarioRun } from '../runner/run-scenario.ts';
-import { loadScenarioFiles, type Scenario } from '../runner/scenario.ts';
+import { loadScenarioFiles, nodeAddress, type Scenario } from '../runner/scenario.ts';
 
 const FILE = join(REPO_ROOT, 'e2e/runner/testdata/hosts-as-endpoints.json');
 const SCENARIOS = loadScenarioFiles([FILE]).flatMap((f) => [...f.scenarios]);
@@ -23,7 +24,9 @@ const SCENARIOS = loadScenarioFiles([FILE]).flatMap((f) => [...f.scenarios]);
 let cluster: E2eCluster;
 
 beforeAll(async () => {
-  cluster = await E2eCluster.start({ log: () => undefined });
+  // As main.ts starts them: a node with an IPv6 address of its own is dual-stack.
+  const dualStackNodes = [...new Set(SCENARIOS.flatMap((s) => (s.nodes ?? []).filter((n) => nodeAddress(n, 6) !== undefined).map((n) => n.name)))];
+  cluster = await E2eCluster.start({ dualStackNodes, log: () => undefined });
 });
 
 afterAll(async () => {
