@@ -33,10 +33,10 @@ import { createRootLogger } from '../../src/runtime/logger.ts';
 import { newRegistry } from '../../src/runtime/metrics.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
-import { issueServiceAccountToken, type ServiceAccountIdentity } from '../controlplane/service-account-token.ts';
+import type { ServiceAccountIdentity } from '../controlplane/service-account-token.ts';
 import { installCalicoCrds } from './calico-crds.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
-import { adminKubeConfig, REPO_ROOT, sharedControlPlane } from './shared-control-plane.ts';
+import { adminKubeConfig, controllersIdentity, REPO_ROOT } from './shared-control-plane.ts';
 import type { K8sNetworkPolicy, K8sPod } from '../../src/api/index.ts';
 
 const GROUP = 'projectcalico.org';
@@ -121,15 +121,7 @@ describe('tessera controllers on the real API server', () => {
     await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'workloadendpoints', body: wep('n-k8s-gone-eth0', true) });
     await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: 'workloadendpoints', body: wep('cni-written', false) });
 
-    const { server, caPem } = sharedControlPlane();
-    identity = await issueServiceAccountToken(admin, {
-      namespace: 'tessera-system',
-      serviceAccount: 'tessera-controllers',
-      create: false,
-      server,
-      ...(caPem === null ? {} : { caPem }),
-      kubeconfigPath: join(dir, 'controllers.kubeconfig'),
-    });
+    identity = await controllersIdentity(join(dir, 'controllers.kubeconfig'));
     main = startControllers(
       {
         kubeConfig: identity.kubeConfig,

@@ -4,6 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 
 import { kubeConfigFor } from '../controlplane/kubeconfig.ts';
+import { issueServiceAccountToken, type ServiceAccountIdentity } from '../controlplane/service-account-token.ts';
 import type { ProvidedControlPlane } from './provided-control-plane.ts';
 
 /** The repository root (crds/ and examples/ are read from here). */
@@ -31,4 +32,21 @@ export function sharedControlPlane(): SharedControlPlane {
 export function adminKubeConfig(): KubeConfig {
   const { server, token, caPem } = sharedControlPlane();
   return kubeConfigFor({ server, token, user: 'tessera-admin', ...(caPem === null ? {} : { caPem }) });
+}
+
+/**
+ * The identity of manifests/' tessera-controllers ServiceAccount on the shared control plane (a
+ * TokenRequest token; the manifests must be applied), its kubeconfig written to `kubeconfigPath`:
+ * every read and write is then checked by exactly the RBAC the manifests grant.
+ */
+export async function controllersIdentity(kubeconfigPath: string): Promise<ServiceAccountIdentity> {
+  const { server, caPem } = sharedControlPlane();
+  return issueServiceAccountToken(adminKubeConfig(), {
+    namespace: 'tessera-system',
+    serviceAccount: 'tessera-controllers',
+    create: false,
+    server,
+    ...(caPem === null ? {} : { caPem }),
+    kubeconfigPath,
+  });
 }

@@ -28,10 +28,9 @@ import { newRegistry } from '../../src/runtime/metrics.ts';
 import { describeDecision, loadFromCluster, Simulation, translateCluster, type Verdict } from '../../src/simulate/index.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { pollUntil } from '../controlplane/poll-until.ts';
-import { issueServiceAccountToken } from '../controlplane/service-account-token.ts';
 import { installCalicoCrds } from './calico-crds.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
-import { adminKubeConfig, sharedControlPlane } from './shared-control-plane.ts';
+import { adminKubeConfig, controllersIdentity } from './shared-control-plane.ts';
 import { removeTesseraAdmission } from './tessera-admission.ts';
 
 const GROUP = 'projectcalico.org';
@@ -115,15 +114,7 @@ describe('Tier protection on the real API server', () => {
       if ((await getTier(name))?.metadata?.deletionTimestamp === undefined) continue;
       await kubectlOk(['patch', 'tiers.projectcalico.org', name, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
     }
-    const { server, caPem } = sharedControlPlane();
-    const identity = await issueServiceAccountToken(admin, {
-      namespace: 'tessera-system',
-      serviceAccount: 'tessera-controllers',
-      create: false,
-      server,
-      ...(caPem === null ? {} : { caPem }),
-      kubeconfigPath: join(dir, 'controllers.kubeconfig'),
-    });
+    const identity = await controllersIdentity(join(dir, 'controllers.kubeconfig'));
     running = startControllers(
       {
         kubeConfig: identity.kubeConfig,

@@ -17,6 +17,9 @@ import { intFlag, oneOf, parseFlags, readCommandLine, switchFlag, textFlag, text
 
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
+/** Calico's values of AUTO_HOST_ENDPOINTS (kube-controllers runconfig.go; case-insensitive, anything else refused). */
+const AUTO_HOST_ENDPOINT_SETTINGS = ['enabled', 'disabled'] as const;
+
 /** The controllers' flags: the one declaration their parsing and their usage come from. */
 const FLAGS = {
   kubeconfig: textFlag('--kubeconfig', '<file>', 'kubeconfig to use', { env: 'KUBECONFIG', defaultText: '$KUBECONFIG, else in-cluster' }),
@@ -31,6 +34,15 @@ const FLAGS = {
     undefined,
     (t) => oneOf('--workload-interface-naming', t, WORKLOAD_INTERFACE_NAMINGS),
     { defaultText: 'none' },
+  ),
+  autoHostEndpoints: valueFlag<boolean>(
+    '--auto-host-endpoints',
+    '<enabled|disabled>',
+    "enabled: keep a HostEndpoint <node>-auto-hep (interface \"*\", the node's labels and addresses, profile projectcalico-default-allow) for every Node; " +
+      'disabled: delete the ones made (labelled projectcalico.org/created-by: calico-kube-controllers). In Calico, KubeControllersConfiguration autoCreate, which Tessera does not have',
+    false,
+    (t) => oneOf('--auto-host-endpoints', t.toLowerCase(), AUTO_HOST_ENDPOINT_SETTINGS) === 'enabled',
+    { env: 'AUTO_HOST_ENDPOINTS', defaultText: '$AUTO_HOST_ENDPOINTS, else disabled' },
   ),
   leaseDurationSeconds: intFlag('--lease-duration', '<seconds>', 'the leader-election lease (renew deadline 2/3 of it, retry period 2/15)', 15, { min: 3 }),
   sweepIntervalSeconds: intFlag('--sweep-interval', '<seconds>', 'orphan sweep period', 300, { min: 1 }),
@@ -73,6 +85,7 @@ export async function runControllers(argv: readonly string[]): Promise<number> {
           kubeConfig,
           leaseNamespace: leaseNamespace(opts),
           workloadEndpoints: opts.workloadEndpoints,
+          autoHostEndpoints: opts.autoHostEndpoints,
           ...(opts.workloadInterfaceNaming === undefined ? {} : { workloadInterfaceNaming: opts.workloadInterfaceNaming }),
           leaseDurationMs: leaseMs,
           renewDeadlineMs: Math.round((leaseMs * 2) / 3),

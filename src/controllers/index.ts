@@ -1,7 +1,8 @@
 /**
  * The cluster-side controllers: a client-go work queue, a controller runner, the
- * controllers that keep knp.default.* policies, Profiles and WorkloadEndpoints in step with
- * their Kubernetes sources (the conversion itself is src/convert), default tiers, leader election, and `startControllers` which
+ * controllers that keep knp.default.* policies, Profiles, WorkloadEndpoints and automatic
+ * HostEndpoints in step with their Kubernetes sources (the conversion itself is src/convert),
+ * default tiers, leader election, and `startControllers` which
  * wires them for `tessera controllers`. Re-exports only.
  */
 export { WorkQueue } from './work-queue.ts';
@@ -18,7 +19,8 @@ export type { ControllerOptions, ReconcileResult, Reconciler } from './controlle
 export { ensureDefaultTiers } from './tier-reconciler.ts';
 export { MirrorController, DEFAULT_SWEEP_INTERVAL_MS } from './mirror-controller.ts';
 export { ObjectWriter } from './object-writer.ts';
-export type { Writer, WrittenObject } from './object-writer.ts';
+export type { DeletePreconditions, Writer, WrittenObject } from './object-writer.ts';
+export { AUTO_HOST_ENDPOINT_CONTROLLER, newAutoHostEndpointController } from './auto-host-endpoint-controller.ts';
 export { LeaderElector } from './leader-election.ts';
 export type { LeaderElectorOptions } from './leader-election.ts';
 
