@@ -70,6 +70,7 @@ export {
   isValidEndpointPortName,
   isValidInterfaceName,
   isValidLabelValue,
+  DEFAULT_ALLOW_PROFILE,
   KNP_NAME_PREFIX,
   NAMESPACE_LABEL,
   OSSG_NAME_PREFIX,

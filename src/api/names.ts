@@ -27,6 +27,12 @@ export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
 export const KNP_NAME_PREFIX = 'knp.default.';
 
 /**
+ * Calico's built-in allow-all profile (libcalico-go `resources.DefaultAllowProfileName`): the
+ * datastore backends synthesise it, never store it; automatic host endpoints name it.
+ */
+export const DEFAULT_ALLOW_PROFILE = 'projectcalico-default-allow';
+
+/**
  * The label through which Calico matches an endpoint's or a network set's namespace
  * (`apiv3.LabelNamespace`): Felix's namespace-scoped selectors test it. Calico sets it itself
  * when it maps a namespaced object into its v1 model; on a v3 NetworkSet or GlobalNetworkSet

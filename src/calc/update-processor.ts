@@ -26,6 +26,7 @@
  */
 import {
   applyDefaults,
+  DEFAULT_ALLOW_PROFILE,
   isError,
   NAMESPACE_LABEL_PREFIX,
   NAMESPACE_PROFILE_PREFIX,
@@ -71,7 +72,7 @@ export const SERVICE_ACCOUNT_LABEL = 'projectcalico.org/serviceaccount';
  * ways. The datastore backends synthesise it on every get, list and watch, never storing it;
  * automatic host endpoints name it so that a node with no policy stays open (reference §C).
  */
-export const DEFAULT_ALLOW_PROFILE = 'projectcalico-default-allow';
+export { DEFAULT_ALLOW_PROFILE } from '../api/index.ts';
 
 /** Why an object was dropped or replaced; passed to `onInvalid`. */
 export interface InvalidResource {

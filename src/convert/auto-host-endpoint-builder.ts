@@ -24,15 +24,14 @@ import { createHash } from 'node:crypto';
 
 import { formatIP, parseIP } from '../api/cidr.ts';
 import type { K8sNode } from '../api/kubernetes.ts';
-import { DNS1123_SUBDOMAIN_MAX_LENGTH } from '../api/names.ts';
+import { DEFAULT_ALLOW_PROFILE, DNS1123_SUBDOMAIN_MAX_LENGTH } from '../api/names.ts';
 import { API_VERSION, type HostEndpoint } from '../api/types.ts';
 
 /** The label that marks a host endpoint as automatic (Calico's `hepCreatedLabelKey`). */
 export const CREATED_BY_LABEL = 'projectcalico.org/created-by';
 export const CREATED_BY_VALUE = 'calico-kube-controllers';
 
-/** Calico's built-in allow-all profile (libcalico-go `resources.DefaultAllowProfileName`). */
-export const DEFAULT_ALLOW_PROFILE = 'projectcalico-default-allow';
+export { DEFAULT_ALLOW_PROFILE };
 
 const SUFFIX = 'auto-hep';
 
