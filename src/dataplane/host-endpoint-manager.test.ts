@@ -25,19 +25,20 @@ afterEach(() => {
 });
 
 function start(links: Links = { lo: ['127.0.0.1'], eth0: ['10.0.0.1', 'fd00::1'], eth1: ['10.0.1.1'], cali0a: [] }) {
+  // One fake kernel per family (a FakeKernel models one table set); IP sets live in the IPv4 one.
   const kernel = new FakeKernel();
+  const kernel6 = new FakeKernel();
   const state = { links, ipFails: false };
   const runner = new RecordingCommandRunner((call) => {
     if (call.cmd === 'ip' && call.args.join(' ') === '-j addr show') {
       return (state.ipFails ? { code: 1, stdout: '', stderr: 'Cannot open netlink socket' } : { code: 0, stdout: ipJson(state.links), stderr: '' }) satisfies CommandResult;
     }
-    return kernel.handler(call);
+    return call.cmd.startsWith('ip6tables') ? kernel6.handler(call) : kernel.handler(call);
   });
   const clock = new FakeClock();
   const registry = newRegistry();
   const { logger, lines } = capturingLogger();
-  // One family: the fake kernel models one table set for both (the netns tests cover IPv6).
-  const driver = new DataplaneDriver({ runner, clock, registry, logger });
+  const driver = new DataplaneDriver({ runner, clock, registry, logger, ipVersions: [4, 6] });
   const stop = new AbortController();
   stops.push(stop);
   void driver.run(stop.signal);
@@ -45,9 +46,9 @@ function start(links: Links = { lo: ['127.0.0.1'], eth0: ['10.0.0.1', 'fd00::1']
     driver.send([...msgs, { type: 'InSync' }]);
     await driver.flushed();
   };
-  const table = (name: string): Map<string, string[]> => kernel.tables.get(name)!;
+  const table = (name: string, family: 4 | 6 = 4): Map<string, string[]> => (family === 4 ? kernel : kernel6).tables.get(name)!;
   const ipCalls = (): number => runner.calls.filter((c) => c.cmd === 'ip').length;
-  return { kernel, runner, clock, registry, lines, driver, state, send, table, ipCalls };
+  return { kernel, kernel6, runner, clock, registry, lines, driver, state, send, table, ipCalls };
 }
 
 const hep = (name: string, ep: Partial<HostEndpoint>): DataplaneMessage => ({ type: 'HostEndpointUpdate', id: { name }, endpoint: hostEndpoint(ep) });
@@ -92,6 +93,8 @@ describe('HostEndpointManager', () => {
     const { send, table, clock, state, ipCalls } = start();
     await send([hep('by-ip', { expectedIpv4Addrs: ['10.0.1.1'] })]);
     expect(rulesOf(table('filter'), 'cali-from-host-endpoint')).toEqual(['-i eth1 -g cali-fh-eth1']);
+    // An interface is policed in both families, whichever family's address matched it.
+    expect(rulesOf(table('filter', 6), 'cali-from-host-endpoint')).toEqual(['-i eth1 -g cali-fh-eth1']);
     const before = ipCalls();
     state.links = { lo: ['127.0.0.1'], eth0: ['10.0.0.1', '10.0.1.1'], eth1: [] };
     await clock.advance(1_000);
@@ -99,6 +102,7 @@ describe('HostEndpointManager', () => {
     expect(ipCalls()).toBeGreaterThan(before);
     expect(rulesOf(table('filter'), 'cali-from-host-endpoint')).toEqual(['-i eth0 -g cali-fh-eth0']);
     expect(table('filter').has('cali-fh-eth1')).toBe(false);
+    expect(table('filter', 6).has('cali-fh-eth1')).toBe(false);
   });
 
   it('named and * together: the named interface goes to its chain, every other to the default; the named one wins over an IP match with a larger name', async () => {
@@ -137,10 +141,13 @@ describe('HostEndpointManager', () => {
     const { send, table, clock, ipCalls } = start();
     await send([hep('h', { name: 'eth0' })]);
     expect(table('filter').has('cali-fh-eth0')).toBe(true);
+    expect(table('filter', 6).has('cali-fh-eth0')).toBe(true);
     await send([{ type: 'HostEndpointRemove', id: { name: 'h' } }]);
-    expect(table('filter').has('cali-fh-eth0')).toBe(false);
-    expect(table('mangle').has('cali-th-eth0')).toBe(false);
-    expect(rulesOf(table('filter'), 'cali-from-host-endpoint')).toEqual([]);
+    for (const family of [4, 6] as const) {
+      expect(table('filter', family).has('cali-fh-eth0')).toBe(false);
+      expect(table('mangle', family).has('cali-th-eth0')).toBe(false);
+      expect(rulesOf(table('filter', family), 'cali-from-host-endpoint')).toEqual([]);
+    }
     const n = ipCalls();
     await clock.advance(5_000);
     for (let i = 0; i < 10; i++) await flushMicrotasks();

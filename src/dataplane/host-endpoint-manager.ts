@@ -61,8 +61,8 @@ export class HostEndpointManager implements Manager {
   private ifaces: HostInterfaces = new Map();
   /** Interface (or `any-interface-at-all`) → host endpoint name, as last rendered. */
   private resolved = new Map<string, string>();
-  /** Per table kind: the endpoint and dispatch chains handed to the tables (the same in every family). */
-  private readonly programmed: Record<TableKind, Set<string>> = { filter: new Set(), mangle: new Set(), raw: new Set() };
+  /** Per table: the endpoint and dispatch chains this manager handed to it. */
+  private readonly programmed = new Map<Table, ReadonlySet<string>>();
   private dirty = false;
   private lastListError: string | undefined;
   private warnedWildcardUntracked: string | undefined;
@@ -175,9 +175,9 @@ export class HostEndpointManager implements Manager {
       for (const c of filterHostDispatchChains(all)) chains.filter.push({ chain: c, owner: undefined });
       for (const c of mangleHostDispatchChains(pre, all, this.prefixes)) chains.mangle.push({ chain: c, owner: undefined });
       for (const c of rawHostDispatchChains(untracked)) chains.raw.push({ chain: c, owner: undefined });
-      this.program(f.filter, 'filter', chains.filter);
-      this.program(f.mangle, 'mangle', chains.mangle);
-      this.program(f.raw, 'raw', chains.raw);
+      this.program(f.filter, chains.filter);
+      this.program(f.mangle, chains.mangle);
+      this.program(f.raw, chains.raw);
     }
     this.metrics?.hostEndpointInterfaces.set(resolved.size);
     const used = new Set(resolved.values());
@@ -185,15 +185,14 @@ export class HostEndpointManager implements Manager {
   }
 
   /** Sets `chains` in `table` and removes what this manager programmed there before but no longer wants. */
-  private program(table: Table, kind: TableKind, chains: ReadonlyArray<{ chain: Chain; owner: string | undefined }>): void {
+  private program(table: Table, chains: ReadonlyArray<{ chain: Chain; owner: string | undefined }>): void {
     const names = new Set<string>();
     for (const { chain, owner } of chains) {
       names.add(chain.name);
       table.updateChain(chain, owner === undefined ? {} : { owner: { kind: 'HostEndpoint', name: owner } });
     }
-    for (const old of this.programmed[kind]) if (!names.has(old)) table.removeChain(old);
-    // The same names in every family: the last family's set is every family's.
-    this.programmed[kind] = names;
+    for (const old of this.programmed.get(table) ?? []) if (!names.has(old)) table.removeChain(old);
+    this.programmed.set(table, names);
   }
 
   /** One line per interface whose host endpoint changed, and per endpoint that polices nothing. */
