@@ -1,6 +1,7 @@
 /**
  * HostEndpoints on real IPv4 and IPv6 traffic into, out of and through a node namespace, the
- * dataplane fed the proto messages directly (the calc graph programs the pods): an "external"
+ * dataplane fed the proto messages directly (the calc graph programs the pods; the last case
+ * drives a v3 HostEndpoint and GlobalNetworkPolicy through the calc graph): an "external"
  * namespace sits behind the node's `ext0` (192.168.50.0/24, fd00:50::/64, routes to the pods via
  * the node), a probe agent serves and probes in the node namespace itself (the host's processes)
  * and another in the external one. Cases from Felix's FV tests (hostendpoints_test.go,
@@ -16,8 +17,9 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gnpId, hostEndpoint, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';
+import type { V3Resource } from '../../src/api/index.ts';
 import type { DataplaneMessage, HostEndpoint, Policy, PolicyId } from '../../src/proto/index.ts';
-import { DUAL_STACK_PODS, Harness } from './harness.ts';
+import { DUAL_STACK_PODS, Harness, NODE, globalNetworkPolicy } from './harness.ts';
 import { Prober, type IpFamily } from './probes.ts';
 
 const NODE_IP = { 4: '192.168.50.1', 6: 'fd00:50::1' } as const;
@@ -244,6 +246,26 @@ describe('dataplane: host endpoints on real traffic (IPv4 and IPv6)', () => {
   it('removing the last HostEndpoint opens the host again', async () => {
     await setHostState({ heps: [] });
     expect(await check([p('ext', 'host', 'tcp', 8080, true), p('host', 'ext', 'tcp', 8080, true)])).toEqual([]);
+  });
+
+  it('from the calc graph: a v3 * HostEndpoint selected by a GlobalNetworkPolicy opening one port; deleted, the host is open again', async () => {
+    const hepV3: V3Resource = { apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: 'node-1-all', labels: { role: 'node' } }, spec: { node: NODE, interfaceName: '*' } } as V3Resource;
+    const gnp = globalNetworkPolicy('host-8080', {
+      selector: "role == 'node'",
+      types: ['Ingress'],
+      // One rule per family: Calico refuses nets of both families in one rule.
+      ingress: EXT_NETS.map((net) => ({ action: 'Allow' as const, protocol: 'TCP', source: { nets: [net] }, destination: { ports: [8080] } })),
+    });
+    await h.update([
+      { op: 'upsert', resource: gnp },
+      { op: 'upsert', resource: hepV3 },
+    ]);
+    expect(await check([p('ext', 'host', 'tcp', 8080, true), p('ext', 'host', 'udp', 5353, false), p('host', 'ext', 'tcp', 8080, false), p('client', 'web', 'tcp', 8080, true)])).toEqual([]);
+    await h.update([
+      { op: 'delete', kind: 'HostEndpoint', name: 'node-1-all' },
+      { op: 'delete', kind: 'GlobalNetworkPolicy', name: 'host-8080' },
+    ]);
+    expect(await check([p('ext', 'host', 'udp', 5353, true), p('host', 'ext', 'tcp', 8080, true)])).toEqual([]);
   });
 });
 
