@@ -89,6 +89,16 @@ describe('HostEndpointManager', () => {
     expect(table('mangle').has('cali-pri-_TI1Jm4dJqQzYb0Rx3u')).toBe(false);
   });
 
+  it('a normal policy goes to filter (both directions its endpoint chains use) and, for egress, to mangle too (the DNATed host egress chain jumps to it); never to raw', async () => {
+    const { send, table } = start();
+    await send([{ type: 'ActivePolicyUpdate', id: gnpId('both'), policy: policy([rule()], [rule()]) }, hep('all', { name: '*', tiers: [tier('default', [gnpId('both')], [gnpId('both')])] })]);
+    expect(table('filter').has('cali-pi-gnp/both')).toBe(true);
+    expect(table('filter').has('cali-po-gnp/both')).toBe(true);
+    expect(table('mangle').has('cali-po-gnp/both')).toBe(true);
+    expect(table('mangle').has('cali-pi-gnp/both')).toBe(false);
+    expect(table('raw').has('cali-po-gnp/both')).toBe(false);
+  });
+
   it('an expectedIPs HostEndpoint follows its address to another interface within one poll interval', async () => {
     const { send, table, clock, state, ipCalls } = start();
     await send([hep('by-ip', { expectedIpv4Addrs: ['10.0.1.1'] })]);
