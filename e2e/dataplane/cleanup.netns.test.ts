@@ -2,7 +2,7 @@
  * `tessera cleanup` (the real CLI process) on real iptables and IP sets, for each backend:
  *
  * - a node the agent's path programmed (backend detected, node claimed, calc graph → driver:
- *   IPv4 and IPv6 chains and hooks in filter and raw, selector and named-port IP sets) goes back to exactly what it
+ *   IPv4 and IPv6 chains and hooks in filter, raw and mangle, selector and named-port IP sets) goes back to exactly what it
  *   held before — the foreign chains, rules and IP sets seeded first included;
  * - `--dry-run` prints the plan and changes nothing; a second run finds nothing to remove;
  * - Felix-like state (cali- chains in filter and raw, a cali40 IP set, no marker) is refused
@@ -124,9 +124,11 @@ describe.each(['nft', 'legacy'] as const)('tessera cleanup on real iptables-%s',
     const programmed = nodeStateSnapshot(ns);
     expect(programmed).toContain(':cali-tw-calibk0 - [0:0]');
     expect(programmed).toContain(':cali-tessera-owner - [0:0]');
-    // Anti-spoofing: the raw chains and the PREROUTING hook, in both families.
+    // Anti-spoofing: the raw chains and the PREROUTING hook, in both families; the mangle
+    // table's PREROUTING hook (host endpoints' preDNAT policy) jumps to its own cali-PREROUTING.
     expect(programmed.match(/^:cali-rpf-skip - \[0:0\]$/gm)).toHaveLength(2);
-    expect(programmed.match(/^-A PREROUTING -m comment --comment "cali:\S+" -j cali-PREROUTING$/gm)).toHaveLength(2);
+    expect(programmed.match(/^-A PREROUTING -m comment --comment "cali:\S+" -j cali-PREROUTING$/gm)).toHaveLength(4);
+    expect(programmed.match(/^-A POSTROUTING -m comment --comment "cali:\S+" -j cali-POSTROUTING$/gm)).toHaveLength(2);
     expect(programmed).toMatch(/\ncreate cali40s:/);
     expect(programmed).toMatch(/\ncreate cali60n:/);
 
@@ -141,9 +143,10 @@ describe.each(['nft', 'legacy'] as const)('tessera cleanup on real iptables-%s',
     const run = cleanupCli(ns);
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain(`removed iptables-${backend} filter: 4 hook rule(s)`);
-    expect(run.stdout).toContain(`removed iptables-${backend} raw: 1 hook rule(s), 2 chain(s)`);
-    expect(run.stdout).toContain(`removed ip6tables-${backend} raw: 1 hook rule(s), 2 chain(s)`);
+    expect(run.stdout).toContain(`removed iptables-${backend} filter: 5 hook rule(s)`);
+    expect(run.stdout).toContain(`removed iptables-${backend} raw: 2 hook rule(s), 7 chain(s)`);
+    expect(run.stdout).toContain(`removed ip6tables-${backend} raw: 2 hook rule(s), 7 chain(s)`);
+    expect(run.stdout).toContain(`removed ip6tables-${backend} mangle: 2 hook rule(s), 6 chain(s)`);
     expect(run.stdout).toContain('IP set(s)');
     expect(nodeStateSnapshot(ns)).toBe(before);
 
@@ -161,7 +164,7 @@ describe.each(['nft', 'legacy'] as const)('tessera cleanup on real iptables-%s',
     const refused = cleanupCli(ns);
     expect(refused.status).toBe(4);
     expect(refused.stderr).toContain("refusing: this node's cali- state was not written by Tessera");
-    expect(refused.stderr).toContain(`iptables-${backend} raw holds cali- chains Tessera never writes there (cali-OUTPUT)`);
+    expect(refused.stderr).toContain(`iptables-${backend} raw holds cali- chains (cali-OUTPUT, cali-PREROUTING) while no filter table of iptables-${backend} holds Tessera's marker chain`);
     expect(refused.stderr).toContain(`iptables-${backend} filter holds cali- chains (cali-FORWARD, cali-INPUT) without Tessera's marker chain cali-tessera-owner`);
     expect(nodeStateSnapshot(ns)).toBe(felix);
 

@@ -85,10 +85,13 @@ describe('dataplane: dual-stack policy states enforced on real IPv4 and IPv6 tra
     node([tool(6), '-A', 'TSR-FOREIGN6', '-s', 'fd00:99::/64', '-j', 'DROP']);
     node([tool(6), '-A', 'FORWARD', '-s', 'fd00:98::/64', '-j', 'TSR-FOREIGN6']);
     node([tool(4), '-A', 'FORWARD', '-s', '10.98.0.0/16', '-j', 'DROP']);
-    // Foreign rules in the raw table, where the anti-spoofing hook goes (the table then exists
+    // Foreign rules in the raw table, where the anti-spoofing and untracked policy hooks go (the table then exists
     // before and after, so the comparison is like for like).
     node([tool(4), '-t', 'raw', '-A', 'PREROUTING', '-s', '10.97.0.0/16', '-j', 'NOTRACK']);
     node([tool(6), '-t', 'raw', '-A', 'PREROUTING', '-s', 'fd00:96::/64', '-j', 'NOTRACK']);
+    // And in the mangle table, where the host endpoint hooks go.
+    node([tool(4), '-t', 'mangle', '-A', 'PREROUTING', '-s', '10.95.0.0/16', '-j', 'RETURN']);
+    node([tool(6), '-t', 'mangle', '-A', 'PREROUTING', '-s', 'fd00:95::/64', '-j', 'RETURN']);
     node(['ipset', 'create', FOREIGN_SET, 'hash:net', 'family', 'inet6']);
     node(['ipset', 'add', FOREIGN_SET, 'fd00:97::/64']);
     foreignBefore = foreignState();

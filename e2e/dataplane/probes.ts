@@ -17,24 +17,36 @@ const AGENT = fileURLToPath(new URL('./probe-agent.mjs', import.meta.url));
 export type ProbeKind = 'tcp' | 'udp';
 export type IpFamily = 4 | 6;
 
-export class ProbeAgent {
+/** A probe agent process in some namespace: serves its ports and probes any address on request. */
+export class Prober {
   private nextId = 0;
   private readonly pending = new Map<number, (ok: boolean) => void>();
 
-  private constructor(
-    readonly pod: Pod,
-    private readonly child: ChildProcessWithoutNullStreams,
-  ) {}
+  protected constructor(private readonly child: ChildProcessWithoutNullStreams) {}
 
-  static async start(pod: Pod): Promise<ProbeAgent> {
-    const ports = JSON.stringify([{ port: TCP_PORT, protocol: 'TCP' }, { port: UDP_PORT, protocol: 'UDP' }]);
-    const args = ['netns', 'exec', pod.netns, process.execPath, AGENT, ports, ...(pod.ip6 === undefined ? [] : [JSON.stringify({ ipv6: true })])];
+  /**
+   * Starts an agent in `netns` serving `ports` (on IPv6 too with `ipv6`): a host's namespace, or
+   * one standing for a machine outside the node.
+   */
+  static async startIn(netns: string, ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>, ipv6: boolean): Promise<Prober> {
+    // Answers come only to probes, and no probe is sent before the agent exists.
+    const made: { agent?: Prober } = {};
+    const child = await Prober.spawn(netns, ports, ipv6, (id, ok) => made.agent?.settle(id, ok));
+    return (made.agent = new Prober(child));
+  }
+
+  protected static async spawn(
+    netns: string,
+    ports: ReadonlyArray<{ port: number; protocol: 'TCP' | 'UDP' }>,
+    ipv6: boolean,
+    onAnswer: (id: number, ok: boolean) => void,
+  ): Promise<ChildProcessWithoutNullStreams> {
+    const args = ['netns', 'exec', netns, process.execPath, AGENT, JSON.stringify(ports), ...(ipv6 ? [JSON.stringify({ ipv6: true })] : [])];
     const child = spawn('ip', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const agent = new ProbeAgent(pod, child);
     const lines = readline.createInterface({ input: child.stdout });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`probe agent in ${pod.netns} did not start`)), 10_000);
-      child.on('exit', (code) => reject(new Error(`probe agent in ${pod.netns} exited with ${code}`)));
+      const timer = setTimeout(() => reject(new Error(`probe agent in ${netns} did not start`)), 10_000);
+      child.on('exit', (code) => reject(new Error(`probe agent in ${netns} exited with ${code}`)));
       lines.on('line', (line) => {
         const msg = JSON.parse(line) as { ready?: boolean; id?: number; ok?: boolean };
         if (msg.ready === true) {
@@ -42,28 +54,57 @@ export class ProbeAgent {
           resolve();
           return;
         }
-        const cb = agent.pending.get(msg.id!);
-        agent.pending.delete(msg.id!);
-        cb?.(msg.ok === true);
+        onAnswer(msg.id!, msg.ok === true);
       });
     });
-    return agent;
+    return child;
   }
 
-  /** Whether `kind` traffic from this pod reaches `to` over `family` (connection answered in time). */
-  probe(kind: ProbeKind, to: Pod, timeoutMs = 500, family: IpFamily = 4): Promise<boolean> {
-    const host = family === 4 ? to.ip : to.ip6;
-    if (host === undefined) throw new Error(`probe: pod ${to.name} has no IPv6 address`);
+  protected settle(id: number, ok: boolean): void {
+    const cb = this.pending.get(id);
+    this.pending.delete(id);
+    cb?.(ok);
+  }
+
+  /** Whether `kind` traffic from this agent to `host`:`port` is answered within `timeoutMs`. */
+  probeAddress(kind: ProbeKind, host: string, port: number, timeoutMs = 500): Promise<boolean> {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.child.stdin.write(`${JSON.stringify({ id, protocol: kind === 'tcp' ? 'TCP' : 'UDP', host, port: kind === 'tcp' ? TCP_PORT : UDP_PORT, timeoutMs })}\n`);
+      this.child.stdin.write(`${JSON.stringify({ id, protocol: kind === 'tcp' ? 'TCP' : 'UDP', host, port, timeoutMs })}\n`);
     });
   }
 
   stop(): void {
     this.child.stdin.end();
     this.child.kill();
+  }
+}
+
+/** A pod's probe agent: serves {@link TCP_PORT} and {@link UDP_PORT}, probes other pods. */
+export class ProbeAgent extends Prober {
+  private constructor(
+    readonly pod: Pod,
+    child: ChildProcessWithoutNullStreams,
+  ) {
+    super(child);
+  }
+
+  static async start(pod: Pod): Promise<ProbeAgent> {
+    const ports = [
+      { port: TCP_PORT, protocol: 'TCP' as const },
+      { port: UDP_PORT, protocol: 'UDP' as const },
+    ];
+    const made: { agent?: ProbeAgent } = {};
+    const child = await Prober.spawn(pod.netns, ports, pod.ip6 !== undefined, (id, ok) => made.agent?.settle(id, ok));
+    return (made.agent = new ProbeAgent(pod, child));
+  }
+
+  /** Whether `kind` traffic from this pod reaches `to` over `family` (connection answered in time). */
+  probe(kind: ProbeKind, to: Pod, timeoutMs = 500, family: IpFamily = 4): Promise<boolean> {
+    const host = family === 4 ? to.ip : to.ip6;
+    if (host === undefined) throw new Error(`probe: pod ${to.name} has no IPv6 address`);
+    return this.probeAddress(kind, host, kind === 'tcp' ? TCP_PORT : UDP_PORT, timeoutMs);
   }
 }
 

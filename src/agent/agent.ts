@@ -32,7 +32,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { AsyncCalcGraph } from '../calc/index.ts';
-import { DataplaneDriver, type CommandRunner, type IptablesBackend } from '../dataplane/index.ts';
+import { DataplaneDriver, type CommandRunner, type FailsafeConfig, type IptablesBackend } from '../dataplane/index.ts';
 import type { KubeObject, KubeResource, ListerWatcher } from '../informers/index.ts';
 import { KubeListerWatcher } from '../informers/kube-lister-watcher.ts';
 import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
@@ -93,6 +93,10 @@ export interface AgentOptions {
   readonly ipVersions?: readonly IpVersion[];
   /** Felix `InterfacePrefix`: host-side names of workload interfaces. @default ['cali'] (the driver's default) */
   readonly interfacePrefixes?: readonly string[];
+  /** Felix `FailsafeInboundHostPorts`/`FailsafeOutboundHostPorts`. @default Felix's (the driver's default) */
+  readonly failsafes?: FailsafeConfig;
+  /** Felix `DefaultEndpointToHostAction`. @default 'DROP' (the driver's default) */
+  readonly endpointToHostAction?: 'DROP' | 'ACCEPT' | 'RETURN';
   /** The iptables backend to program (`tessera agent` detects it: iptables-backend.ts). @default 'nft' (the driver's default) */
   readonly iptablesBackend?: IptablesBackend;
   /** Log policy drops to NFLOG, rate-limited per node (dataplane/drop-log.ts). @default undefined: no drop log */
@@ -158,6 +162,8 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
     ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
     ...(opts.iptablesBackend === undefined ? {} : { backend: opts.iptablesBackend }),
     ...(opts.dropLog === undefined ? {} : { dropLog: opts.dropLog }),
+    ...(opts.failsafes === undefined ? {} : { failsafes: opts.failsafes }),
+    ...(opts.endpointToHostAction === undefined ? {} : { endpointToHostAction: opts.endpointToHostAction }),
   });
   // Kernel counters of every deciding rule, read when /metrics or /rules is asked (bounded, rate-limited).
   const ruleCounters = new RuleCounters({ tables: driver.tables, registry, logger });

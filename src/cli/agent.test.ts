@@ -30,6 +30,24 @@ describe('tessera agent arguments', () => {
     expect(() => parseAgentArgs(['--node', 'n', '--interface-prefix', 'abcdefghijklmno'], {})).toThrow(/not an interface name prefix/);
   });
 
+  it("--failsafe-inbound/outbound-host-ports (Felix's syntax and defaults) and --default-endpoint-to-host-action (Felix's DROP)", () => {
+    const defaults = parseAgentArgs(['--node', 'n'], {});
+    expect(defaults).toMatchObject({ endpointToHostAction: 'DROP' });
+    if (defaults === 'help') throw new Error('unreachable');
+    expect(defaults.failsafeInbound.map((p) => `${p.protocol}:${p.port}`).join(',')).toBe('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+    expect(defaults.failsafeOutbound.map((p) => `${p.protocol}:${p.port}`).join(',')).toBe('udp:53,udp:67,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+    expect(parseAgentArgs(['--node', 'n', '--failsafe-inbound-host-ports', 'tcp:22,tcp:[fd00::/64]:10250', '--failsafe-outbound-host-ports=none', '--default-endpoint-to-host-action', 'accept'], {})).toMatchObject({
+      failsafeInbound: [
+        { protocol: 'tcp', port: 22 },
+        { protocol: 'tcp', port: 10250, net: 'fd00::/64' },
+      ],
+      failsafeOutbound: [],
+      endpointToHostAction: 'ACCEPT',
+    });
+    expect(() => parseAgentArgs(['--node', 'n', '--failsafe-inbound-host-ports', 'icmp:8'], {})).toThrow(/--failsafe-inbound-host-ports: .*unknown protocol: icmp/);
+    expect(() => parseAgentArgs(['--node', 'n', '--default-endpoint-to-host-action', 'reject'], {})).toThrow(/--default-endpoint-to-host-action/);
+  });
+
   it('--typha (a host:port list) or --typha-service <ns/name>, with all three TLS files or none', () => {
     expect(parseAgentArgs(['--node', 'n'], {})).toMatchObject({ typha: undefined, typhaService: undefined });
     expect(parseAgentArgs(['--node', 'n', '--typha', '10.0.0.1:5473,[fd00::1]:5473'], {})).toMatchObject({ typha: ['10.0.0.1:5473', '[fd00::1]:5473'] });

@@ -30,8 +30,13 @@ import {
   DEFAULT_DROP_LOG_GROUP,
   DEFAULT_DROP_LOG_RATE,
   DROP_LOG_RATE_PATTERN,
+  DEFAULT_FAILSAFE_INBOUND,
+  DEFAULT_FAILSAFE_OUTBOUND,
+  FailsafePortsError,
+  parseFailsafePorts,
   type CommandRunner,
   type DropLogOptions,
+  type ProtoPort,
 } from '../dataplane/index.ts';
 import { runDaemon } from '../runtime/daemon.ts';
 import { createRootLogger, type Logger } from '../runtime/logger.ts';
@@ -77,6 +82,20 @@ function readTyphaAddresses(text: string): string[] {
   return addresses;
 }
 
+/** A failsafe port list in Felix's syntax (`tcp:22,udp:68,tcp:10.0.0.0/8:6443`; `none`). */
+function readFailsafePorts(flag: string): (text: string) => ProtoPort[] {
+  return (text) => {
+    try {
+      return parseFailsafePorts(text);
+    } catch (err) {
+      if (err instanceof FailsafePortsError) throw new UsageError(`${flag}: ${err.message}`);
+      throw err;
+    }
+  };
+}
+
+const formatPorts = (ports: readonly ProtoPort[]): string => ports.map((p) => `${p.protocol}:${p.port}`).join(',');
+
 function readDropLogRate(text: string): string {
   if (!DROP_LOG_RATE_PATTERN.test(text)) throw new UsageError(`--drop-log-rate must be N/second, N/minute, N/hour or N/day, not ${JSON.stringify(text)}`);
   return text;
@@ -105,6 +124,30 @@ const FLAGS = {
   interfacePrefixes: valueFlag<string[] | undefined>('--interface-prefix', '<p,...>', "host-side names of workload interfaces, Felix's InterfacePrefix", undefined, parseInterfacePrefixes, {
     defaultText: 'cali; e.g. cali,veth for kindnet/ptp',
   }),
+  failsafeInbound: valueFlag<ProtoPort[]>(
+    '--failsafe-inbound-host-ports',
+    '<ports>',
+    "inbound traffic no HostEndpoint policy blocks, Felix's FailsafeInboundHostPorts syntax: <port>, <proto>:<port> or <proto>:<net>:<port> (IPv6 net in [...]), comma-separated; none for no failsafe",
+    [...DEFAULT_FAILSAFE_INBOUND],
+    readFailsafePorts('--failsafe-inbound-host-ports'),
+    { defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_INBOUND)}` },
+  ),
+  failsafeOutbound: valueFlag<ProtoPort[]>(
+    '--failsafe-outbound-host-ports',
+    '<ports>',
+    "the same for outbound traffic, Felix's FailsafeOutboundHostPorts",
+    [...DEFAULT_FAILSAFE_OUTBOUND],
+    readFailsafePorts('--failsafe-outbound-host-ports'),
+    { defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_OUTBOUND)}` },
+  ),
+  endpointToHostAction: valueFlag<'DROP' | 'ACCEPT' | 'RETURN'>(
+    '--default-endpoint-to-host-action',
+    '<DROP|ACCEPT|RETURN>',
+    "what happens to workload -> host traffic its egress policy allowed, Felix's DefaultEndpointToHostAction (RETURN: on to the rest of INPUT; HostEndpoint ingress policy never applies to it)",
+    'DROP',
+    (t) => oneOf('--default-endpoint-to-host-action', t.toUpperCase(), ['DROP', 'ACCEPT', 'RETURN']) as 'DROP' | 'ACCEPT' | 'RETURN',
+    { defaultText: "DROP, Felix's; the manifests set ACCEPT as Calico's do" },
+  ),
   iptablesBackend: choiceFlag<IptablesBackendMode>('--iptables-backend', '<mode>', "auto (the backend kubelet/kube-proxy use, as Felix detects it), nft or legacy", IPTABLES_BACKEND_MODES, 'auto'),
   typha: valueFlag<string[] | undefined>('--typha', '<host:port,...>', "take updates from these Typhas instead of watching the API server (Felix's TyphaAddr); tried in random order", undefined, readTyphaAddresses),
   typhaService: valueFlag<{ namespace: string; name: string } | undefined>(
@@ -162,6 +205,9 @@ export interface AgentCliOptions {
   /** undefined: the driver's default (`cali`). */
   interfacePrefixes: string[] | undefined;
   iptablesBackend: IptablesBackendMode;
+  failsafeInbound: ProtoPort[];
+  failsafeOutbound: ProtoPort[];
+  endpointToHostAction: 'DROP' | 'ACCEPT' | 'RETURN';
   /** `host:port` list; exclusive with `typhaService`. */
   typha: string[] | undefined;
   typhaService: { namespace: string; name: string } | undefined;
@@ -288,6 +334,8 @@ export async function runAgent(argv: readonly string[], logger?: Logger): Promis
           iptablesBackend: setup.iptablesBackend,
           ...(typha === undefined ? {} : { syncer: (callbacks) => new SyncClient({ ...typha, hostname: opts.node, registry, logger: log }, callbacks) }),
           ...(opts.interfacePrefixes === undefined ? {} : { interfacePrefixes: opts.interfacePrefixes }),
+          failsafes: { inbound: opts.failsafeInbound, outbound: opts.failsafeOutbound },
+          endpointToHostAction: opts.endpointToHostAction,
           ...dropLogOptions(setup.dropLog, opts, log),
         },
         signal,

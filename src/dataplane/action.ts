@@ -21,6 +21,8 @@ export type Action =
   | { readonly type: 'set-mark'; readonly bits: number }
   /** Clear every bit of `bits` in the packet mark, leaving the others. */
   | { readonly type: 'clear-mark'; readonly bits: number }
+  /** Do not track the packet in conntrack (raw table only; Felix `NoTrackAction`). */
+  | { readonly type: 'notrack' }
   /** Kernel log line (Felix's `Log` rule action), at syslog level `level`. */
   | { readonly type: 'log'; readonly prefix: string; readonly level: number }
   /** Copy `size` bytes of the packet to NFLOG group `group`, sent at once when `threshold` is 1. */
@@ -30,6 +32,7 @@ export const ACCEPT: Action = Object.freeze({ type: 'accept' });
 export const DROP: Action = Object.freeze({ type: 'drop' });
 export const REJECT: Action = Object.freeze({ type: 'reject' });
 export const RETURN: Action = Object.freeze({ type: 'return' });
+export const NOTRACK: Action = Object.freeze({ type: 'notrack' });
 /** Refuse with a TCP reset (Felix `RejectWithTCPReset`). */
 export const REJECT_TCP_RESET: Action = Object.freeze({ type: 'reject', with: 'tcp-reset' });
 

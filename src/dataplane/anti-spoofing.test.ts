@@ -10,18 +10,22 @@ const text = (chains: readonly Chain[]): Record<string, string[]> => Object.from
 
 const DROP_SPOOFED =
   '-m comment --comment "Drop packets from workloads whose source address is not routed back to them" -m mark --mark 0x40000/0x40000 -m rpfilter --invert --validmark -j DROP';
+/** Felix's tail of raw PREROUTING: untracked host endpoint policy for everything else. */
+const HOST_TAIL = ['-m mark --mark 0x0/0x40000 -j cali-from-host-endpoint', '-m mark --mark 0x10000/0x10000 -j ACCEPT'];
 
 describe('anti-spoofing (raw table)', () => {
-  it("cali-PREROUTING: clear Calico's marks, mark packets from workload interfaces, cali-rpf-skip, then DROP what fails the strict RPF check; cali-rpf-skip empty (golden)", () => {
+  it("cali-PREROUTING: clear Calico's marks, mark packets from workload interfaces, cali-rpf-skip, then DROP what fails the strict RPF check, then host endpoint untracked policy for the rest; cali-rpf-skip empty (golden)", () => {
     expect(MARK_FROM_WORKLOAD).toBe(0x40000);
     for (const v of [4, 6] as const) {
-      expect(text(new RuleRenderer({ ipVersion: v }).rawChains())).toEqual({
-        'cali-rpf-skip': [],
-        'cali-PREROUTING': [
+      const chains = text(new RuleRenderer({ ipVersion: v }).rawChains());
+      expect({ skip: chains['cali-rpf-skip'], prerouting: chains['cali-PREROUTING'] }).toEqual({
+        skip: [],
+        prerouting: [
           '-j MARK --set-xmark 0x0/0xf0000',
           '-i cali+ -j MARK --set-xmark 0x40000/0x40000',
           '-m mark --mark 0x40000/0x40000 -j cali-rpf-skip',
           DROP_SPOOFED,
+          ...HOST_TAIL,
         ],
       });
     }
@@ -35,6 +39,7 @@ describe('anti-spoofing (raw table)', () => {
       '-i veth+ -j MARK --set-xmark 0x40000/0x40000',
       '-m mark --mark 0x40000/0x40000 -j cali-rpf-skip',
       DROP_SPOOFED,
+      ...HOST_TAIL,
     ]);
     // Every interface whose traffic policy judges is one whose source is checked.
     for (const iface of ['cali1234', 'veth9']) expect(r.coversInterface(iface)).toBe(true);

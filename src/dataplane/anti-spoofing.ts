@@ -23,6 +23,8 @@
  *      sources (neighbour discovery) pass by the interface's own `fe80::/64` route; the
  *      kernel's `rpfilter` itself passes the unspecified IPv6 source (`::`, duplicate address
  *      detection) and `0.0.0.0` to a broadcast or local multicast address.
+ *   5. not from a workload → `cali-from-host-endpoint` (untracked host endpoint policy), and
+ *      ACCEPT what it accepted (Felix's order, `StaticRawPreroutingChain`).
  * - `cali-rpf-skip`: `-i <iface> -s <cidr> -j ACCEPT` per exempt prefix of the family (Felix:
  *   a WorkloadEndpoint's `allowSpoofedSourcePrefixes`, honoured only with FelixConfiguration
  *   `workloadSourceSpoofing: Any`); empty by default.
@@ -32,7 +34,7 @@
  *   target in raw PREROUTING (the kernel accepts it only in INPUT, FORWARD and OUTPUT), so
  *   with `--deny-action REJECT` its restore would fail; and a forged packet has no sender to
  *   tell;
- * - no host-endpoint (untracked policy), WireGuard or VXLAN rules: Tessera has none of those.
+ * - no WireGuard or VXLAN rules: Tessera has neither.
  *
  * The check is the `rpfilter` match for both families (Felix too, in its current form); the
  * per-interface `rp_filter` sysctl is left as it is: Felix only writes the host's default
@@ -41,16 +43,15 @@
  */
 import { ACCEPT, DROP, clearMark, jump, setMark } from './action.ts';
 import type { Chain, ChainRule, KernelHooks } from './chain.ts';
-import { CHAIN_RAW_PREROUTING, CHAIN_RPF_SKIP } from './chain-names.ts';
-import { MARK_ACCEPT, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
+import { CHAIN_FROM_HOST_ENDPOINT, CHAIN_RAW_PREROUTING, CHAIN_RPF_SKIP } from './chain-names.ts';
+import { MARK_ACCEPT, MARK_ALL_CALICO, MARK_SCRATCH0 } from './marks.ts';
 import { ANY } from './match.ts';
 import { MatchBuilder, parseCidr } from './match-builder.ts';
 
 /** Set in raw PREROUTING on packets from a workload interface (Felix: scratch0). */
 export const MARK_FROM_WORKLOAD = MARK_SCRATCH0;
 
-/** Every mark bit Tessera uses (Felix `allCalicoMarkBits`). */
-const ALL_MARK_BITS = MARK_ACCEPT | MARK_PASS | MARK_SCRATCH0 | MARK_SCRATCH1;
+const ALL_MARK_BITS = MARK_ALL_CALICO;
 
 /** Source prefixes one workload interface may send from, bypassing the check. */
 export interface RpfSkip {
@@ -79,6 +80,10 @@ export function rawChains(ipVersion: 4 | 6, interfacePrefixes: readonly string[]
     action: DROP,
     comments: ['Drop packets from workloads whose source address is not routed back to them'],
   });
+  // Host endpoints' untracked policy (host-endpoint-chains.ts): packets from anything but a
+  // workload, then ACCEPT (ends the raw table; conntrack is skipped if a policy NOTRACKed it).
+  prerouting.push({ match: new MatchBuilder().markClear(MARK_FROM_WORKLOAD).build(), action: jump(CHAIN_FROM_HOST_ENDPOINT) });
+  prerouting.push({ match: new MatchBuilder().markSet(MARK_ACCEPT).build(), action: ACCEPT });
   const skip: ChainRule[] = [];
   for (const { iface, prefixes } of skips) {
     for (const prefix of prefixes) {

@@ -92,16 +92,57 @@ export const CHAIN_FROM_WL_DISPATCH = 'cali-from-wl-dispatch';
 export const CHAIN_TO_WL_DISPATCH = 'cali-to-wl-dispatch';
 /** Raw table: the anti-spoofing check of packets from workloads (anti-spoofing.ts). */
 export const CHAIN_RAW_PREROUTING = 'cali-PREROUTING';
+/** Raw table: untracked policy of host-originated packets (static-chains.ts). */
+export const CHAIN_RAW_OUTPUT = 'cali-OUTPUT';
+/** Mangle table: preDNAT host endpoint policy (static-chains.ts). */
+export const CHAIN_MANGLE_PREROUTING = 'cali-PREROUTING';
+/** Mangle table: host endpoint egress policy of DNAT'd host-originated packets. */
+export const CHAIN_MANGLE_POSTROUTING = 'cali-POSTROUTING';
+/** Host endpoint dispatch chains (Felix `ChainDispatch*HostEndpoint*`; host-dispatch.ts). */
+export const CHAIN_FROM_HOST_ENDPOINT = 'cali-from-host-endpoint';
+export const CHAIN_TO_HOST_ENDPOINT = 'cali-to-host-endpoint';
+export const CHAIN_FROM_HEP_FORWARD = 'cali-from-hep-forward';
+export const CHAIN_TO_HEP_FORWARD = 'cali-to-hep-forward';
+/** Ports a host endpoint never blocks (failsafes.ts). */
+export const CHAIN_FAILSAFE_IN = 'cali-failsafe-in';
+export const CHAIN_FAILSAFE_OUT = 'cali-failsafe-out';
+
+/**
+ * The pseudo-interface of the `*` host endpoint (Felix `allInterfaces`): 20 characters, longer
+ * than any Linux interface name on purpose, so it can never be a real interface.
+ */
+export const ALL_INTERFACES_IFACE = 'any-interface-at-all';
+
+/** Which per-host-endpoint chain (Felix `HostToEndpointPfx` …). */
+export type HostEndpointChainKind = 'to-host' | 'from-host' | 'to-host-forward' | 'from-host-forward';
+
+const HOST_ENDPOINT_PREFIX: Readonly<Record<HostEndpointChainKind, string>> = {
+  'to-host': 'cali-th-',
+  'from-host': 'cali-fh-',
+  'to-host-forward': 'cali-thfw-',
+  'from-host-forward': 'cali-fhfw-',
+};
+
+/**
+ * `cali-th-<iface>` (egress: leaving the host by `iface`), `cali-fh-<iface>` (ingress: arriving
+ * on it), `cali-thfw-`/`cali-fhfw-` (the same for forwarded packets); Felix's
+ * `EndpointChainName`, so `any-interface-at-all` gives `cali-th-any-interface-at-all` and,
+ * hashed, `cali-thfw-_Nqh4HyA73udmyanQI`.
+ */
+export function hostEndpointChainName(iface: string, kind: HostEndpointChainKind): string {
+  return chainName(HOST_ENDPOINT_PREFIX[kind], iface);
+}
 /** Raw table: workload source prefixes exempt from that check (Felix `ChainRpfSkip`). */
 export const CHAIN_RPF_SKIP = 'cali-rpf-skip';
 
 /**
  * The direction a policy, profile or endpoint chain decides: `ingress` for `cali-pi-`,
- * `cali-pri-`, `cali-tw-` (to the workload), `egress` for `cali-po-`, `cali-pro-`, `cali-fw-`;
- * undefined for any other chain.
+ * `cali-pri-`, `cali-tw-` (to the workload), `cali-fh-`/`cali-fhfw-` (into the host),
+ * `egress` for `cali-po-`, `cali-pro-`, `cali-fw-`, `cali-th-`/`cali-thfw-`; undefined for any
+ * other chain.
  */
 export function chainDirection(chain: string): Direction | undefined {
-  if (chain.startsWith('cali-pi-') || chain.startsWith('cali-pri-') || chain.startsWith('cali-tw-')) return 'ingress';
-  if (chain.startsWith('cali-po-') || chain.startsWith('cali-pro-') || chain.startsWith('cali-fw-')) return 'egress';
+  if (chain.startsWith('cali-pi-') || chain.startsWith('cali-pri-') || chain.startsWith('cali-tw-') || chain.startsWith('cali-fh-') || chain.startsWith('cali-fhfw-')) return 'ingress';
+  if (chain.startsWith('cali-po-') || chain.startsWith('cali-pro-') || chain.startsWith('cali-fw-') || chain.startsWith('cali-th-') || chain.startsWith('cali-thfw-')) return 'egress';
   return undefined;
 }

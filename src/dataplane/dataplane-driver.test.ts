@@ -57,16 +57,19 @@ describe('DataplaneDriver', () => {
     driver.send({ type: 'InSync' });
     await driver.flushed();
     // The reads start first (they overlap with rendering), then the writes in order: the IP
-    // sets, the filter table, the raw table (anti-spoofing).
+    // sets, the filter table, the raw table (anti-spoofing, untracked host policy), the mangle
+    // table (preDNAT host policy). No HostEndpoint: no interface listing.
     expect(runner.calls.map((c) => [c.cmd, ...c.args.slice(0, 2)].join(' '))).toEqual([
       'iptables-nft-save -t filter',
       'iptables-nft-save -t raw',
+      'iptables-nft-save -t mangle',
       'ipset list -o',
       'ipset restore',
       'iptables-nft-restore --noflush --wait',
       'iptables-nft-restore --noflush --wait',
+      'iptables-nft-restore --noflush --wait',
     ]);
-    expect(runner.callsTo('iptables-nft-restore').map((c) => c.stdin!.split('\n')[0])).toEqual(['*filter', '*raw']);
+    expect(runner.callsTo('iptables-nft-restore').map((c) => c.stdin!.split('\n')[0])).toEqual(['*filter', '*raw', '*mangle']);
     expect(kernel.raw.get('PREROUTING')).toEqual([expect.stringMatching(/^-m comment --comment "cali:\S+" -j cali-PREROUTING$/)]);
     expect(kernel.raw.get('cali-PREROUTING')!.some((r) => r.endsWith('-m mark --mark 0x40000/0x40000 -m rpfilter --invert --validmark -j DROP'))).toBe(true);
     expect(kernel.chains.get('cali-tw-cali0a')!.some((r) => r.includes('-j cali-pi-np/shop/web'))).toBe(true);
@@ -180,10 +183,11 @@ describe('DataplaneDriver', () => {
     // The post-write check (5 s) is due long before the IP sets' own refresh (90 s).
     await clock.advance(5_000);
     for (let i = 0; i < 5; i++) await flushMicrotasks();
-    // Both tables are read back; only the filter table, tampered with, is rewritten.
+    // Every table is read back; only the filter table, tampered with, is rewritten.
     expect(runner.calls.map((c) => [c.cmd, ...c.args.slice(0, 2)].join(' '))).toEqual([
       'iptables-nft-save -t filter',
       'iptables-nft-save -t raw',
+      'iptables-nft-save -t mangle',
       'ipset list -o',
       'ipset restore',
       'iptables-nft-restore --noflush --wait',
@@ -346,8 +350,8 @@ describe('DataplaneDriver', () => {
     void driver.run(stop.signal);
     driver.send([{ type: 'IPSetUpdate', id: 's:dual', ipsetType: 'hash:net', members: ['10.65.0.1/32', 'fd00::1/128'] }, ...state.slice(1), { type: 'InSync' }]);
     await driver.flushed();
-    // Per family: the filter table, then the raw table (anti-spoofing).
-    for (const cmd of ['iptables-nft-restore', 'ip6tables-nft-restore']) expect(runner.callsTo(cmd).map((c) => c.stdin!.split('\n')[0])).toEqual(['*filter', '*raw']);
+    // Per family: the filter table, then the raw table, then the mangle table.
+    for (const cmd of ['iptables-nft-restore', 'ip6tables-nft-restore']) expect(runner.callsTo(cmd).map((c) => c.stdin!.split('\n')[0])).toEqual(['*filter', '*raw', '*mangle']);
     expect([...kernel.sets.get('cali40s:dual')!.members]).toEqual(['10.65.0.1']);
     expect([...kernel.sets.get('cali60s:dual')!.members]).toEqual(['fd00::1']);
   });

@@ -10,13 +10,14 @@
  *   kernel back and rewrites only chains whose hashes differ — rules that are still right are
  *   never flushed, and no packet sees a gap.
  * - Apply order: resolve interfaces → IP set creates/updates → iptables tables (every family's
- *   filter, then every family's raw) → IP set
+ *   filter, then every family's raw, then every family's mangle) → IP set
  *   deletions (at most one per apply; more applies are scheduled while any remain). A rule never
  *   references a missing set, and a set is never destroyed while referenced.
  * - Read-backs are scheduled: the loop wakes when a table's or the IP sets' next check is due.
  *   An iptables read-back that finds our rules changed behind our back also re-reads the IP
  *   sets before anything is repaired, and a failed restore resyncs them before its retry.
- * - The driver owns a list of managers (manager.ts: IP sets, policies, endpoints), and hands
+ * - The driver owns a list of managers (manager.ts: IP sets, policies, workload endpoints, host
+ *   endpoints), and hands
  *   every message to each in turn; before each apply each completes its deferred work. They
  *   program `Table`s (table.ts), the backend seam; the driver builds the iptables ones.
  * - A rule iptables-restore rejects is contained by its table: the chains at fault are
@@ -42,6 +43,8 @@ import { emptyPhases, timedAsync, type ApplyPhases, type PhaseTotals } from './a
 import type { CommandRunner } from './command-runner.ts';
 import { DataplaneMetrics } from './dataplane-metrics.ts';
 import { EndpointManager } from './endpoint-manager.ts';
+import type { FailsafeConfig } from './failsafes.ts';
+import { HostEndpointManager, type HostEndpointFamily } from './host-endpoint-manager.ts';
 import type { IpSetsDataplane } from './ip-sets-dataplane.ts';
 import { IpSets } from './iptables/ipsets.ts';
 import { IpSetsManager } from './ipsets-manager.ts';
@@ -94,6 +97,10 @@ export interface DataplaneDriverOptions {
   readonly endpointToHostAction?: RuleRendererOptions['endpointToHostAction'];
   /** Log policy drops to NFLOG, rate-limited (drop-log.ts). @default undefined: no drop log */
   readonly dropLog?: RuleRendererOptions['dropLog'];
+  /** Felix `FailsafeInboundHostPorts`/`FailsafeOutboundHostPorts` (failsafes.ts). @default Felix's */
+  readonly failsafes?: FailsafeConfig;
+  /** Felix `InterfaceExclude`: interfaces no HostEndpoint polices. @default ['kube-ipvs0'] */
+  readonly excludeInterfaces?: readonly string[];
 }
 
 interface FlushWaiter {
@@ -192,6 +199,8 @@ export class DataplaneDriver {
       interfacePrefixes,
       endpointToHostAction,
       dropLog,
+      failsafes,
+      excludeInterfaces,
     } = opts;
     if (ipVersions.length === 0 || ipVersions.some((v) => v !== 4 && v !== 6)) {
       throw new RangeError(`DataplaneDriver: ipVersions must be a non-empty list of 4 and/or 6, got [${ipVersions.join(',')}]`);
@@ -209,8 +218,10 @@ export class DataplaneDriver {
     this.retryBackoff = new Backoff(clock, { initialMs: retryInitialMs, maxMs: retryMaxMs, jitter: 0, resetAfterMs: Infinity });
 
     const families: FamilyTables[] = [];
+    const hostFamilies: HostEndpointFamily[] = [];
     const filters: Table[] = [];
     const raws: Table[] = [];
+    const mangles: Table[] = [];
     const sets: IpSets[] = [];
     for (const ipVersion of [...new Set(ipVersions)]) {
       const renderer = new RuleRenderer({
@@ -220,7 +231,10 @@ export class DataplaneDriver {
         ...(interfacePrefixes && { interfacePrefixes }),
         ...(endpointToHostAction && { endpointToHostAction }),
         ...(dropLog && { dropLog }),
+        ...(failsafes && { failsafes }),
       });
+      // Policy chains in mangle and raw: deny is DROP (REJECT is filter-only), no drop log.
+      const hostRenderer = new RuleRenderer({ ipVersion, ...(logPrefix && { logPrefix }), ...(interfacePrefixes && { interfacePrefixes }) });
       const tableOptions = {
         ipVersion,
         runner,
@@ -247,14 +261,26 @@ export class DataplaneDriver {
       const raw = new IptablesTable({ ...tableOptions, table: 'raw' });
       raw.updateChains(renderer.rawChains());
       raw.setKernelHooks(renderer.rawKernelHooks());
-      families.push({ renderer, filter });
+      // Host endpoint policy: preDNAT, and the egress policy of DNAT'd host traffic. Applied
+      // last, like raw; it names no IP set but through policy chains.
+      const mangle = new IptablesTable({ ...tableOptions, table: 'mangle' });
+      mangle.updateChains(renderer.mangleChains());
+      mangle.setKernelHooks(renderer.mangleKernelHooks());
+      families.push({ renderer, filter, host: { renderer: hostRenderer, mangle, raw } });
+      hostFamilies.push({ renderer, filter, mangle, raw });
       filters.push(filter);
       raws.push(raw);
+      mangles.push(mangle);
       sets.push(new IpSets({ ipVersion, runner, clock, logger, metrics: this.metrics, maxElem: maxIpsetSize, refreshIntervalMs: ipsetsRefreshIntervalMs, maxAttempts }));
     }
-    this.tables = [...filters, ...raws];
+    this.tables = [...filters, ...raws, ...mangles];
     this.ipsets = sets;
-    this.managers = [new IpSetsManager(sets), new PolicyManager(families, logger, this.currentPhases), new EndpointManager(families, runner, logger, this.metrics)];
+    this.managers = [
+      new IpSetsManager(sets),
+      new PolicyManager(families, logger, this.currentPhases),
+      new EndpointManager(families, runner, logger, this.metrics),
+      new HostEndpointManager(hostFamilies, runner, logger, this.metrics, { ...(interfacePrefixes && { interfacePrefixes }), ...(excludeInterfaces && { excludeInterfaces }) }),
+    ];
   }
 
   /** Whether `InSync` has been received (and so the driver writes). */

@@ -29,6 +29,9 @@ export class DataplaneMetrics {
   readonly foreignInterfaceEndpoints: Gauge;
   /** This node's endpoints that set a QoS limit Tessera does not enforce (bandwidth: needs tc), by field. */
   readonly qosUnenforcedEndpoints: Gauge<'field'>;
+  readonly hostEndpointInterfaces: Gauge;
+  readonly unmatchedHostEndpoints: Gauge;
+  readonly hostInterfaceListErrors: Counter;
 
   constructor(registry: Registry) {
     const labelNames = ['ip_version', 'table'] as const;
@@ -100,6 +103,23 @@ export class DataplaneMetrics {
         labelNames: ['field'] as const,
         registers: [registry],
       }),
+    );
+    this.hostEndpointInterfaces = getOrCreate(registry, 'tessera_dataplane_host_endpoint_interfaces', () =>
+      new Gauge({
+        name: 'tessera_dataplane_host_endpoint_interfaces',
+        help: "This node's interfaces a HostEndpoint polices (the `*` HostEndpoint's default counts as one).",
+        registers: [registry],
+      }),
+    );
+    this.unmatchedHostEndpoints = getOrCreate(registry, 'tessera_dataplane_unmatched_host_endpoints', () =>
+      new Gauge({
+        name: 'tessera_dataplane_unmatched_host_endpoints',
+        help: "This node's HostEndpoints that police no interface (no interface with their name or expected IPs, or another HostEndpoint with a smaller name won it).",
+        registers: [registry],
+      }),
+    );
+    this.hostInterfaceListErrors = getOrCreate(registry, 'tessera_dataplane_host_interface_list_errors', () =>
+      new Counter({ name: 'tessera_dataplane_host_interface_list_errors', help: 'Failed listings of the host interfaces and addresses (`ip -j addr show`); the last good listing stays in force.', registers: [registry] }),
     );
   }
 }

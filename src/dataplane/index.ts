@@ -39,6 +39,8 @@ export {
   policyChainSuffix,
   profileChainName,
   endpointChainName,
+  hostEndpointChainName,
+  ALL_INTERFACES_IFACE,
   MAX_CHAIN_NAME_LENGTH,
   CHAIN_PREFIX,
   type Direction,
@@ -63,6 +65,17 @@ export { IpSetsManager } from './ipsets-manager.ts';
 export type { IpSetsDataplane, IpSetsApplyResult } from './ip-sets-dataplane.ts';
 export { PolicyManager, type FamilyTables } from './policy-manager.ts';
 export { EndpointManager } from './endpoint-manager.ts';
+export { HostEndpointManager, type HostEndpointFamily, type HostEndpointManagerOptions } from './host-endpoint-manager.ts';
+export { resolveHostEndpoints, parseIpAddrJson, HostInterfacesError } from './host-interfaces.ts';
+export {
+  parseFailsafePorts,
+  FailsafePortsError,
+  DEFAULT_FAILSAFE_INBOUND,
+  DEFAULT_FAILSAFE_OUTBOUND,
+  DEFAULT_FAILSAFES,
+  type ProtoPort,
+  type FailsafeConfig,
+} from './failsafes.ts';
 export { MARK_ACCEPT, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
 export { RuleCounters, type RuleCount, type RuleCountersOptions } from './rule-counters.ts';
 export { parseCounterLine } from './iptables/iptables-save.ts';

@@ -9,7 +9,8 @@
  * - `completeDeferredWork` runs before the tables apply, once per apply, in list order: work
  *   that needs the whole batch, or I/O (resolving an endpoint's interface).
  * - `wantsRetry`: deferred work is left that only a later apply can finish (an interface with no
- *   route yet); the driver schedules one.
+ *   route yet), or state outside the messages must be polled (the host interfaces a
+ *   HostEndpoint may match); the driver schedules an apply every `unresolvedRetryMs` meanwhile.
  */
 import type { DataplaneMessage } from '../proto/index.ts';
 import type { PhaseTotals } from './apply-phases.ts';

@@ -12,3 +12,5 @@ export const MARK_SCRATCH0 = 0x40000;
 export const MARK_SCRATCH1 = 0x80000;
 /** Felix `IptablesMarkMask` default: every bit Calico may use. */
 export const MARK_MASK = 0xffff0000;
+/** Every bit Tessera uses (Felix `allCalicoMarkBits`): what the static chains clear. */
+export const MARK_ALL_CALICO = MARK_ACCEPT | MARK_PASS | MARK_SCRATCH0 | MARK_SCRATCH1;

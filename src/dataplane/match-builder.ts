@@ -193,6 +193,11 @@ export class MatchBuilder {
     return this.add({ kind: 'conntrack', states });
   }
 
+  /** In none of `states`. */
+  notConntrackState(...states: ConntrackState[]): this {
+    return this.add({ kind: 'conntrack', states, negate: true });
+  }
+
   /** Protocol `protocol` to destination port `port`. */
   protocolDestPort(protocol: 'tcp' | 'udp', port: number): this {
     checkPort({ first: port, last: port });

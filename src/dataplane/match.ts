@@ -13,7 +13,7 @@ import type { PortRange } from '../proto/index.ts';
 export type Side = 'src' | 'dst';
 
 /** Connection-tracking states a rule can match. */
-export type ConntrackState = 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID';
+export type ConntrackState = 'NEW' | 'ESTABLISHED' | 'RELATED' | 'INVALID' | 'DNAT';
 
 export type MatchCriterion =
   /** IP protocol: an IANA keyword (`tcp`, `ipv6-icmp`) or a number 0–255 as a string (`protocolToken`). */
@@ -30,7 +30,8 @@ export type MatchCriterion =
   | { readonly kind: 'icmp'; readonly ipVersion: 4 | 6; readonly type: number; readonly code?: number; readonly negate: boolean }
   /** Every bit of `bits` set (`set`) or clear in the packet mark. */
   | { readonly kind: 'mark'; readonly bits: number; readonly set: boolean }
-  | { readonly kind: 'conntrack'; readonly states: readonly ConntrackState[] }
+  /** In any of `states`; with `negate`, in none of them (`! --ctstate DNAT`: not destination-NATed). */
+  | { readonly kind: 'conntrack'; readonly states: readonly ConntrackState[]; readonly negate?: boolean }
   /** One destination port of `protocol` (the protocol must be matched too). */
   | { readonly kind: 'dest-port'; readonly protocol: 'tcp' | 'udp'; readonly port: number }
   /**

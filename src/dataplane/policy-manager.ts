@@ -15,8 +15,11 @@
  *   needs either's rules — for a write, while the restore streams — so a from-scratch program
  *   of many policies renders while iptables-restore parses (issue 18). What is rendered, and a
  *   render error's DROP and log line, are the same as rendering at once.
- * - Untracked and pre-DNAT policies belong in the raw/mangle tables, which Tessera does not
- *   program yet: they are logged and skipped.
+ * - As Felix does, every policy goes into the filter, mangle and raw tables, and every profile
+ *   into filter and mangle: a table programs a chain only while one of its own chains jumps to
+ *   it, so an untracked policy reaches only raw (a host endpoint's untracked chain), a preDNAT
+ *   one only mangle, a normal one filter and — through a host endpoint's mangle egress chain —
+ *   mangle. Rendering is per table (the mangle/raw renderer denies with DROP, logs no drop).
  */
 import { isStagedPolicy, type DataplaneMessage, type PolicyId } from '../proto/index.ts';
 import type { Logger } from '../runtime/logger.ts';
@@ -33,6 +36,12 @@ import type { Table } from './table.ts';
 export interface FamilyTables {
   readonly renderer: RuleRenderer;
   readonly filter: Table;
+  /**
+   * The mangle and raw tables, where host endpoint chains jump to policies (preDNAT and normal
+   * egress in mangle, untracked in raw), and the renderer of their policy chains: deny is DROP
+   * (REJECT is a filter-table target) and there is no drop log (Felix logs no untracked policy).
+   */
+  readonly host?: { readonly renderer: RuleRenderer; readonly mangle: Table; readonly raw: Table };
 }
 
 export class PolicyManager implements Manager {
@@ -55,40 +64,49 @@ export class PolicyManager implements Manager {
     switch (msg.type) {
       case 'ActivePolicyUpdate': {
         const { id, policy } = msg;
-        if (policy.untracked || policy.preDnat) {
-          this.log.warn({ ...logFields(id) }, 'untracked and pre-DNAT policies are not supported; skipping');
-          return true;
-        }
-        for (const f of this.families) {
-          const names = [policyChainName(id, 'ingress'), policyChainName(id, 'egress')];
-          const render = () => this.renderOrDrop(names, () => timed(phases(), 'policyRenderMs', () => f.renderer.policyChains(id, policy)), logFields(id), isStagedPolicy(id));
-          program(f.filter, names, render, { kind: id.kind, namespace: id.namespace, name: id.name, tier: id.tier });
+        const owner = { kind: id.kind, namespace: id.namespace, name: id.name, tier: id.tier };
+        const names = [policyChainName(id, 'ingress'), policyChainName(id, 'egress')];
+        for (const { renderer, tables } of this.targets()) {
+          const render = () => this.renderOrDrop(names, () => timed(phases(), 'policyRenderMs', () => renderer.policyChains(id, policy)), logFields(id), isStagedPolicy(id));
+          for (const t of tables) program(t, names, render, owner);
         }
         return true;
       }
       case 'ActivePolicyRemove':
-        for (const f of this.families) {
-          f.filter.removeChain(policyChainName(msg.id, 'ingress'));
-          f.filter.removeChain(policyChainName(msg.id, 'egress'));
+        for (const { tables } of this.targets()) {
+          for (const t of tables) {
+            t.removeChain(policyChainName(msg.id, 'ingress'));
+            t.removeChain(policyChainName(msg.id, 'egress'));
+          }
         }
         return true;
       case 'ActiveProfileUpdate': {
         const { id, profile } = msg;
-        for (const f of this.families) {
-          const names = [profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')];
-          const render = () => this.renderOrDrop(names, () => timed(phases(), 'policyRenderMs', () => f.renderer.profileChains(id.name, profile)), { kind: 'Profile', name: id.name });
-          program(f.filter, names, render, { kind: 'Profile', name: id.name });
+        const names = [profileChainName(id.name, 'ingress'), profileChainName(id.name, 'egress')];
+        for (const { renderer, tables } of this.targets(false)) {
+          const render = () => this.renderOrDrop(names, () => timed(phases(), 'policyRenderMs', () => renderer.profileChains(id.name, profile)), { kind: 'Profile', name: id.name });
+          for (const t of tables) program(t, names, render, { kind: 'Profile', name: id.name });
         }
         return true;
       }
       case 'ActiveProfileRemove':
-        for (const f of this.families) {
-          f.filter.removeChain(profileChainName(msg.id.name, 'ingress'));
-          f.filter.removeChain(profileChainName(msg.id.name, 'egress'));
+        for (const { tables } of this.targets(false)) {
+          for (const t of tables) {
+            t.removeChain(profileChainName(msg.id.name, 'ingress'));
+            t.removeChain(profileChainName(msg.id.name, 'egress'));
+          }
         }
         return true;
       default:
         return false;
+    }
+  }
+
+  /** Each renderer with the tables its chains go to (`raw`: with the raw tables, for policies). */
+  private *targets(raw = true): Iterable<{ renderer: RuleRenderer; tables: readonly Table[] }> {
+    for (const f of this.families) {
+      yield { renderer: f.renderer, tables: [f.filter] };
+      if (f.host !== undefined) yield { renderer: f.host.renderer, tables: raw ? [f.host.mangle, f.host.raw] : [f.host.mangle] };
     }
   }
 

@@ -10,16 +10,9 @@
  * negated ones too — all of the other family, a negated catch-all) and an ICMPv6 rule in the
  * IPv4 table (or the reverse).
  *
- * The raw table holds the anti-spoofing check (anti-spoofing.ts: `rawKernelHooks`, `rawChains`).
- *
- * Layout (filter table):
- * - kernel hooks: `FORWARD → cali-FORWARD`, `INPUT → cali-INPUT`, `OUTPUT → cali-OUTPUT` at
- *   the top, and at the end of FORWARD an ACCEPT for packets carrying the accept mark;
- * - `cali-FORWARD`: clear marks (but accept), `-i cali+ → cali-from-wl-dispatch`,
- *   `-o cali+ → cali-to-wl-dispatch`;
- * - `cali-INPUT`: `-i cali+ → cali-wl-to-host` (egress policy, then
- *   DefaultEndpointToHostAction); `cali-OUTPUT`: host → local workload always allowed
- *   (Calico semantics);
+ * The static chains and kernel hooks of the filter, mangle and raw tables (Felix's order,
+ * host endpoint hooks included) are static-chains.ts, host endpoint chains
+ * host-endpoint-chains.ts, their dispatch host-dispatch.ts. Here (filter table):
  * - dispatch chains `--goto` per-endpoint chains and DROP unknown interfaces;
  * - `cali-tw-`/`cali-fw-`: packet-rate limit, conntrack, connection limit (qos-controls.ts),
  *   clear marks, tiers, profiles, final DROP;
@@ -30,25 +23,25 @@
  */
 import { filterRuleToIpVersion, isStagedPolicy, type PolicyId, type Policy, type PortRange, type Profile, type Rule, type TierInfo, type WorkloadEndpoint } from '../proto/index.ts';
 import { ipSetName } from '../selector/index.ts';
-import { rawChains, rawKernelHooks, type RpfSkip } from './anti-spoofing.ts';
+import type { RpfSkip } from './anti-spoofing.ts';
+import { DEFAULT_FAILSAFES, type FailsafeConfig } from './failsafes.ts';
+import { hostDispatchChains } from './host-dispatch.ts';
+import { filterKernelHooks, filterStaticChains, mangleKernelHooks, mangleStaticChains, rawKernelHooks, rawStaticChains, type StaticChainConfig } from './static-chains.ts';
 import { ACCEPT, DROP, REJECT, RETURN, clearMark, goTo, jump, setMark, type Action } from './action.ts';
 import type { Chain, ChainRule, KernelHooks } from './chain.ts';
+import { dispatchTree } from './dispatch-tree.ts';
 import { dropLogTarget, type DropLogOptions, type DropLogRule, type RuleTag } from './drop-log.ts';
 import { connectionLimitRules, packetRateRules } from './qos-controls.ts';
 import {
-  CHAIN_FILTER_FORWARD,
-  CHAIN_FILTER_INPUT,
-  CHAIN_FILTER_OUTPUT,
   CHAIN_FROM_WL_DISPATCH,
   CHAIN_TO_WL_DISPATCH,
-  CHAIN_WL_TO_HOST,
   endpointChainName,
   policyChainName,
   profileChainName,
   type Direction,
 } from './chain-names.ts';
 import { ruleDigestText } from './iptables/rule-text.ts';
-import { MARK_ACCEPT, MARK_MASK, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
+import { MARK_ACCEPT, MARK_PASS, MARK_SCRATCH0, MARK_SCRATCH1 } from './marks.ts';
 import { ANY, type Match, type Side } from './match.ts';
 import { MatchBuilder, RuleRenderError, parseCidr, protocolInFamily, protocolToken, splitPortList } from './match-builder.ts';
 
@@ -78,6 +71,8 @@ export interface RuleRendererOptions {
    * (iptables/rule-text.ts `ruleDigestText`)
    */
   readonly dropDigestText?: DropDigestText;
+  /** Felix `FailsafeInboundHostPorts` / `FailsafeOutboundHostPorts`. @default Felix's (failsafes.ts) */
+  readonly failsafes?: FailsafeConfig;
 }
 
 /** Linux `IFNAMSIZ` 16 incl. NUL; the character class keeps names safe as restore tokens. */
@@ -87,17 +82,6 @@ export function isValidInterfaceName(name: string): boolean {
   return IFACE_NAME.test(name);
 }
 
-/** The longest prefix all of `names` share ('' for none). */
-function commonPrefix(names: readonly string[]): string {
-  if (names.length === 0) return '';
-  let prefix = names[0]!;
-  for (const name of names) {
-    let i = 0;
-    while (i < prefix.length && i < name.length && prefix[i] === name[i]) i++;
-    prefix = prefix.slice(0, i);
-  }
-  return prefix;
-}
 const NONE: readonly string[] = Object.freeze([]);
 const SET_ACCEPT_MARK = setMark(MARK_ACCEPT);
 const SET_PASS_MARK = setMark(MARK_PASS);
@@ -122,21 +106,14 @@ function tokenNumber(token: string): number {
   return TOKEN_NUMBERS[token] ?? Number(token);
 }
 
-/**
- * ICMPv6 types a workload may always send to the node, ahead of its egress policy (Felix
- * `filterWorkloadToHostChain`): multicast listener query, report and done (130–132), router
- * solicitation (133), neighbour solicitation and advertisement (135, 136). The node is every
- * pod's IPv6 next hop: without neighbour discovery a pod cannot resolve it (nor answer the
- * node's solicitations), and no IPv6 packet leaves the pod — whatever the policy says.
- */
-const ICMPV6_WORKLOAD_TO_HOST_TYPES: readonly number[] = [130, 131, 132, 133, 135, 136];
-
 export class RuleRenderer {
   readonly ipVersion: 4 | 6;
-  private readonly denyTarget: Action;
+  /** Felix `IptablesFilterDenyAction` as an action. */
+  readonly denyTarget: Action;
   private readonly logTarget: Action;
   private readonly prefixes: readonly string[];
   private readonly toHostAction: Action;
+  private readonly failsafes: FailsafeConfig;
   private readonly dropLog: DropLogRule | undefined;
   private readonly dropDigestText: DropDigestText;
   /** The builder `renderRuleInto` reuses for each rule's final match. */
@@ -154,6 +131,7 @@ export class RuleRenderer {
     this.logTarget = { type: 'log', prefix: logPrefix, level: 5 };
     this.prefixes = interfacePrefixes;
     this.toHostAction = endpointToHostAction === 'ACCEPT' ? ACCEPT : endpointToHostAction === 'RETURN' ? RETURN : DROP;
+    this.failsafes = opts.failsafes ?? DEFAULT_FAILSAFES;
     this.dropLog = opts.dropLog === undefined ? undefined : dropLogTarget(opts.dropLog);
     this.dropDigestText = opts.dropDigestText ?? ruleDigestText;
   }
@@ -162,7 +140,7 @@ export class RuleRenderer {
    * Appends a drop decision: with the drop log, first the same match logging to NFLOG (the
    * prefix names `chain` and the drop rule's position), then the drop itself, tagged.
    */
-  private pushDrop(out: ChainRule[], chain: string, match: Match, action: Action, tag: RuleTag, comments?: readonly string[]): void {
+  pushDrop(out: ChainRule[], chain: string, match: Match, action: Action, tag: RuleTag, comments?: readonly string[]): void {
     if (this.dropLog !== undefined) {
       const log = this.dropLog(chain, out.length + 1, { ...this.dropDigestText(match, action), tag });
       out.push({ match: match.length === 0 ? log.match : new MatchBuilder().and(match).and(log.match).build(), action: log.action });
@@ -175,53 +153,43 @@ export class RuleRenderer {
     return this.prefixes.some((p) => iface.startsWith(p));
   }
 
-  // ---- static chains ------------------------------------------------------------------------
+  // ---- static chains (static-chains.ts) ----------------------------------------------------
+
+  private get staticConfig(): StaticChainConfig {
+    return { ipVersion: this.ipVersion, prefixes: this.prefixes, toHostAction: this.toHostAction, failsafes: this.failsafes };
+  }
 
   /** The hooks from the kernel's filter chains into ours. */
   kernelHooks(): KernelHooks[] {
-    return [
-      { chain: 'INPUT', inserts: [{ match: ANY, action: jump(CHAIN_FILTER_INPUT) }], appends: [] },
-      {
-        chain: 'FORWARD',
-        inserts: [{ match: ANY, action: jump(CHAIN_FILTER_FORWARD) }],
-        appends: [{ match: ACCEPTED, action: ACCEPT, comments: ['Policy explicitly accepted packet.'] }],
-      },
-      { chain: 'OUTPUT', inserts: [{ match: ANY, action: jump(CHAIN_FILTER_OUTPUT) }], appends: [] },
-    ];
+    return filterKernelHooks();
   }
 
-  /** `cali-FORWARD`, `cali-INPUT`, `cali-OUTPUT` and `cali-wl-to-host`. */
+  /**
+   * `cali-FORWARD`, `cali-INPUT`, `cali-OUTPUT`, `cali-wl-to-host`, the failsafe chains, and the
+   * host endpoint dispatch chains they jump to, empty (host-endpoint-manager.ts fills them).
+   */
   staticChains(): Chain[] {
-    const fromWorkload = (p: string): Match => new MatchBuilder().inInterface(`${p}+`).build();
-    const toWorkload = (p: string): Match => new MatchBuilder().outInterface(`${p}+`).build();
-    const forward: ChainRule[] = [{ match: ANY, action: clearMark(MARK_MASK & ~MARK_ACCEPT) }];
-    for (const p of this.prefixes) forward.push({ match: fromWorkload(p), action: jump(CHAIN_FROM_WL_DISPATCH), comments: ['From workload to anywhere'] });
-    for (const p of this.prefixes) forward.push({ match: toWorkload(p), action: jump(CHAIN_TO_WL_DISPATCH), comments: ['From anywhere to workload'] });
-    const input: ChainRule[] = this.prefixes.map((p) => ({ match: fromWorkload(p), action: goTo(CHAIN_WL_TO_HOST) }));
-    const output: ChainRule[] = [{ match: ANY, action: clearMark(MARK_MASK & ~MARK_ACCEPT) }];
-    for (const p of this.prefixes) output.push({ match: toWorkload(p), action: RETURN, comments: ['Host to local workload is always allowed'] });
-    const wlToHost: ChainRule[] = [];
-    if (this.ipVersion === 6) {
-      for (const type of ICMPV6_WORKLOAD_TO_HOST_TYPES) wlToHost.push({ match: new MatchBuilder().protocol(protocolToken('icmpv6', 6)).icmp({ type }, 6).build(), action: ACCEPT });
-    }
-    wlToHost.push({ match: ANY, action: jump(CHAIN_FROM_WL_DISPATCH) });
-    wlToHost.push({ match: ANY, action: this.toHostAction, comments: ['Configured DefaultEndpointToHostAction'] });
-    return [
-      { name: CHAIN_FILTER_FORWARD, rules: forward },
-      { name: CHAIN_FILTER_INPUT, rules: input },
-      { name: CHAIN_FILTER_OUTPUT, rules: output },
-      { name: CHAIN_WL_TO_HOST, rules: wlToHost },
-    ];
+    return [...filterStaticChains(this.staticConfig), ...hostDispatchChains('filter', this.prefixes)];
   }
 
-  /** The hook from the kernel's raw `PREROUTING` into ours (anti-spoofing.ts). */
+  /** The hooks from the kernel's raw `PREROUTING` and `OUTPUT` into ours. */
   rawKernelHooks(): KernelHooks[] {
     return rawKernelHooks();
   }
 
-  /** The raw table's `cali-PREROUTING` and `cali-rpf-skip` for this family's workload interfaces (anti-spoofing.ts). */
+  /** The raw table's static chains (anti-spoofing with `skips`, untracked host policy hooks) and its empty host dispatch chains. */
   rawChains(skips: readonly RpfSkip[] = []): Chain[] {
-    return rawChains(this.ipVersion, this.prefixes, skips);
+    return [...rawStaticChains(this.staticConfig, skips), ...hostDispatchChains('raw', this.prefixes)];
+  }
+
+  /** The hooks from the kernel's mangle `PREROUTING` and `POSTROUTING` into ours. */
+  mangleKernelHooks(): KernelHooks[] {
+    return mangleKernelHooks();
+  }
+
+  /** The mangle table's static chains and its empty host dispatch chains. */
+  mangleChains(): Chain[] {
+    return [...mangleStaticChains(this.staticConfig), ...hostDispatchChains('mangle', this.prefixes)];
   }
 
   // ---- dispatch -----------------------------------------------------------------------------
@@ -231,43 +199,15 @@ export class RuleRenderer {
    * `--goto`s its endpoint chain, and anything else ends in the deny action ("Unknown
    * interface"), so a workload the agent has no endpoint for is dropped.
    *
-   * Every packet from or to a workload walks this list, at roughly 1 µs a rule, so it is a
-   * shallow tree rather than one list: names are binned by their first character after the
-   * common prefix of all names; a bin of one becomes a rule in the root chain, a larger bin a
-   * wildcard rule (`-i cali1+ -g cali-from-wl-dispatch-1`) into a child chain holding that bin's
-   * names and the same final deny (a `--goto` never comes back). Sorted, so the same set of
-   * interfaces always renders the same chains. Children come before their root.
+   * A shallow tree of chains (dispatch-tree.ts), each ending in the deny.
    */
   dispatchChains(interfaces: Iterable<string>): Chain[] {
-    const names = [...new Set(interfaces)].sort();
-    const common = commonPrefix(names);
-    const bins = new Map<string, string[]>();
-    for (const name of names) {
-      const key = name.slice(0, common.length + 1);
-      const bin = bins.get(key);
-      if (bin === undefined) bins.set(key, [name]);
-      else bin.push(name);
-    }
-    return [...this.dispatchTree(CHAIN_FROM_WL_DISPATCH, 'egress', 'in', common, bins), ...this.dispatchTree(CHAIN_TO_WL_DISPATCH, 'ingress', 'out', common, bins)];
-  }
-
-  private dispatchTree(root: string, dir: Direction, ifaceDir: 'in' | 'out', common: string, bins: ReadonlyMap<string, readonly string[]>): Chain[] {
-    const unknown: ChainRule = { match: ANY, action: this.denyTarget, comments: ['Unknown interface'] };
-    const onInterface = (name: string): Match => (ifaceDir === 'in' ? new MatchBuilder().inInterface(name) : new MatchBuilder().outInterface(name)).build();
-    const toEndpoint = (iface: string): ChainRule => ({ match: onInterface(iface), action: goTo(endpointChainName(iface, dir)) });
-    const children: Chain[] = [];
-    const rootRules: ChainRule[] = [];
-    for (const [prefix, names] of bins) {
-      if (names.length === 1) {
-        rootRules.push(toEndpoint(names[0]!));
-        continue;
-      }
-      const child = `${root}-${prefix.slice(common.length)}`;
-      rootRules.push({ match: onInterface(`${prefix}+`), action: goTo(child) });
-      children.push({ name: child, rules: [...names.map(toEndpoint), unknown] });
-    }
-    rootRules.push(unknown);
-    return [...children, { name: root, rules: rootRules }];
+    const unknown: ChainRule[] = [{ match: ANY, action: this.denyTarget, comments: ['Unknown interface'] }];
+    const names = [...interfaces];
+    return [
+      ...dispatchTree(names, { root: CHAIN_FROM_WL_DISPATCH, ifaceDir: 'in', target: (i) => goTo(endpointChainName(i, 'egress')), endRules: unknown }),
+      ...dispatchTree(names, { root: CHAIN_TO_WL_DISPATCH, ifaceDir: 'out', target: (i) => goTo(endpointChainName(i, 'ingress')), endRules: unknown }),
+    ];
   }
 
   // ---- endpoints ----------------------------------------------------------------------------

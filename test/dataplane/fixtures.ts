@@ -1,6 +1,6 @@
 /** Hand-built proto fixtures for dataplane tests (unit and netns e2e). */
 import { makeRule } from '../../src/proto/index.ts';
-import type { PolicyId, Policy, Rule, WorkloadEndpoint, TierInfo, DataplaneMessage } from '../../src/proto/index.ts';
+import type { HostEndpoint, PolicyId, Policy, Rule, WorkloadEndpoint, TierInfo, DataplaneMessage } from '../../src/proto/index.ts';
 
 /** A rule with every list empty, overridden by `over`. */
 export function rule(over: Partial<Rule> = {}): Rule {
@@ -15,6 +15,15 @@ export const port = (first: number, last = first) => ({ first, last });
 
 export function npId(namespace: string, name: string, tier = 'default'): PolicyId {
   return { tier, name, namespace, kind: 'NetworkPolicy' };
+}
+
+export function gnpId(name: string, tier = 'default'): PolicyId {
+  return { tier, name, kind: 'GlobalNetworkPolicy' };
+}
+
+/** A HostEndpoint (proto) with no policy, no profile and no expected IP, overridden by `over`. */
+export function hostEndpoint(over: Partial<HostEndpoint> = {}): HostEndpoint {
+  return { name: '', expectedIpv4Addrs: [], expectedIpv6Addrs: [], profileIds: [], tiers: [], untrackedTiers: [], preDnatTiers: [], forwardTiers: [], ...over };
 }
 
 export function endpoint(over: Partial<WorkloadEndpoint> = {}): WorkloadEndpoint {

@@ -82,7 +82,7 @@ describe('runCleanup', () => {
     kernel.chains.set('FOREIGN', ['-j ACCEPT']);
     kernel.sets.set('foreign4', { header: 'hash:ip family inet', members: new Set(['10.0.0.1']) });
     kernel.raw.get('PREROUTING')!.push('-s 10.99.0.0/16 -j NOTRACK');
-    const before = { save: kernel.save(), raw: kernel.save('raw'), sets: kernel.ipsetSave() };
+    const before = { save: kernel.save(), raw: kernel.save('raw'), mangle: kernel.save('mangle'), sets: kernel.ipsetSave() };
     const runner = new RecordingCommandRunner(kernelHandler(kernel));
     const driver = new DataplaneDriver({ runner });
     const stop = new AbortController();
@@ -96,24 +96,25 @@ describe('runCleanup', () => {
     stop.abort();
     await running;
     // The marker comes with the first chains, in the same (atomic) transaction.
-    // Then the raw table (anti-spoofing), after the marker is in.
+    // Then the raw table (anti-spoofing) and the mangle table, after the marker is in.
     const restores = runner.callsTo('iptables-nft-restore');
-    expect(restores.map((r) => r.stdin!.split('\n')[0])).toEqual(['*filter', '*raw']);
+    expect(restores.map((r) => r.stdin!.split('\n')[0])).toEqual(['*filter', '*raw', '*mangle']);
     expect(restores[0]!.stdin).toContain(`:${OWNER_MARKER_CHAIN} - [0:0]\n`);
     expect(restores[0]!.stdin).toContain(':cali-FORWARD - [0:0]\n');
     expect(kernel.chains.has(OWNER_MARKER_CHAIN)).toBe(true);
-    expect([...kernel.raw.keys()]).toEqual(['PREROUTING', 'OUTPUT', 'cali-PREROUTING', 'cali-rpf-skip']);
+    expect([...kernel.raw.keys()]).toEqual(['PREROUTING', 'OUTPUT', 'cali-OUTPUT', 'cali-PREROUTING', 'cali-failsafe-in', 'cali-failsafe-out', 'cali-from-host-endpoint', 'cali-rpf-skip', 'cali-to-host-endpoint']);
     expect(kernel.sets.size).toBe(2);
 
     const plan = planCleanup(await readCaliState(runner, { backends: ['nft'], ipVersions: [4] }));
     expect(plan.steps.map((x) => x.summary)).toEqual([
-      'iptables-nft filter: 4 hook rule(s), 6 chain(s)',
-      'iptables-nft raw: 1 hook rule(s), 2 chain(s)',
+      'iptables-nft filter: 5 hook rule(s), 12 chain(s)',
+      'iptables-nft raw: 2 hook rule(s), 7 chain(s)',
+      'iptables-nft mangle: 2 hook rule(s), 6 chain(s)',
       '1 IP set(s)',
       'iptables-nft filter: the marker chain cali-tessera-owner',
     ]);
     await runCleanup(runner, plan);
-    expect({ save: kernel.save(), raw: kernel.save('raw'), sets: kernel.ipsetSave() }).toEqual(before);
+    expect({ save: kernel.save(), raw: kernel.save('raw'), mangle: kernel.save('mangle'), sets: kernel.ipsetSave() }).toEqual(before);
   });
 
   it('retries IP sets the kernel still holds, re-listing them first, with backoff on the injected clock', async () => {

@@ -1,7 +1,7 @@
 /**
  * For unit tests: a `CommandHandler` that behaves like `iptables-restore --noflush`,
  * `iptables-save [-t <table>]`, `ipset restore|list -o save|destroy` and `ip route show exact`
- * against an in-memory model (the filter and raw tables; one model for both families), strictly enough to catch wrong indices, deleting a referenced chain,
+ * against an in-memory model (the filter, raw and mangle tables; one model for both families), strictly enough to catch wrong indices, deleting a referenced chain,
  * duplicate creates and missing sets. Rules are kept as the text written (no reordering).
  * Failures are injectable: transient lock failures, outages (every restore fails), and rules
  * rejected in each of the ways iptables-restore reports it.
@@ -12,7 +12,7 @@ const ok = (stdout = ''): CommandResult => ({ code: 0, stdout, stderr: '' });
 const fail = (stderr: string): CommandResult => ({ code: 1, stdout: '', stderr });
 
 /** The kernel's own chains of each table the model holds. */
-const BUILTIN: Readonly<Record<string, readonly string[]>> = { filter: ['INPUT', 'FORWARD', 'OUTPUT'], raw: ['PREROUTING', 'OUTPUT'] };
+const BUILTIN: Readonly<Record<string, readonly string[]>> = { filter: ['INPUT', 'FORWARD', 'OUTPUT'], raw: ['PREROUTING', 'OUTPUT'], mangle: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'] };
 
 export class FakeKernel {
   /** table → chain → rule bodies (text after `-A <chain> `). */

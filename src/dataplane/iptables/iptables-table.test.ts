@@ -182,7 +182,8 @@ describe('IptablesTable', () => {
     expect(text).toContain('felix_iptables_restore_calls{ip_version="4",table="filter"} 2');
     expect(text).toContain('felix_iptables_restore_errors{ip_version="4",table="filter"} 1');
     expect(text).toContain('felix_iptables_save_calls{ip_version="4",table="filter"} 2');
-    expect(text).toContain('felix_iptables_chains{ip_version="4",table="filter"} 6');
+    // cali-FORWARD/INPUT/OUTPUT, cali-wl-to-host, the 2 failsafe, 4 host and 2 workload dispatch chains.
+    expect(text).toContain('felix_iptables_chains{ip_version="4",table="filter"} 12');
     expect(text).toMatch(/felix_iptables_rules\{ip_version="4",table="filter"\} \d+/);
   });
 

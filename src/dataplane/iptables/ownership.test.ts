@@ -42,20 +42,42 @@ describe('judgeOwnership', () => {
       reasons: [/holds cali: hook rules/],
     },
     {
-      // Felix's raw table (felix/fv/cali-iptables-dump.txt) next to our marked filter table.
-      name: "Felix's raw chains next to our marked filter table (Felix started after Tessera)",
+      // Felix's raw, mangle and nat tables (felix/fv/cali-iptables-dump.txt) next to our marked
+      // filter table: raw and mangle hold the names Tessera writes too, nat gives Felix away.
+      name: "Felix's raw, mangle and nat chains next to our marked filter table (Felix started after Tessera)",
       state: state([
         table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }),
         table({ table: 'raw', chains: ['cali-OUTPUT', 'cali-PREROUTING', 'cali-from-host-endpoint', 'cali-rpf-skip', 'cali-to-host-endpoint'], hookRules: [RAW_HOOK] }),
+        table({ table: 'mangle', chains: ['cali-PREROUTING', 'cali-POSTROUTING', 'cali-from-host-endpoint'] }),
+        table({ table: 'nat', chains: ['cali-OUTPUT', 'cali-PREROUTING', 'cali-POSTROUTING', 'cali-nat-outgoing'] }),
       ]),
       verdict: 'foreign',
-      reasons: [/^iptables-nft raw holds cali- chains Tessera never writes there \(cali-OUTPUT, cali-from-host-endpoint, cali-to-host-endpoint\)$/],
+      reasons: [/^iptables-nft nat holds cali- chains Tessera never writes \(cali-OUTPUT, cali-PREROUTING, cali-POSTROUTING, cali-nat-outgoing\)$/],
     },
     {
-      name: "Felix's mangle chains next to our marked filter table",
-      state: state([table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }), table({ table: 'mangle', chains: ['cali-PREROUTING'] })]),
+      name: 'a raw or mangle chain only Felix writes (WireGuard, DSCP) next to our marked filter table',
+      state: state([
+        table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }),
+        table({ table: 'raw', chains: ['cali-PREROUTING', 'cali-wireguard-incoming-mark'] }),
+        table({ table: 'mangle', chains: ['cali-POSTROUTING', 'cali-egress-dscp'] }),
+      ]),
       verdict: 'foreign',
-      reasons: [/^iptables-nft mangle holds cali- chains Tessera never writes \(cali-PREROUTING\)$/],
+      reasons: [/^iptables-nft raw holds cali- chains Tessera never writes there \(cali-wireguard-incoming-mark\)$/, /^iptables-nft mangle holds cali- chains Tessera never writes there \(cali-egress-dscp\)$/],
+    },
+    {
+      name: 'our host endpoint chains in raw and mangle, with the marker',
+      state: state([
+        table({ chains: ['cali-FORWARD', OWNER_MARKER_CHAIN] }),
+        table({ table: 'raw', chains: ['cali-OUTPUT', 'cali-PREROUTING', 'cali-failsafe-in', 'cali-failsafe-out', 'cali-fh-eth0', 'cali-from-host-endpoint', 'cali-pi-gnp/nt', 'cali-rpf-skip', 'cali-th-eth0', 'cali-to-host-endpoint'] }),
+        table({ table: 'mangle', chains: ['cali-POSTROUTING', 'cali-PREROUTING', 'cali-failsafe-in', 'cali-failsafe-out', 'cali-from-host-endpoint-e', 'cali-pro-_TI1Jm4dJqQzYb0Rx3u', 'cali-th-any-interface-at-all', 'cali-to-host-endpoint'] }),
+      ]),
+      verdict: 'ours',
+    },
+    {
+      name: 'mangle chains named like ours without any marker',
+      state: state([table({ table: 'mangle', chains: ['cali-PREROUTING'] })]),
+      verdict: 'foreign',
+      reasons: [/^iptables-nft mangle holds cali- chains \(cali-PREROUTING\) while no filter table of iptables-nft holds Tessera's marker chain/],
     },
     {
       name: 'our anti-spoofing raw chains, the marker in the same backend (the IPv4 filter table vouches for IPv6 raw too)',

@@ -17,19 +17,31 @@
  * and its presence is one line of `iptables-save`.
  *
  * The judgement (`judgeOwnership`) over every table of both backends and both families:
- * - a table other than filter and raw holding `cali-` chains is foreign: Tessera writes only
- *   filter and raw, while Felix always programs its mangle and nat chains too;
- * - a raw table holding a `cali-` chain Tessera never writes there (Felix's `cali-OUTPUT`,
- *   `cali-from-host-endpoint`, …; Tessera's are `TESSERA_RAW_CHAINS`) is foreign;
+ * - a table other than filter, raw and mangle (nat) holding `cali-` chains is foreign: Tessera
+ *   never writes it, while Felix always programs its nat chains (`cali-nat-outgoing`, …);
+ * - a raw or mangle table holding a `cali-` chain Tessera never writes there (Felix's
+ *   `cali-wireguard-incoming-mark`, `cali-egress-dscp`, …; Tessera's are
+ *   {@link isTesseraChainIn}: the static, host endpoint and policy chains) is foreign;
  * - a filter table holding `cali-` chains or `cali:`-hashed hook rules without the mark is
- *   foreign; so is a raw table holding either while its backend's filter tables hold no mark
- *   (the driver writes raw only after filter, so ours never exists without the mark);
+ *   foreign; so is a raw or mangle table holding either while its backend's filter tables hold
+ *   no mark (the driver writes raw and mangle only after filter, so ours never exist without
+ *   the mark);
  * - owned-named IP sets while no table anywhere holds the mark are foreign;
  * - otherwise the state is ours (some mark present) or there is none.
- * A Felix started after Tessera on the same node is caught by its non-filter chains.
+ * A Felix started after Tessera on the same node is caught by its nat chains.
  */
 import type { Chain } from '../chain.ts';
-import { CHAIN_RAW_PREROUTING, CHAIN_RPF_SKIP } from '../chain-names.ts';
+import {
+  CHAIN_FAILSAFE_IN,
+  CHAIN_FAILSAFE_OUT,
+  CHAIN_FROM_HOST_ENDPOINT,
+  CHAIN_MANGLE_POSTROUTING,
+  CHAIN_MANGLE_PREROUTING,
+  CHAIN_RAW_OUTPUT,
+  CHAIN_RAW_PREROUTING,
+  CHAIN_RPF_SKIP,
+  CHAIN_TO_HOST_ENDPOINT,
+} from '../chain-names.ts';
 import type { CommandRunner } from '../command-runner.ts';
 import { describeTable, readCaliState, type CaliState } from './cali-state.ts';
 import { iptablesCommand } from './iptables-backend.ts';
@@ -43,8 +55,24 @@ export function ownerMarkerChain(): Chain {
   return { name: OWNER_MARKER_CHAIN, rules: [] };
 }
 
-/** The chains Tessera writes into the raw table (anti-spoofing.ts). */
-export const TESSERA_RAW_CHAINS: readonly string[] = [CHAIN_RAW_PREROUTING, CHAIN_RPF_SKIP];
+/** The static chains Tessera writes into the raw and mangle tables (static-chains.ts). */
+const STATIC_CHAINS: Readonly<Record<'raw' | 'mangle', readonly string[]>> = {
+  raw: [CHAIN_RAW_PREROUTING, CHAIN_RPF_SKIP, CHAIN_RAW_OUTPUT, CHAIN_FAILSAFE_IN, CHAIN_FAILSAFE_OUT],
+  mangle: [CHAIN_MANGLE_PREROUTING, CHAIN_MANGLE_POSTROUTING, CHAIN_FAILSAFE_IN, CHAIN_FAILSAFE_OUT],
+};
+/**
+ * Prefixes of the chains Tessera writes there on demand: host dispatch (and its child chains),
+ * host endpoint and policy chains; profile chains in mangle only.
+ */
+const DYNAMIC_PREFIXES: Readonly<Record<'raw' | 'mangle', readonly string[]>> = {
+  raw: [CHAIN_FROM_HOST_ENDPOINT, CHAIN_TO_HOST_ENDPOINT, 'cali-th-', 'cali-fh-', 'cali-pi-', 'cali-po-'],
+  mangle: [CHAIN_FROM_HOST_ENDPOINT, CHAIN_TO_HOST_ENDPOINT, 'cali-th-', 'cali-fh-', 'cali-pi-', 'cali-po-', 'cali-pri-', 'cali-pro-'],
+};
+
+/** Whether Tessera writes a chain named `name` into the raw or mangle table. */
+export function isTesseraChainIn(table: 'raw' | 'mangle', name: string): boolean {
+  return STATIC_CHAINS[table].includes(name) || DYNAMIC_PREFIXES[table].some((p) => name.startsWith(p));
+}
 
 export type OwnershipVerdict = 'none' | 'ours' | 'foreign';
 
@@ -68,8 +96,9 @@ export function judgeOwnership(state: CaliState): Ownership {
   const marked = new Set<IptablesBackend>();
   for (const t of state.tables) if (t.table === 'filter' && t.chains.includes(OWNER_MARKER_CHAIN)) marked.add(t.backend);
   for (const t of state.tables) {
-    if (t.table === 'raw') {
-      const alien = t.chains.filter((c) => !TESSERA_RAW_CHAINS.includes(c));
+    if (t.table === 'raw' || t.table === 'mangle') {
+      const kind = t.table;
+      const alien = t.chains.filter((c) => !isTesseraChainIn(kind, c));
       if (alien.length > 0) reasons.push(`${describeTable(t)} holds cali- chains Tessera never writes there (${someNames(alien)})`);
       else if (marked.has(t.backend)) continue;
       else if (t.chains.length > 0) reasons.push(`${describeTable(t)} holds cali- chains (${someNames(t.chains)}) while no filter table of iptables-${t.backend} holds Tessera's marker chain ${OWNER_MARKER_CHAIN}`);

@@ -21,7 +21,10 @@
  * - an endpoint chain (`cali-tw-`, `cali-fw-`): that endpoint's traffic in that direction
  *   drops, established connections included (we cannot tell which of them its policy allows);
  * - the workload dispatch chains and `cali-wl-to-host`: all workload traffic through them
- *   drops, as for an unknown interface; host traffic is not touched.
+ *   drops, as for an unknown interface; host traffic is not touched;
+ * - a host endpoint chain (`cali-th-`, `cali-fh-` in any table; `cali-thfw-`, `cali-fhfw-`):
+ *   that interface's traffic in that direction drops — but `cali-th-`/`cali-fh-` first jump to
+ *   their failsafe chain, so the node stays reachable on the failsafe ports.
  * The top-level chains (`cali-FORWARD`, `cali-INPUT`, `cali-OUTPUT`) carry host traffic: a
  * DROP there would cut the node off, so they — and any owned chain not named above — have no
  * stand-in, and a failure blamed on them is treated like an outage (the kernel keeps its
@@ -33,17 +36,17 @@
 import { isStagedPolicy, type PolicyKind } from '../../proto/index.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import { Backoff } from '../../runtime/backoff.ts';
-import { DROP } from '../action.ts';
+import { DROP, jump } from '../action.ts';
 import { ANY } from '../match.ts';
 import type { ChainOwner, ChainRule } from '../chain.ts';
 import type { ChainRejection } from '../table.ts';
-import { CHAIN_FROM_WL_DISPATCH, CHAIN_TO_WL_DISPATCH, CHAIN_WL_TO_HOST } from '../chain-names.ts';
+import { CHAIN_FAILSAFE_IN, CHAIN_FAILSAFE_OUT, CHAIN_FROM_WL_DISPATCH, CHAIN_TO_WL_DISPATCH, CHAIN_WL_TO_HOST } from '../chain-names.ts';
 
 /** Who a chain belongs to (the model's `ChainOwner`), for the log line that reports its rejection. */
 export type { ChainOwner } from '../chain.ts';
 
 /** Policy, profile and endpoint chains. */
-const STAND_IN_PREFIXES = ['cali-pi-', 'cali-po-', 'cali-pri-', 'cali-pro-', 'cali-tw-', 'cali-fw-'];
+const STAND_IN_PREFIXES = ['cali-pi-', 'cali-po-', 'cali-pri-', 'cali-pro-', 'cali-tw-', 'cali-fw-', 'cali-th-', 'cali-fh-', 'cali-thfw-', 'cali-fhfw-'];
 
 /**
  * The fail-closed stand-in for `chain` (see the file comment), or undefined for a chain that
@@ -56,7 +59,11 @@ export function failClosedRules(chain: string, rule?: number, owner?: ChainOwner
   if (!hasStandIn(chain)) return undefined;
   if (owner !== undefined && isStagedPolicy(owner as { kind: PolicyKind })) return [];
   const which = rule === undefined ? 'this chain' : `rule ${rule} of this chain`;
-  return [{ match: ANY, action: DROP, comments: [`Tessera: iptables-restore rejected ${which}, fail closed`] }];
+  const drop: ChainRule = { match: ANY, action: DROP, comments: [`Tessera: iptables-restore rejected ${which}, fail closed`] };
+  // A host endpoint's own chains keep their failsafe ports open: the node must stay reachable.
+  if (chain.startsWith('cali-th-')) return [{ match: ANY, action: jump(CHAIN_FAILSAFE_OUT) }, drop];
+  if (chain.startsWith('cali-fh-')) return [{ match: ANY, action: jump(CHAIN_FAILSAFE_IN) }, drop];
+  return [drop];
 }
 
 function hasStandIn(chain: string): boolean {

@@ -77,7 +77,7 @@ export function criterionText(c: MatchCriterion): string {
     case 'mark':
       return c.set ? `-m mark --mark ${hex(c.bits)}/${hex(c.bits)}` : `-m mark --mark 0x0/${hex(c.bits)}`;
     case 'conntrack':
-      return `-m conntrack --ctstate ${c.states.join(',')}`;
+      return `-m conntrack ${c.negate === true ? '! ' : ''}--ctstate ${c.states.join(',')}`;
     case 'dest-port':
       return `-m ${c.protocol} --dport ${c.port}`;
     case 'rate-limit':
@@ -124,6 +124,8 @@ export function actionText(action: Action): string {
       return action.with === undefined ? '-j REJECT' : `-j REJECT --reject-with ${action.with}`;
     case 'return':
       return '-j RETURN';
+    case 'notrack':
+      return '-j NOTRACK';
     case 'jump':
       return `-j ${action.target}`;
     case 'goto':
