@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
-import { kindOf, UnsupportedResourceError } from './keys.ts';
+import { kindOf } from './keys.ts';
 import { DECLARED_V3_KINDS, V3_KINDS } from './types.ts';
 import { validateResource } from './validation.ts';
 
