@@ -7,13 +7,16 @@ import type { KubeObject } from '../informers/object.ts';
 import { newRegistry } from '../runtime/metrics.ts';
 import { UnenforcedObjectsReporter } from './unenforced-objects-reporter.ts';
 
-/** A cluster with one HostEndpoint and no ClusterNetworkPolicy CRD (404); watches stay open until aborted. */
-function cluster(): (r: KubeResource) => ListerWatcher<KubeObject> {
+/**
+ * A cluster with one ClusterNetworkPolicy, or (`served` false) without its CRD (404); watches
+ * stay open until aborted.
+ */
+function cluster(served = true): (r: KubeResource) => ListerWatcher<KubeObject> {
   return (r) => ({
     resource: `${r.group}/${r.version}/${r.plural}`,
     list: () => {
-      if (r.plural !== 'hostendpoints') return Promise.reject(new StatusError(404, 'NotFound', 'the server could not find the requested resource'));
-      return Promise.resolve({ items: [{ metadata: { name: 'node-1-eth0', resourceVersion: '5' }, spec: { node: 'node-1', interfaceName: 'eth0' } } as KubeObject], resourceVersion: '5' });
+      if (r.plural !== 'clusternetworkpolicies' || !served) return Promise.reject(new StatusError(404, 'NotFound', 'the server could not find the requested resource'));
+      return Promise.resolve({ items: [{ metadata: { name: 'admin-deny', resourceVersion: '5' }, spec: { tier: 'Admin', priority: 10 } } as KubeObject], resourceVersion: '5' });
     },
     watch: (opts): AsyncIterable<WatchEvent<KubeObject>> => ({
       [Symbol.asyncIterator]: () => ({
@@ -33,7 +36,7 @@ async function until(cond: () => boolean | Promise<boolean>, what: string): Prom
 }
 
 describe('UnenforcedObjectsReporter (the agent)', () => {
-  it('logs each HostEndpoint at warn as NOT ENFORCED and counts it by kind; an unserved kind counts 0', async () => {
+  it('logs each ClusterNetworkPolicy at warn as NOT ENFORCED and counts it by kind', async () => {
     const out: string[] = [];
     const logger = pino({ level: 'info' }, { write: (l: string) => void out.push(l) });
     const registry = newRegistry();
@@ -42,16 +45,28 @@ describe('UnenforcedObjectsReporter (the agent)', () => {
     const running = reporter.run(stop.signal);
     const warned = () => out.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).startsWith('NOT ENFORCED'));
     await until(() => warned().length === 1, 'the warning');
-    const hep = unreadKind('projectcalico.org/v3', 'HostEndpoint');
+    const cnp = unreadKind('policy.networking.k8s.io/v1alpha2', 'ClusterNetworkPolicy');
     expect(warned()[0]).toMatchObject({
       level: 40,
       component: 'unenforced-objects',
-      kind: 'HostEndpoint',
-      name: 'node-1-eth0',
-      msg: `NOT ENFORCED: projectcalico.org/v3 HostEndpoint node-1-eth0: ${hep.status === 'not-enforced' ? hep.reason : ''}`,
+      kind: 'ClusterNetworkPolicy',
+      name: 'admin-deny',
+      msg: `NOT ENFORCED: policy.networking.k8s.io/v1alpha2 ClusterNetworkPolicy admin-deny: ${cnp.status === 'not-enforced' ? cnp.reason : ''}`,
     });
-    await until(async () => (await registry.metrics()).includes('tessera_unenforced_objects{kind="HostEndpoint"} 1'), 'the gauge');
-    expect(await registry.metrics()).toContain('tessera_unenforced_objects{kind="ClusterNetworkPolicy"} 0');
+    await until(async () => (await registry.metrics()).includes('tessera_unenforced_objects{kind="ClusterNetworkPolicy"} 1'), 'the gauge');
+    stop.abort();
+    await running;
+  });
+
+  it('an unserved kind (no CRD: 404) counts 0 and logs nothing', async () => {
+    const out: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void out.push(l) });
+    const registry = newRegistry();
+    const reporter = new UnenforcedObjectsReporter({ listerWatcherFor: cluster(false), registry, logger, recheckMs: 60_000 });
+    const stop = new AbortController();
+    const running = reporter.run(stop.signal);
+    await until(async () => (await registry.metrics()).includes('tessera_unenforced_objects{kind="ClusterNetworkPolicy"} 0'), 'the gauge at 0');
+    expect(out.filter((l) => l.includes('NOT ENFORCED'))).toEqual([]);
     stop.abort();
     await running;
   });

@@ -1,6 +1,6 @@
 /**
  * Says so, per object, when the cluster holds objects of a policy kind Tessera does not enforce
- * (api/unenforced-kinds.ts): a HostEndpoint's policy, a ClusterNetworkPolicy's rules would hold
+ * (api/unenforced-kinds.ts): a ClusterNetworkPolicy's rules would hold
  * under Calico and do not hold here, so the gap must never be silent:
  *
  * - each such object is logged (warn) when it appears, and again when its spec changes, with
@@ -48,7 +48,7 @@ export class UnenforcedObjectsReporter {
       () =>
         new Gauge({
           name: 'tessera_unenforced_objects',
-          help: 'Objects of a policy kind Tessera does not enforce (HostEndpoint, ClusterNetworkPolicy) that the cluster holds, by kind: their policy does not hold.',
+          help: 'Objects of a policy kind Tessera does not enforce (ClusterNetworkPolicy) that the cluster holds, by kind: their policy does not hold.',
           labelNames: ['kind'] as const,
           registers: [registry],
         }),

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
-import { kindOf, UnsupportedResourceError } from './keys.ts';
+import { kindOf } from './keys.ts';
 import { DECLARED_V3_KINDS, V3_KINDS } from './types.ts';
 import { validateResource } from './validation.ts';
 
@@ -141,18 +141,11 @@ describe('HostEndpoint validation (libcalico-go validateHostEndpointSpec and fie
   });
 });
 
-describe('HostEndpoint is declared but not read by the tools until it is enforced', () => {
-  it('is a declared kind, validated, but not among the kinds kindOf reads (unenforced-kinds.ts still lists it)', () => {
+describe('HostEndpoint is read by the tools', () => {
+  it('is a declared kind, validated, and among the kinds kindOf reads', () => {
     expect(DECLARED_V3_KINDS).toContain('HostEndpoint');
-    expect(V3_KINDS).not.toContain('HostEndpoint');
-    let thrown: unknown;
-    try {
-      kindOf(hep({ node: 'node01', interfaceName: 'eth0' }));
-    } catch (err) {
-      thrown = err;
-    }
-    expect(thrown).toBeInstanceOf(UnsupportedResourceError);
-    expect((thrown as UnsupportedResourceError).reason).toBe('unsupported-kind');
+    expect(V3_KINDS).toContain('HostEndpoint');
+    expect(kindOf(hep({ node: 'node01', interfaceName: 'eth0' }))).toBe('HostEndpoint');
   });
 });
 

@@ -54,7 +54,7 @@ describe('kindOf', () => {
   });
 
   it('tells real Calico kinds Tessera does not read from typos', () => {
-    expect(reasonOf(v3('HostEndpoint'))[0]).toBe('unsupported-kind');
+    expect(reasonOf(v3('IPPool'))[0]).toBe('unsupported-kind');
     expect(reasonOf(v3('networkpolicy'))).toEqual([
       'unknown-kind',
       'unknown kind "networkpolicy" in projectcalico.org/v3 (did you mean NetworkPolicy?)',

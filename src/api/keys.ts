@@ -22,7 +22,6 @@ export const OTHER_CALICO_V3_KINDS: readonly string[] = [
   'CalicoNodeStatus',
   'ClusterInformation',
   'FelixConfiguration',
-  'HostEndpoint',
   'IPAMConfiguration',
   'IPPool',
   'IPReservation',
@@ -40,7 +39,7 @@ export type UnsupportedReason =
   | 'unsupported-api-version'
   /** Not a Calico group at all (`networking.k8s.io/v1`, `v1`…). */
   | 'not-calico'
-  /** A real Calico v3 kind that Tessera does not model (HostEndpoint, IPPool…). */
+  /** A real Calico v3 kind that Tessera does not model (IPPool, BGPPeer…). */
   | 'unsupported-kind'
   /** `projectcalico.org/v3` with a kind Calico does not have (a typo). */
   | 'unknown-kind';

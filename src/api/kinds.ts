@@ -69,9 +69,9 @@ export const KINDS = [
   { ...CALICO, kind: 'WorkloadEndpoint', plural: 'workloadendpoints', namespaced: true, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'NetworkSet', plural: 'networksets', namespaced: true, crd: true, watchers: NODE_SIDE },
   { ...CALICO, kind: 'GlobalNetworkSet', plural: 'globalnetworksets', namespaced: false, crd: true, watchers: NODE_SIDE },
-  // Watched only by the controllers (automatic host endpoints) until the calc graph enforces
-  // host endpoints; until then every tool reports them NOT ENFORCED (unenforced-kinds.ts).
-  { ...CALICO, kind: 'HostEndpoint', plural: 'hostendpoints', namespaced: false, crd: true, watchers: ['controllers'] },
+  // Policy for the nodes themselves (reference host-endpoints-and-services §A); the controllers
+  // write the automatic ones (controllers/auto-host-endpoint-controller.ts).
+  { ...CALICO, kind: 'HostEndpoint', plural: 'hostendpoints', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   // Calico 3.30's kinds: counted on side chains that never drop, never enforced. Optional, so
   // a cluster with older CRDs still gets its policy enforced.
   { ...CALICO, kind: 'StagedNetworkPolicy', plural: 'stagednetworkpolicies', namespaced: true, crd: true, optional: true, watchers: NODE_SIDE },

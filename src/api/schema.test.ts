@@ -20,7 +20,7 @@ const unknownFieldFindings = (o: unknown) => validateResource(o).filter((f) => f
 
 describe('the schema declaration', () => {
   it('declares every enforced v3 kind, in the order validation names them', () => {
-    expect(V3_KINDS).toEqual(['NetworkPolicy', 'GlobalNetworkPolicy', 'Tier', 'Profile', 'WorkloadEndpoint', 'NetworkSet', 'GlobalNetworkSet']);
+    expect(V3_KINDS).toEqual(['NetworkPolicy', 'GlobalNetworkPolicy', 'Tier', 'Profile', 'WorkloadEndpoint', 'NetworkSet', 'GlobalNetworkSet', 'HostEndpoint']);
   });
 
   it('has a CRD for every kind-table row that ships one, and only those', () => {

@@ -3,12 +3,11 @@
  * takes input (`simulate`, `explain`, `render`, `validate`) reports each such object by name,
  * and the agent those it watches for that purpose, instead of dropping them without a word:
  *
- * - a policy kind Tessera does not enforce yet (HostEndpoint: Calico's policy for host
- *   interfaces; the Kubernetes network-policy-api's ClusterNetworkPolicy, AdminNetworkPolicy
- *   and BaselineAdminNetworkPolicy) is NOT ENFORCED. Its presence alone can change a verdict —
- *   a HostEndpoint's policy applies to traffic forwarded to and from pods (applyOnForward,
- *   preDNAT) and a cluster network policy sits in front of every namespaced one — so the tools
- *   count it as verdict-changing and exit non-zero (cli/exit-status.ts `EXIT_UNENFORCED`);
+ * - a policy kind Tessera does not enforce yet (the Kubernetes network-policy-api's
+ *   ClusterNetworkPolicy, AdminNetworkPolicy and BaselineAdminNetworkPolicy) is NOT ENFORCED.
+ *   Its presence alone can change a verdict — a cluster network policy sits in front of every
+ *   namespaced one — so the tools count it as verdict-changing and exit non-zero
+ *   (cli/exit-status.ts `EXIT_UNENFORCED`);
  * - any other kind (IPPool, BGPPeer, FelixConfiguration, a Service…) is not policy: it is
  *   reported as ignored, and changes nothing.
  *
@@ -33,12 +32,11 @@ const NETWORK_POLICY_API = 'policy.networking.k8s.io';
 
 /**
  * The REST resources a cluster is listed for, to report its objects of these kinds (the agent's
- * `UnenforcedObjectsReporter`, `tessera simulate --kubeconfig`): `hostendpoints`
- * (projectcalico.org/v3) and `clusternetworkpolicies` at policy.networking.k8s.io/v1alpha2, the
- * version both Calico's bundled CRD and network-policy-api v0.3.0's serve.
+ * `UnenforcedObjectsReporter`, `tessera simulate --kubeconfig`): `clusternetworkpolicies` at
+ * policy.networking.k8s.io/v1alpha2, the version both Calico's bundled CRD and
+ * network-policy-api v0.3.0's serve.
  */
 export const UNENFORCED_RESOURCES: ReadonlyArray<{ readonly resource: KindResource; readonly apiVersion: string; readonly kind: string }> = [
-  { resource: { group: 'projectcalico.org', version: 'v3', plural: 'hostendpoints' }, apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint' },
   {
     resource: { group: NETWORK_POLICY_API, version: 'v1alpha2', plural: 'clusternetworkpolicies' },
     apiVersion: `${NETWORK_POLICY_API}/v1alpha2`,
@@ -48,11 +46,6 @@ export const UNENFORCED_RESOURCES: ReadonlyArray<{ readonly resource: KindResour
 
 /** Policy kinds Tessera does not enforce (yet). */
 export const UNENFORCED_POLICY_KINDS: readonly UnenforcedRow[] = [
-  {
-    group: 'projectcalico.org',
-    kind: 'HostEndpoint',
-    reason: 'host endpoints are not enforced by Tessera: the policy that selects this host interface is not applied, on the host or to traffic it forwards to and from pods',
-  },
   {
     group: NETWORK_POLICY_API,
     kind: 'ClusterNetworkPolicy',

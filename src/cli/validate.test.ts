@@ -67,9 +67,13 @@ items:
     metadata: {name: allow-dns}
     spec:
       egress: [{action: Allow, protocol: UDP, destination: {ports: [53]}}]
+  - apiVersion: policy.networking.k8s.io/v1alpha2
+    kind: ClusterNetworkPolicy
+    metadata: {name: admin-deny}
   - apiVersion: projectcalico.org/v3
     kind: HostEndpoint
     metadata: {name: node1-eth0}
+    spec: {node: node1, interfaceName: eth0}
 `;
 
 const BROKEN = `apiVersion: projectcalico.org/v3
@@ -113,23 +117,24 @@ afterAll(async () => {
 });
 
 describe('tessera validate', () => {
-  it('prints ok for valid objects, notes skipped ones, says a HostEndpoint is NOT ENFORCED, recurses into directories, and exits 4', async () => {
+  it('prints ok for valid objects (a HostEndpoint too), notes skipped ones, says a ClusterNetworkPolicy is NOT ENFORCED, recurses into directories, and exits 4', async () => {
     const { code, out } = await run(['-f', path.join(dir, 'good')]);
     const k8s = path.join(dir, 'good', 'k8s.json');
     const list = path.join(dir, 'good', 'nested', 'list.yml');
     expect(out.split('\n')).toEqual([
       `note: ${k8s} (document 1): skipped networking.k8s.io/v1 NetworkPolicy shop/deny: not a projectcalico.org resource`,
       'ok  GlobalNetworkPolicy allow-dns',
-      `${list} (document 1, item 2): NOT ENFORCED: projectcalico.org/v3 HostEndpoint node1-eth0: ${unreadKindReason('projectcalico.org/v3', 'HostEndpoint')}`,
+      `${list} (document 1, item 2): NOT ENFORCED: policy.networking.k8s.io/v1alpha2 ClusterNetworkPolicy admin-deny: ${unreadKindReason('policy.networking.k8s.io/v1alpha2', 'ClusterNetworkPolicy')}`,
+      'ok  HostEndpoint node1-eth0',
       'ok  Tier security',
       'ok  NetworkPolicy shop/web',
-      '3 valid, 0 invalid, 1 NOT ENFORCED, 1 skipped',
+      '4 valid, 0 invalid, 1 NOT ENFORCED, 1 skipped',
       '',
     ]);
     expect(code).toBe(EXIT_UNENFORCED);
   });
 
-  it('exits 0 for the same objects without the HostEndpoint', async () => {
+  it('exits 0 for the same objects without the ClusterNetworkPolicy', async () => {
     const { code, out } = await run(['-f', path.join(dir, 'good', 'k8s.json'), '-f', path.join(dir, 'good', 'policies.yaml')]);
     expect(out).toMatch(/\n2 valid, 0 invalid, 1 skipped\n$/);
     expect(code).toBe(0);

@@ -59,7 +59,7 @@ Calico's defaults.`,
     footer: `Exit status: 0 nothing invalid; 1 an object is invalid (not with --skip-invalid); 2 usage
 error; 3 an input could not be used — an unreadable file or directory, or a YAML syntax
 error (file:line:column on stderr); the other inputs are still checked. 4 an object is of a
-policy kind Tessera does not enforce (HostEndpoint, ClusterNetworkPolicy…: NOT ENFORCED).`,
+policy kind Tessera does not enforce (ClusterNetworkPolicy…: NOT ENFORCED).`,
   },
   FLAGS,
 );

@@ -64,12 +64,13 @@ describe('loading a simulation', () => {
     expect(partialNotes).toEqual(['projectcalico.org/v3 Tier: not served by the API server (is its CRD installed?); none listed']);
   });
 
-  it('from a cluster: a HostEndpoint is listed and reported unenforced; a ClusterNetworkPolicy CRD not served (404) is no note', async () => {
+  it('from a cluster: a HostEndpoint is listed and read as a Calico object, not reported; a ClusterNetworkPolicy CRD not served (404) is no note', async () => {
     const hep = { apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: 'node-1-eth0' }, spec: { node: 'node-1', interfaceName: 'eth0' } };
     const notes: string[] = [];
     const objs = await loadFromListers(fakeCluster([hep], new Set(['ClusterNetworkPolicy'])), notes);
     expect(notes).toEqual([]);
-    expect(objs.unenforced).toEqual([{ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', name: 'node-1-eth0', reason: expect.stringContaining('host endpoints are not enforced') }]);
+    expect(objs.unenforced ?? []).toEqual([]);
+    expect(objs.calico.map((o) => `${o.kind} ${o.metadata.name}`)).toContain('HostEndpoint node-1-eth0');
   });
 
   it('every kind listed is one the simulator reads: none comes out as a "not a kind the simulator reads" note', () => {
