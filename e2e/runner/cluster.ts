@@ -266,6 +266,10 @@ export class E2eCluster implements ScenarioCluster {
         '--ipsets-refresh',
         String(this.refreshSeconds),
         ...(this.network.hostVethNaming === 'veth' ? ['--interface-prefix', 'veth'] : []),
+        // What manifests/40-agent.yaml (and Calico's manifests) set, so a pod's traffic to its
+        // own node is decided here as on the kind cluster and in `tessera simulate`.
+        '--default-endpoint-to-host-action',
+        'ACCEPT',
         ...(this.typhas.size > 0 ? ['--typha', [...this.typhas.values()].map((t) => `127.0.0.1:${t.port}`).join(',')] : []),
       ],
       join(this.dir, `agent-${node}.log`),
