@@ -12,7 +12,8 @@
  */
 import type { PolicyId } from '../proto/index.ts';
 import type { IpSetNames } from './ipset-names.ts';
-import { isEndpoint, type NetworkSetHit, type SimPeer, type Verdict } from './simulation.ts';
+import type { FlowStage } from './host-flow.ts';
+import { isEndpoint, isHost, type NetworkSetHit, type SimPeer, type Verdict } from './simulation.ts';
 import type { Decision, Direction, DirectionVerdict, RuleTrace } from './verdict-engine.ts';
 
 export function policyName(id: PolicyId): string {
@@ -34,8 +35,25 @@ export function describeDecision(decision: Decision, direction: Direction): stri
       return 'denied: no tier decided and no profile allowed it (the endpoint chain\'s final DROP)';
     case 'outside-cluster':
       return 'not policed: the peer is an address outside the cluster (no endpoint of its own)';
+    case 'forward-default':
+      return 'allowed: the host endpoint has no applyOnForward policy ("Allow forwarded traffic by default")';
+    case 'no-verdict':
+      return 'no verdict: the chain ends without accepting or dropping; the packet goes on';
+    case 'failsafe':
+      return `allowed by ${decision.chain} (failsafe ${decision.entry})`;
+    case 'no-host-endpoint':
+      return 'not policed: no host endpoint matches the interface';
+    case 'host-to-local-workload':
+      return 'not policed: traffic from a host to its own pods is always allowed (cali-OUTPUT returns for cali+)';
+    case 'endpoint-to-host-action':
+      return `${decision.action === 'allow' ? 'allowed' : 'denied'} by DefaultEndpointToHostAction ${decision.setting} (pod to its own host: no host endpoint ingress policy applies)`;
+    case 'untracked-reply':
+      return "denied: the request was untracked here but its reply is not (no untracked allow in the reverse direction): conntrack takes the reply for an unknown connection's first packet, INVALID, and drops it";
   }
 }
+
+/** Decisions that no tier/profile walk stands behind. */
+const FIXED_DECISIONS: ReadonlySet<Decision['kind']> = new Set(['outside-cluster', 'failsafe', 'no-host-endpoint', 'host-to-local-workload', 'endpoint-to-host-action', 'untracked-reply']);
 
 function nameSets(text: string, names: IpSetNames | undefined): string {
   if (names === undefined) return text;
@@ -62,7 +80,7 @@ export function describeWalk(
   failClosed: ReadonlyMap<string, string> = new Map(),
 ): string[] {
   const lines: string[] = [];
-  if (v.decision.kind === 'outside-cluster') return lines;
+  if (FIXED_DECISIONS.has(v.decision.kind)) return lines;
   const dir = v.direction;
   const tiers = v.tiers ?? [];
   if (tiers.length === 0) lines.push(`${indent}no tier has ${dir} policies for this endpoint: straight to its profiles`);
@@ -101,7 +119,39 @@ export function describeWalk(
 }
 
 function endpointLabel(e: SimPeer): string {
+  if (isHost(e)) return `host ${e.node} (${e.ip})`;
   return isEndpoint(e) ? `${e.id} (${e.ip} on ${e.node})` : `${e.ip} (outside the cluster)`;
+}
+
+const KIND_NAMES: Readonly<Record<string, string>> = { normal: 'normal policy', forward: 'applyOnForward policy', 'pre-dnat': 'preDNAT policy', untracked: 'doNotTrack policy' };
+
+/** Who owns a stage's chain: `HostEndpoint hep-1 (preDNAT policy, ingress)`. */
+function stageOwner(st: FlowStage): string {
+  const dir = st.verdict.direction;
+  if (st.hostEndpoint !== undefined) return `HostEndpoint ${st.hostEndpoint} (${KIND_NAMES[st.kind ?? 'normal']}, ${dir})`;
+  if (st.workload !== undefined) return `pod ${st.workload} (${dir})`;
+  return dir;
+}
+
+/**
+ * The path of a flow through host endpoints, one line per stage (node, table, chain, owner,
+ * decision), each followed by its walk; the stage that dropped the packet is marked.
+ */
+export function describeStages(stages: readonly FlowStage[], names: IpSetNames | undefined, missingTiers: ReadonlySet<string> = new Set(), failClosed: ReadonlyMap<string, string> = new Map()): string[] {
+  const lines = ['path (iptables, in packet order):'];
+  for (const st of stages) {
+    const mark = st.verdict.allowed ? '' : 'DROPPED at ';
+    const reply = st.packet === 'reply' ? 'reply: ' : '';
+    lines.push(`  ${mark}${reply}${st.node} ${st.table} ${st.chain} — ${stageOwner(st)}: ${describeDecision(st.verdict.decision, st.verdict.direction)}`);
+    if (st.workload === undefined) lines.push(...describeWalk(st.verdict, names, '      ', missingTiers, failClosed));
+  }
+  return lines;
+}
+
+/** The stage that dropped the flow, in one line: `node-2 filter cali-fh-any-interface-at-all (HostEndpoint hep-2 …)`. */
+export function describeDroppingStage(stages: readonly FlowStage[]): string | undefined {
+  const st = stages.find((x) => !x.verdict.allowed);
+  return st === undefined ? undefined : `${st.packet === 'reply' ? 'the reply, ' : ''}on ${st.node}, table ${st.table}, chain ${st.chain} — ${stageOwner(st)}`;
 }
 
 /**
@@ -130,10 +180,17 @@ export function describeVerdict(
   failClosed: ReadonlyMap<string, string> = new Map(),
 ): string[] {
   const lines = [`${from.id} → ${to.id} ${protocol}/${port}: ${v.allowed ? 'ALLOWED' : 'DENIED'}`];
+  if (v.stages !== undefined) {
+    const dropped = describeDroppingStage(v.stages);
+    if (dropped !== undefined) lines.push(`dropped ${dropped}`);
+    lines.push(...describeStages(v.stages, names, missingTiers, failClosed));
+  }
+  // A host side's walk is its stage's, printed with the path already.
+  const walk = (peer: SimPeer, d: DirectionVerdict): string[] => (v.stages !== undefined && isHost(peer) ? [] : describeWalk(d, names, '  ', missingTiers, failClosed));
   lines.push(`egress of ${endpointLabel(from)}: ${describeDecision(v.egress.decision, 'egress')}`);
-  lines.push(...describeWalk(v.egress, names, '  ', missingTiers, failClosed));
+  lines.push(...walk(from, v.egress));
   if (!v.egress.allowed) lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')} (not reached: egress already dropped the packet)`);
   else lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')}`);
-  lines.push(...describeWalk(v.ingress, names, '  ', missingTiers, failClosed));
+  lines.push(...walk(to, v.ingress));
   return lines;
 }

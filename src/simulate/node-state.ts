@@ -1,6 +1,7 @@
 /**
  * `NodeState`: one node's dataplane as the calc graph describes it — the accumulated
- * `proto` output (IP sets with members, active policies and profiles, local endpoints).
+ * `proto` output (IP sets with members, active policies and profiles, local workload and host
+ * endpoints).
  *
  * It is what the agent's dataplane driver would be told, kept as maps so the verdict engine
  * can evaluate it. Guarantees:
@@ -11,9 +12,12 @@
  */
 import { cidrContains, parseCidr, type ParsedCidr } from '../api/index.ts';
 import {
+  hostEndpointIdKey,
   policyIdKey,
   workloadEndpointIdKey,
   type DataplaneMessage,
+  type HostEndpoint,
+  type HostEndpointId,
   type IpSetType,
   type Policy,
   type PolicyId,
@@ -35,6 +39,8 @@ export class NodeState {
   readonly policies = new Map<string, { readonly id: PolicyId; readonly policy: Policy }>();
   readonly profiles = new Map<string, Profile>();
   readonly endpoints = new Map<string, { readonly id: WorkloadEndpointId; readonly endpoint: WorkloadEndpoint }>();
+  /** This node's host endpoints (`HostEndpointUpdate`), by name. */
+  readonly hostEndpoints = new Map<string, { readonly id: HostEndpointId; readonly endpoint: HostEndpoint }>();
 
   constructor(nodeName: string) {
     this.nodeName = nodeName;
@@ -74,6 +80,12 @@ export class NodeState {
           break;
         case 'WorkloadEndpointRemove':
           this.endpoints.delete(workloadEndpointIdKey(m.id));
+          break;
+        case 'HostEndpointUpdate':
+          this.hostEndpoints.set(hostEndpointIdKey(m.id), { id: m.id, endpoint: m.endpoint });
+          break;
+        case 'HostEndpointRemove':
+          this.hostEndpoints.delete(hostEndpointIdKey(m.id));
           break;
         case 'InSync':
           break;

@@ -4,7 +4,11 @@
  *
  * Guarantees:
  * - a connection A → B is allowed iff A's node allows A's egress AND B's node allows B's
- *   ingress (calico-semantics §4.7), each judged by `evaluateDirection`;
+ *   ingress (calico-semantics §4.7), each judged by `evaluateDirection`; when a node is an end
+ *   (a host) or a node on the way has host endpoints, every stage of the path decides too
+ *   (host-flow.ts `decideFlow`), and the verdict lists them;
+ * - a node has a graph when a pod runs on it, a HostEndpoint names it, or it is a host given
+ *   to the constructor (a scenario's `nodes`);
  * - `update()` feeds only what changed (upserts and deletes) to the live graphs, so steps
  *   exercise the same incremental path the agent does;
  * - endpoints are listed in a stable order: namespace, then pod name.
@@ -13,7 +17,9 @@ import { CalcGraph } from '../calc/index.ts';
 import { cidrContains, parseCidr, type WorkloadEndpoint as V3WorkloadEndpoint } from '../api/index.ts';
 import { workloadEndpointIdKey, type WorkloadEndpoint } from '../proto/index.ts';
 import { NodeState } from './node-state.ts';
-import { evaluateDirection, makePacket, type DirectionVerdict, type ProbeProtocol } from './verdict-engine.ts';
+import { evaluateDirection, makePacket, type Decision, type DirectionVerdict, type EndpointToHostAction, type ProbeProtocol } from './verdict-engine.ts';
+import { decideFlow, type FlowPeer, type FlowStage } from './host-flow.ts';
+import type { FailsafeConfig, HostInterface } from './host-endpoints.ts';
 import type { AnyUpdate, Update } from '../syncer/index.ts';
 import { isEndpointSlice, type SimResource } from './cluster-objects.ts';
 
@@ -40,11 +46,46 @@ export interface SimAddress {
   readonly net: string;
 }
 
+/**
+ * A node as an end of a flow: a connection made in (or to) its host network namespace, from
+ * (to) its address. Its interface holds `addresses` (host-endpoints.ts `HostInterface`).
+ */
+export interface SimHost {
+  /** The node's name. */
+  readonly id: string;
+  readonly node: string;
+  readonly host: true;
+  /** The address the flow uses (the first of the probe's family). */
+  readonly ip: string;
+  readonly net: string;
+  readonly addresses: readonly string[];
+  readonly state: NodeState;
+}
+
 /** Either end of a flow. */
-export type SimPeer = SimEndpoint | SimAddress;
+export type SimPeer = SimEndpoint | SimHost | SimAddress;
 
 export function isEndpoint(p: SimPeer): p is SimEndpoint {
   return 'endpoint' in p;
+}
+
+export function isHost(p: SimPeer): p is SimHost {
+  return 'host' in p;
+}
+
+/** A node with an address of its own (a scenario's `nodes` entry): `addresses` are its interface's. */
+export interface SimHostSpec {
+  readonly name: string;
+  readonly addresses: readonly string[];
+}
+
+export interface SimulationOptions {
+  /** Nodes that are probe ends, with their addresses. */
+  readonly hosts?: readonly SimHostSpec[];
+  /** Felix `DefaultEndpointToHostAction`. @default 'DROP' (Felix's default, and the agent's) */
+  readonly endpointToHostAction?: EndpointToHostAction;
+  /** @default Felix's default failsafe ports */
+  readonly failsafes?: FailsafeConfig;
 }
 
 /**
@@ -68,8 +109,12 @@ export interface NetworkSetHit {
 
 export interface Verdict {
   readonly allowed: boolean;
+  /** The source's side: a pod's egress walk, or the host endpoint chain that decided on the source node. */
   readonly egress: DirectionVerdict;
+  /** The destination's side, likewise. */
   readonly ingress: DirectionVerdict;
+  /** When host endpoints take part: every stage of the path, in order (host-flow.ts). */
+  readonly stages?: readonly FlowStage[];
 }
 
 const DEFAULT_NODE = 'node-1';
@@ -81,8 +126,13 @@ export class Simulation {
   #endpoints: SimEndpoint[] = [];
   #byId = new Map<string, SimEndpoint>();
 
+  readonly #options: SimulationOptions;
+  readonly #hostSpecs: ReadonlyMap<string, SimHostSpec>;
+
   /** `resources`: v3 resources and EndpointSlices (cluster-objects.ts `translateCluster`). */
-  constructor(resources: ReadonlyMap<string, SimResource>) {
+  constructor(resources: ReadonlyMap<string, SimResource>, options: SimulationOptions = {}) {
+    this.#options = options;
+    this.#hostSpecs = new Map((options.hosts ?? []).map((h) => [h.name, h]));
     this.update(resources);
   }
 
@@ -124,7 +174,12 @@ export class Simulation {
     this.#resources = next;
 
     const nodes = new Set<string>();
-    for (const { resource } of next.values()) if (resource.kind === 'WorkloadEndpoint') nodes.add(nodeOf(resource));
+    for (const { resource } of next.values()) {
+      if (resource.kind === 'WorkloadEndpoint') nodes.add(nodeOf(resource));
+      const hepNode = hostEndpointNode(resource);
+      if (hepNode !== undefined) nodes.add(hepNode);
+    }
+    for (const name of this.#hostSpecs.keys()) nodes.add(name);
     const created = new Set<string>();
     for (const node of [...nodes].sort()) {
       if (this.#graphs.has(node)) continue;
@@ -167,15 +222,79 @@ export class Simulation {
   }
 
   /**
+   * Node `name` as a flow end, addressed in `family`: a host given to the constructor, else a
+   * node whose HostEndpoints have expectedIPs (its interface is taken to hold them all, the
+   * first of the smallest-named endpoint being its address). Undefined otherwise.
+   */
+  hostFor(name: string, family: 4 | 6 = 4): SimHost | undefined {
+    const state = this.#states.get(name);
+    if (state === undefined) return undefined;
+    const addresses = this.#hostSpecs.get(name)?.addresses ?? [...state.hostEndpoints.keys()].sort().flatMap((k) => {
+      const ep = state.hostEndpoints.get(k)!.endpoint;
+      return [...ep.expectedIpv4Addrs, ...ep.expectedIpv6Addrs];
+    });
+    const ip = addresses.find((a) => a.includes(':') === (family === 6));
+    if (ip === undefined) return undefined;
+    return { id: name, node: name, host: true, ip, net: `${ip}/${family === 4 ? 32 : 128}`, addresses, state };
+  }
+
+  /** The node whose interface holds `ip` (see `hostFor`), as a flow end. */
+  hostByAddress(ip: string): SimHost | undefined {
+    for (const node of this.nodes) {
+      const h = this.hostFor(node, ip.includes(':') ? 6 : 4);
+      if (h?.addresses.includes(ip)) return { ...h, ip, net: `${ip}/${ip.includes(':') ? 128 : 32}` };
+    }
+    return undefined;
+  }
+
+  /** A node's host interface: its host's addresses (see `hostFor`); undefined when it has none known. */
+  #interfaceOf(node: string): HostInterface | undefined {
+    const h = this.hostFor(node, 4) ?? this.hostFor(node, 6);
+    return h === undefined ? undefined : { addresses: h.addresses };
+  }
+
+  /** Whether the flow must go through `decideFlow`: a host end, or a node on the way with host endpoints. */
+  #hostPath(from: SimPeer, to: SimPeer): boolean {
+    if (isHost(from) || isHost(to)) return true;
+    return (isEndpoint(from) && from.state.hostEndpoints.size > 0) || (isEndpoint(to) && to.state.hostEndpoints.size > 0);
+  }
+
+  /**
    * The verdict for `from` → `to` on `protocol/port`, with the full walk when `trace`. An
-   * address outside the cluster has no side of its own: only the pod's direction decides.
+   * address outside the cluster has no side of its own: only the other end's side decides.
    */
   verdict(from: SimPeer, to: SimPeer, protocol: ProbeProtocol, port: number, trace = false): Verdict {
     const pkt = makePacket(from.net, to.net, protocol, port);
-    const outside = (direction: 'egress' | 'ingress'): DirectionVerdict => ({ direction, allowed: true, decision: { kind: 'outside-cluster', action: 'allow' } });
-    const egress = isEndpoint(from) ? evaluateDirection(from.state, from.endpoint, 'egress', pkt, trace) : outside('egress');
-    const ingress = isEndpoint(to) ? evaluateDirection(to.state, to.endpoint, 'ingress', pkt, trace) : outside('ingress');
-    return { allowed: egress.allowed && ingress.allowed, egress, ingress };
+    const fixed = (direction: 'egress' | 'ingress', decision: Decision): DirectionVerdict => ({ direction, allowed: decision.action === 'allow', decision });
+    const outside = (direction: 'egress' | 'ingress'): DirectionVerdict => fixed(direction, { kind: 'outside-cluster', action: 'allow' });
+    const podEgress = isEndpoint(from) ? evaluateDirection(from.state, from.endpoint, 'egress', pkt, trace) : undefined;
+    const podIngress = isEndpoint(to) ? evaluateDirection(to.state, to.endpoint, 'ingress', pkt, trace) : undefined;
+    if (!this.#hostPath(from, to)) {
+      const egress = podEgress ?? outside('egress');
+      const ingress = podIngress ?? outside('ingress');
+      return { allowed: egress.allowed && ingress.allowed, egress, ingress };
+    }
+    const flow = decideFlow(flowPeer(from), flowPeer(to), pkt, {
+      interfaceOf: (node) => this.#interfaceOf(node),
+      ...(this.#options.failsafes === undefined ? {} : { failsafes: this.#options.failsafes }),
+      ...(this.#options.endpointToHostAction === undefined ? {} : { endpointToHostAction: this.#options.endpointToHostAction }),
+    }, trace);
+    const request = flow.stages.filter((st) => st.packet === 'request');
+    const sideOf = (peer: SimPeer, direction: 'egress' | 'ingress'): DirectionVerdict => {
+      if (!isHost(peer)) return outside(direction);
+      const own = request.filter((st) => st.node === peer.node && st.hostEndpoint !== undefined);
+      const mine = own.filter((st) => st.verdict.direction === direction);
+      return (mine.at(-1) ?? own.at(-1))?.verdict ?? fixed(direction, { kind: 'no-host-endpoint', action: 'allow' });
+    };
+    let egress = podEgress ?? sideOf(from, 'egress');
+    let ingress = podIngress ?? sideOf(to, 'ingress');
+    for (const st of request) {
+      const d = st.verdict.decision;
+      // Host → its own pod: neither side is policed. Pod → its own host: the ingress side is cali-wl-to-host's last rule.
+      if (d.kind === 'host-to-local-workload') [egress, ingress] = [fixed('egress', d), fixed('ingress', d)];
+      if (d.kind === 'endpoint-to-host-action') ingress = st.verdict;
+    }
+    return { allowed: flow.allowed, egress, ingress, stages: flow.stages };
   }
 
   /** The NetworkSet and GlobalNetworkSet entries (normalised CIDRs) that hold `ip`, sets in key order. */
@@ -200,6 +319,10 @@ export class Simulation {
   matrix(protocol: ProbeProtocol, port: number): boolean[][] {
     const eps = this.#endpoints;
     const n = eps.length;
+    if ([...this.#states.values()].some((st) => st.hostEndpoints.size > 0)) {
+      // Host endpoints police forwarded pod traffic: every pair through the full path.
+      return eps.map((from, i) => eps.map((to, j) => i !== j && this.verdict(from, to, protocol, port).allowed));
+    }
     // Egress and ingress are independent: compute each direction once per pair, skipping
     // the ingress walk when egress already dropped.
     const out: boolean[][] = [];
@@ -221,4 +344,17 @@ export class Simulation {
 
 function nodeOf(wep: V3WorkloadEndpoint): string {
   return wep.spec.node ?? DEFAULT_NODE;
+}
+
+/** The `spec.node` of a HostEndpoint resource (its agent programs it), else undefined. */
+function hostEndpointNode(r: SimResource): string | undefined {
+  if ((r.kind as string) !== 'HostEndpoint') return undefined;
+  const node = (r as { spec?: { node?: unknown } }).spec?.node;
+  return typeof node === 'string' && node !== '' ? node : undefined;
+}
+
+function flowPeer(p: SimPeer): FlowPeer {
+  if (isEndpoint(p)) return { kind: 'workload', id: p.id, node: p.node, state: p.state, endpoint: p.endpoint, net: p.net };
+  if (isHost(p)) return { kind: 'host', node: p.node, state: p.state, net: p.net };
+  return { kind: 'outside', net: p.net };
 }

@@ -38,7 +38,7 @@
  * 128 code 0, what `ping` sends); it has no ports, so it matches no numeric or named port.
  */
 import { cidrContains, parseCidr } from '../api/index.ts';
-import { policyIdKey, ruleOmittedFromFamily, type PolicyId, type PortRange, type Rule, type RuleAction, type WorkloadEndpoint } from '../proto/index.ts';
+import { policyIdKey, ruleOmittedFromFamily, type PolicyId, type PortRange, type Rule, type RuleAction, type TierInfo } from '../proto/index.ts';
 import type { NodeState } from './node-state.ts';
 
 export type Direction = 'ingress' | 'egress';
@@ -155,8 +155,49 @@ export type Decision =
   | { readonly kind: 'end-of-tier'; readonly action: 'deny'; readonly tier: string }
   | { readonly kind: 'profile'; readonly action: 'allow' | 'deny'; readonly profile: string; readonly ruleIndex: number }
   | { readonly kind: 'no-profile-matched'; readonly action: 'deny' }
-  /** The peer of this side is an address outside the cluster: no endpoint, no policy (Tessera programs no host endpoints). */
-  | { readonly kind: 'outside-cluster'; readonly action: 'allow' };
+  /** The peer of this side is an address outside the cluster: no endpoint of its own, no policy. */
+  | { readonly kind: 'outside-cluster'; readonly action: 'allow' }
+  /** A forward chain (`cali-thfw-`/`cali-fhfw-`) of a host endpoint with no forward tiers at all: "Allow forwarded traffic by default". */
+  | { readonly kind: 'forward-default'; readonly action: 'allow' }
+  /**
+   * A chain that ends without a verdict (a preDNAT or untracked chain, or a forward chain whose
+   * tiers have no policy for this direction or passed): the packet goes on to the next stage.
+   */
+  | { readonly kind: 'no-verdict'; readonly action: 'allow' }
+  /** A host endpoint chain's failsafe jump accepted the packet (host-endpoints.ts `FAILSAFE_*`). */
+  | { readonly kind: 'failsafe'; readonly action: 'allow'; readonly chain: 'cali-failsafe-in' | 'cali-failsafe-out'; readonly entry: string }
+  /** No host endpoint matches the interface (and there is no `*` one): the dispatch chain returns, nothing polices it. */
+  | { readonly kind: 'no-host-endpoint'; readonly action: 'allow' }
+  /** `cali-OUTPUT` returns for `-o cali+`: traffic from a host to its own pods is never policed. */
+  | { readonly kind: 'host-to-local-workload'; readonly action: 'allow' }
+  /** The last rule of `cali-wl-to-host`, after the workload's egress policy allowed the packet. */
+  | { readonly kind: 'endpoint-to-host-action'; readonly action: 'allow' | 'deny'; readonly setting: EndpointToHostAction }
+  /**
+   * The request was untracked (NOTRACK) on this node but its reply is not: conntrack sees the
+   * reply as the first packet of an unknown connection (INVALID for TCP) and the next policy
+   * chain's `ctstate INVALID` rule drops it.
+   */
+  | { readonly kind: 'untracked-reply'; readonly action: 'deny' };
+
+/** Felix `DefaultEndpointToHostAction` (the last rule of `cali-wl-to-host`). */
+export type EndpointToHostAction = 'DROP' | 'ACCEPT' | 'RETURN';
+
+/**
+ * Which of Felix's endpoint chain types is walked (rules/endpoints.go `endpointIptablesChain`):
+ * - `normal` (a workload's chains, a host endpoint's filter `th`/`fh`): tiers with their
+ *   end-of-tier DROP, then profiles, then "no profile matched" DROP;
+ * - `forward` (`thfw`/`fhfw`, a host endpoint's forward tiers): tiers with their end-of-tier
+ *   DROP, no profiles, no final DROP; no forward tiers at all is "allow by default";
+ * - `pre-dnat` (mangle `fh`) and `untracked` (raw `th`/`fh`): tiers without end-of-tier DROP
+ *   (their defaultAction is Pass anyway), no profiles, no final DROP.
+ */
+export type ChainKind = 'normal' | 'forward' | 'pre-dnat' | 'untracked';
+
+/** What a chain walks: a workload endpoint, or one tier list of a host endpoint with its profiles. */
+export interface PolicedEndpoint {
+  readonly tiers: readonly TierInfo[];
+  readonly profileIds: readonly string[];
+}
 
 export interface DirectionVerdict {
   readonly direction: Direction;
@@ -383,15 +424,17 @@ function outcomeOf(action: RuleAction): 'allow' | 'deny' | 'pass' {
 }
 
 /**
- * Decides `direction` for `endpoint` (programmed on `state`'s node). `trace` adds the
- * per-tier, per-policy, per-rule walk to the result.
+ * Decides `direction` for `endpoint` (programmed on `state`'s node) on a chain of `kind`
+ * (a workload's chains are `normal`). `trace` adds the per-tier, per-policy, per-rule walk to
+ * the result.
  */
 export function evaluateDirection(
   state: NodeState,
-  endpoint: WorkloadEndpoint,
+  endpoint: PolicedEndpoint,
   direction: Direction,
   pkt: Packet,
   trace = false,
+  kind: ChainKind = 'normal',
 ): DirectionVerdict {
   const tierTraces: TierTrace[] | undefined = trace ? [] : undefined;
   const profileTraces: ProfileTrace[] | undefined = trace ? [] : undefined;
@@ -432,13 +475,16 @@ export function evaluateDirection(
     }
     if (tierOutcome === undefined) {
       tierOutcome = 'end-of-tier';
-      if (tier.defaultAction === 'Deny') decision = { kind: 'end-of-tier', action: 'deny', tier: tier.name };
+      // Only the normal and forward chains render the end-of-tier DROP.
+      if (tier.defaultAction === 'Deny' && (kind === 'normal' || kind === 'forward')) decision = { kind: 'end-of-tier', action: 'deny', tier: tier.name };
     }
     tierTraces?.push({ tier: tier.name, defaultAction: tier.defaultAction, policies: policyTraces ?? [], outcome: tierOutcome });
     if (decision !== undefined) return done(decision);
     passMark = tierOutcome === 'pass';
   }
 
+  if (kind === 'forward' && endpoint.tiers.length === 0) return done({ kind: 'forward-default', action: 'allow' });
+  if (kind !== 'normal') return done({ kind: 'no-verdict', action: 'allow' });
   for (const name of endpoint.profileIds) {
     const profile = state.profiles.get(name);
     if (profile === undefined) {
