@@ -2,7 +2,10 @@
  * `tessera explain --from ns/pod --to ns/pod --port 80 [--protocol TCP]` with `-f <files>`
  * or `--kubeconfig <file>`: why a connection is allowed or dropped. Either side may be an IP
  * address outside the cluster instead of a pod: only the pod's direction is then policed, and
- * the explanation names the NetworkSets and GlobalNetworkSets that hold the address. Prints the source's
+ * the explanation names the NetworkSets and GlobalNetworkSets that hold the address. Either
+ * side may be a node (by name, or by an address one of its HostEndpoints expects): when host
+ * endpoints take part, the explanation lists the path stage by stage and names the stage that
+ * dropped the packet — node, table (raw, mangle, filter), chain and HostEndpoint. Prints the source's
  * egress walk (on its node) and the destination's ingress walk (on its node), tier by tier
  * and policy by policy, naming the deciding rule (or end of tier, or profile) and, for each
  * earlier rule, the first criterion that failed. `--output json` prints the verdict with
@@ -11,7 +14,7 @@
  */
 import { describeMissingTierPolicy, missingTierMessage, policiesInMissingTiers } from '../calc/index.ts';
 import { formatIP, parseIP } from '../api/index.ts';
-import { commitStaged, previewedStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
+import { commitStaged, previewedStaged, describeNetworkSets, describeVerdict, IpSetNames, isEndpoint, isHost, Simulation, translateCluster, type SimPeer } from '../simulate/index.ts';
 import { EXIT_FAILED, reportUnenforced } from './exit-status.ts';
 import { agentRuleCounts, describeLive, type RuleCountsFetcher } from './explain-live.ts';
 import { switchFlag, usage, valueFlag } from './args.ts';
@@ -33,13 +36,16 @@ const FLAGS = {
 
 const USAGE = usage(
   {
-    synopsis: `tessera explain --from <ns/pod|IP> --to <ns/pod|IP> --port <n> [--protocol TCP|UDP|SCTP]
+    synopsis: `tessera explain --from <ns/pod|node|IP> --to <ns/pod|node|IP> --port <n> [--protocol TCP|UDP|SCTP]
                        (-f <file|dir>... | --kubeconfig <file>) [--output text|json] [--skip-invalid]
                        [--live [--agent-url <node>=<url>]...]`,
     about: `Explains the verdict for one connection with the node agent's own engine: the source's
 egress walk and the destination's ingress walk, naming the rule that decided. One side may
 be an IP address outside the cluster: then only the pod's side is policed, and the
-NetworkSets and GlobalNetworkSets holding the address are listed.`,
+NetworkSets and GlobalNetworkSets holding the address are listed. A node (by name, or by an
+address its HostEndpoints expect) is its host network namespace; when host endpoints take
+part, the path is listed stage by stage, naming the node, table, chain and HostEndpoint that
+decided.`,
     footer: `Exit status: 0 explained (allowed or denied); 1 a pod has no workload endpoint; 2 usage
 error; 3 input not usable — an unreadable file or directory, a YAML syntax error
 (file:line:column), an unreachable API server, a list the API server refused (401/403), an
@@ -115,12 +121,12 @@ export function explainOne(
     out.stderr(`tessera explain: no workload endpoint for ${missing} (known: ${sim.endpoints.map((e) => e.id).join(', ') || 'none'}; or give an IP address outside the cluster)\n`);
     return EXIT_FAILED;
   }
-  if (!isEndpoint(from) && !isEndpoint(to)) {
-    out.stderr(`tessera explain: ${fromId} and ${toId} are both addresses; one side must be a pod (ns/pod)\n`);
+  if (!isEndpoint(from) && !isEndpoint(to) && !isHost(from) && !isHost(to)) {
+    out.stderr(`tessera explain: ${fromId} and ${toId} are both addresses; one side must be a pod (ns/pod) or a node with host endpoints\n`);
     return EXIT_FAILED;
   }
   const v = sim.verdict(from, to, protocol, port, true);
-  const external = [from, to].filter((p) => !isEndpoint(p));
+  const external = [from, to].filter((p) => !isEndpoint(p) && !isHost(p));
   const stagedFrom = stagedSim === undefined ? undefined : peerFor(stagedSim, fromId);
   const stagedTo = stagedSim === undefined ? undefined : peerFor(stagedSim, toId);
   const sv = stagedSim === undefined || stagedFrom === undefined || stagedTo === undefined ? undefined : stagedSim.verdict(stagedFrom, stagedTo, protocol, port, true);
@@ -141,12 +147,20 @@ export function explainOne(
   return 0;
 }
 
-/** A pod by `ns/pod`, or an IP address (outside the cluster); undefined for anything else. */
+/**
+ * A pod by `ns/pod`; a node by name (its host network namespace, addressed by its host
+ * endpoints' expectedIPs: `Simulation.hostFor`); an IP address — a node's when one of its host
+ * endpoints expects it, else outside the cluster; undefined for anything else.
+ */
 function peerFor(sim: Simulation, id: string): SimPeer | undefined {
   const endpoint = sim.endpointFor(id);
   if (endpoint !== undefined) return endpoint;
+  if (!id.includes('/')) {
+    const host = sim.hostFor(id);
+    if (host !== undefined) return host;
+  }
   const ip = parseIP(id);
   if (!ip.ok) return undefined;
   const address = formatIP(ip.value.bytes);
-  return { id, ip: address, net: `${address}/${ip.value.version === 4 ? 32 : 128}` };
+  return sim.hostByAddress(address) ?? { id, ip: address, net: `${address}/${ip.value.version === 4 ? 32 : 128}` };
 }

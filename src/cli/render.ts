@@ -8,7 +8,9 @@
  * read-backs as an empty kernel would), and those inputs are printed: first the ipset input,
  * then the iptables input (the driver's backend: `iptables-nft-restore --noflush`; the filter
  * table, then the raw table's anti-spoofing chains), each
- * preceded by a `# <command line>` comment. Exit 1 when the node has no endpoints (the base
+ * preceded by a `# <command line>` comment. A node's host endpoint chains are printed as the
+ * driver renders them (when it renders them: the host endpoint manager's tables). Exit 1 when
+ * the node has no endpoints, workload or host (the base
  * chains are still printed), 2 on a usage error, 3 when the input cannot be used
  * (exit-status.ts; nothing is printed then).
  */
@@ -29,7 +31,7 @@ const USAGE = usage(
     synopsis: 'tessera render --node <name> (-f <file|dir>... | --kubeconfig <file>) [--skip-invalid]',
     about: `Prints the ipset restore input and the iptables-restore input the node agent would apply
 on <name> (a fresh host), produced by the agent's own calc graph and dataplane driver.`,
-    footer: `Exit status: 0 rendered; 1 the node has no workload endpoints (the base chains are still
+    footer: `Exit status: 0 rendered; 1 the node has no workload or host endpoints (the base chains are still
 printed); 2 usage error; 3 input not usable — an unreadable file or directory, a YAML
 syntax error (file:line:column), an unreachable API server, a list the API server refused
 (401/403), an invalid object without --skip-invalid. The reason is on stderr.`,
@@ -71,7 +73,8 @@ export async function renderNode(resources: Iterable<SimResource>, node: string,
   return {
     ipset: runner.calls.filter((c) => c.cmd === 'ipset' && c.args[0] === 'restore').map((c) => [line(c), c.stdin ?? ''] as const),
     iptables: runner.calls.filter((c) => /^ip6?tables-(nft|legacy)-restore$/.test(c.cmd)).map((c) => [line(c), c.stdin ?? ''] as const),
-    endpoints: messages.filter((m) => m.type === 'WorkloadEndpointUpdate').length,
+    // A node whose only endpoints are host endpoints has chains of its own to print.
+    endpoints: messages.filter((m) => m.type === 'WorkloadEndpointUpdate' || m.type === 'HostEndpointUpdate').length,
   };
 }
 
@@ -98,7 +101,7 @@ export async function runRender(argv: readonly string[], out: CliOutput = proces
     for (const [cmd, stdin] of r.ipset) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     for (const [cmd, stdin] of r.iptables) out.stdout(`# ${cmd}\n${stdin}${stdin.endsWith('\n') ? '' : '\n'}`);
     if (r.endpoints === 0) {
-      out.stderr(`tessera render: node ${a.node} has no workload endpoints in the input; printed the base chains only\n`);
+      out.stderr(`tessera render: node ${a.node} has no workload endpoints (nor host endpoints) in the input; printed the base chains only\n`);
       return reportUnenforced(objs.unenforced ?? [], out, EXIT_FAILED);
     }
     return reportUnenforced(objs.unenforced ?? [], out, 0);

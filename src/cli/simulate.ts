@@ -35,6 +35,7 @@ import {
   endpointInFamily,
   initialState,
   IpSetNames,
+  isNodeEndpoint,
   loadFromCluster,
   loadFromFiles,
   parseScenarioFile,
@@ -46,6 +47,7 @@ import {
   type ClusterObjects,
   type StagedDiff,
   type ScenarioProbe,
+  type SimPeer,
 } from '../simulate/index.ts';
 import { renderReport } from './report.ts';
 
@@ -250,20 +252,28 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
         for (const n of [...notes, ...translated.notes]) out.stderr(`note: ${s.name}${k > 0 ? ` step ${k}` : ''}: ${n}\n`);
         for (const w of translated.warnings) out.stderr(`warning: ${s.name}${k > 0 ? ` step ${k}` : ''}: ${w}\n`);
         unenforced.push(...(objs.unenforced ?? []));
-        if (sim === undefined) sim = new Simulation(translated.resources);
+        // A scenario's nodes are flow ends; each node's single interface holds its addresses.
+        if (sim === undefined) sim = new Simulation(translated.resources, { hosts: (s.nodes ?? []).map((n) => ({ name: n.name, addresses: [n.ip, ...(n.ip6 === undefined ? [] : [n.ip6])] })) });
         else sim.update(translated.resources);
         let names: IpSetNames | undefined;
         for (const probe of step.probes ?? []) {
           // The probe's address family (scenario-file.ts checked that IPv6 has both pods' ip6).
           const family = probe.ipVersion ?? 4;
-          const fromEp = sim.endpointFor(probe.from);
-          const toEp = sim.endpointFor(probe.to);
-          const from = fromEp === undefined ? undefined : endpointInFamily(fromEp, family);
-          const to = toEp === undefined ? undefined : endpointInFamily(toEp, family);
+          const current = sim;
+          // A probe end without `/` is a node (scenario-nodes.ts), addressed in the probe's family.
+          const endOf = (id: string): { known: boolean; peer: SimPeer | undefined } => {
+            if (isNodeEndpoint(id)) return { known: true, peer: current.hostFor(id, family) };
+            const ep = current.endpointFor(id);
+            return { known: ep !== undefined, peer: ep === undefined ? undefined : endpointInFamily(ep, family) };
+          };
+          const fromEnd = endOf(probe.from);
+          const toEnd = endOf(probe.to);
+          const from = fromEnd.peer;
+          const to = toEnd.peer;
           const where = `${s.name}${k > 0 ? ` step ${k}` : ''}`;
           if (from === undefined || to === undefined) {
             const missing = from === undefined ? probe.from : probe.to;
-            const why = (from === undefined ? fromEp : toEp) === undefined ? 'no workload endpoint' : `no IPv${family} address`;
+            const why = !(from === undefined ? fromEnd : toEnd).known ? 'no workload endpoint' : `no IPv${family} address`;
             results.push({ scenario: s.name, step: k, probe, allowed: undefined, passed: false, reason: `${why} for ${missing}` });
             mismatchText.push(`MISMATCH ${where}: ${probe.from} → ${probe.to} ${probe.protocol}/${probe.port}${family === 6 ? ' IPv6' : ''}: ${why} for ${missing}`);
             continue;

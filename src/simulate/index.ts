@@ -5,15 +5,19 @@
  */
 export { NodeState } from './node-state.ts';
 export { evaluateDirection, makePacket, ruleMismatch } from './verdict-engine.ts';
-export type { Decision, Direction, DirectionVerdict, Packet, PolicyTrace, ProbeProtocol, ProfileTrace, RuleTrace, TierTrace } from './verdict-engine.ts';
+export type { ChainKind, Decision, Direction, DirectionVerdict, EndpointToHostAction, Packet, PolicedEndpoint, PolicyTrace, ProbeProtocol, ProfileTrace, RuleTrace, TierTrace } from './verdict-engine.ts';
 export { classifyObjects, defaultNetworkPolicyTypes, isEndpointSlice, resourceKey, translateCluster } from './cluster-objects.ts';
 export type { ClusterObjects, K8sNamespace, K8sServiceAccount, SimEndpointSlice, SimResource, TranslateOptions, TranslatedCluster } from './cluster-objects.ts';
 export { deriveEndpointSlices, withDerivedEndpointSlices, withServiceEndpoints } from './endpoint-slices.ts';
 export type { DerivedEndpoint, DerivedEndpointPort, DerivedEndpointSlice } from './endpoint-slices.ts';
-export { endpointInFamily, isEndpoint, Simulation } from './simulation.ts';
-export type { NetworkSetHit, SimAddress, SimEndpoint, SimPeer, Verdict } from './simulation.ts';
+export { endpointInFamily, isEndpoint, isHost, Simulation } from './simulation.ts';
+export type { NetworkSetHit, SimAddress, SimEndpoint, SimHost, SimHostSpec, SimPeer, SimulationOptions, Verdict } from './simulation.ts';
+export { decideFlow } from './host-flow.ts';
+export type { FlowOptions, FlowPeer, FlowResult, FlowStage, FlowTable } from './host-flow.ts';
+export { ANY_INTERFACE, failsafeEntry, FELIX_DEFAULT_FAILSAFES, hostChainName, hostEndpointFor } from './host-endpoints.ts';
+export type { FailsafeConfig, FailsafePort, HostInterface, ResolvedHostEndpoint } from './host-endpoints.ts';
 export { IpSetNames } from './ipset-names.ts';
-export { describeDecision, describeNetworkSets, describeVerdict, describeWalk, policyName } from './explanation.ts';
+export { describeDecision, describeDroppingStage, describeNetworkSets, describeStages, describeVerdict, describeWalk, policyName } from './explanation.ts';
 export { loadFromCluster, loadFromFiles, loadFromListers, SIMULATED_KINDS } from './load-objects.ts';
 export type { KindSource } from './load-objects.ts';
 export { applyStep, initialState, parseScenarioFile, ScenarioFormatError, stateObjects } from './scenario-file.ts';

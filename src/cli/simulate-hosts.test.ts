@@ -1,0 +1,47 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runSimulate } from './simulate.ts';
+import { capture } from './testdata/capture.ts';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'tessera-simulate-hosts-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const probe = (from: string, to: string, port: number, expected: boolean) => ({ from, to, port, protocol: 'TCP', expected });
+
+/** Two nodes with addresses and host ports, a pod on each, no host endpoint: `probes` checked. */
+function scenarioFile(name: string, probes: readonly object[]): string {
+  const file = path.join(dir, `${name}.json`);
+  const nodes = ['node-1', 'node-2'].map((n, i) => ({ name: n, ip: `10.72.0.${i + 1}`, hostPorts: [{ port: 22 }, { port: 8080 }] }));
+  const pods = [
+    { namespace: 'x', name: 'a', ip: '10.72.1.10', node: 'node-1', containerPorts: [{ containerPort: 80 }] },
+    { namespace: 'x', name: 'b', ip: '10.72.2.10', node: 'node-2', containerPorts: [{ containerPort: 80 }] },
+  ];
+  writeFileSync(file, JSON.stringify({ schema: 'calico-truth-tables/v1', scenarios: [{ name, namespaces: [{ name: 'x' }], nodes, pods, policies: [], probes }] }));
+  return file;
+}
+
+describe('tessera simulate --scenarios with nodes as probe ends (no host endpoints)', () => {
+  it('hosts are not policed; a pod → its own host is decided by DefaultEndpointToHostAction (DROP, the agent default)', async () => {
+    const file = scenarioFile('hosts-unpoliced', [
+      probe('node-1', 'node-2', 8080, true),
+      probe('x/a', 'node-2', 8080, true),
+      probe('node-1', 'x/b', 80, true),
+      probe('node-1', 'x/a', 80, true),
+      probe('x/b', 'x/a', 80, true),
+      probe('x/a', 'node-1', 8080, false),
+    ]);
+    const r = await capture(runSimulate, ['--scenarios', file]);
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('{"scenarios":1,"probes":6,"passed":6,"failed":0}');
+    expect(r.code).toBe(0);
+  });
+
+  it('a mismatch names the stage that dropped the flow: node, table, chain', async () => {
+    const r = await capture(runSimulate, ['--scenarios', scenarioFile('own-host', [probe('x/a', 'node-1', 8080, true)])]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('MISMATCH own-host: expected allowed, got denied');
+    expect(r.stdout).toContain('dropped on node-1, table filter, chain cali-wl-to-host');
+    expect(r.stdout).toContain('denied by DefaultEndpointToHostAction DROP');
+  });
+});
