@@ -128,7 +128,9 @@ const KIND_NAMES: Readonly<Record<string, string>> = { normal: 'normal policy', 
 /** Who owns a stage's chain: `HostEndpoint hep-1 (preDNAT policy, ingress)`. */
 function stageOwner(st: FlowStage): string {
   const dir = st.verdict.direction;
-  if (st.hostEndpoint !== undefined) return `HostEndpoint ${st.hostEndpoint} (${KIND_NAMES[st.kind ?? 'normal']}, ${dir})`;
+  // A stage without a chain kind is a chain's conntrack rule (the INVALID drop of an untracked request's reply).
+  const what = st.kind === undefined ? 'ctstate INVALID rule' : KIND_NAMES[st.kind];
+  if (st.hostEndpoint !== undefined) return `HostEndpoint ${st.hostEndpoint} (${what}, ${dir})`;
   if (st.workload !== undefined) return `pod ${st.workload} (${dir})`;
   return dir;
 }

@@ -5,6 +5,7 @@ import { NodeState } from './node-state.ts';
 import { hostChainName, hostEndpointFor, FELIX_DEFAULT_FAILSAFES, failsafeEntry } from './host-endpoints.ts';
 import { decideFlow, type FlowOptions, type FlowPeer, type FlowResult } from './host-flow.ts';
 import { makePacket } from './verdict-engine.ts';
+import { describeDroppingStage, describeStages } from './explanation.ts';
 
 // Two nodes, each with one interface holding its address, and a pod on each (node-1 has two).
 const NODE_IP = { 'node-1': '10.72.0.1', 'node-2': '10.72.0.2' } as const;
@@ -295,5 +296,33 @@ describe('doNotTrack (felix/fv/donottrack_test.go), specific host endpoints matc
     const p = gnp('dnt');
     const c = cluster({ 'node-2': { any: hep({ untrackedTiers: [tierOf([p], [], 'Pass')], profileIds: ['allow-all'] }) } }, [[p, [rule({ action: 'deny' })], []]]);
     expect(flow(c, c.pod('x/a'), c.host('node-2'), 8080).allowed).toBe(true);
+  });
+});
+
+describe('explanations of host flows name the host endpoint, the table and the chain', () => {
+  it('the * default deny: node, filter, cali-fh-any-interface-at-all, HostEndpoint, and the walk', () => {
+    const c = cluster({ 'node-2': { 'hep-2': hep() } });
+    const r = flow(c, c.pod('x/a'), c.host('node-2'), 8080);
+    expect(describeDroppingStage(r.stages)).toBe('on node-2, table filter, chain cali-fh-any-interface-at-all — HostEndpoint hep-2 (normal policy, ingress)');
+    expect(describeStages(r.stages, undefined)).toEqual([
+      'path (iptables, in packet order):',
+      '  node-1 filter cali-fw-x/a — pod x/a (egress): allowed by profile kns.x egress[0] (Allow)',
+      "  DROPPED at node-2 filter cali-fh-any-interface-at-all — HostEndpoint hep-2 (normal policy, ingress): denied: no tier decided and no profile allowed it (the endpoint chain's final DROP)",
+      '      no tier has ingress policies for this endpoint: straight to its profiles',
+      '      no profile matched → DROP',
+    ]);
+  });
+
+  it('a failsafe port: the failsafe chain and its entry', () => {
+    const c = cluster({ 'node-2': { 'hep-2': hep() } });
+    const r = flow(c, c.pod('x/a'), c.host('node-2'), 22);
+    expect(describeStages(r.stages, undefined).at(-1)).toBe('  node-2 filter cali-failsafe-in — HostEndpoint hep-2 (normal policy, ingress): allowed by cali-failsafe-in (failsafe tcp:22)');
+  });
+
+  it('an untracked request whose reply is not untracked', () => {
+    const p = gnp('dnt');
+    const c = cluster({ 'node-2': { eth: hep({ name: '', expectedIpv4Addrs: ['10.72.0.2'], untrackedTiers: [tierOf([p], [], 'Pass')] }) } }, [[p, [rule()], []]]);
+    const r = flow(c, c.host('node-1'), c.host('node-2'), 8080);
+    expect(describeDroppingStage(r.stages)).toBe('the reply, on node-2, table filter, chain cali-th-<interface of 10.72.0.2> — HostEndpoint eth (ctstate INVALID rule, egress)');
   });
 });
