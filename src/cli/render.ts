@@ -8,8 +8,9 @@
  * read-backs as an empty kernel would), and those inputs are printed: first the ipset input,
  * then the iptables input (the driver's backend: `iptables-nft-restore --noflush`; the filter
  * table, then the raw table's anti-spoofing chains), each
- * preceded by a `# <command line>` comment. A node's host endpoint chains are printed as the
- * driver renders them (when it renders them: the host endpoint manager's tables). Exit 1 when
+ * preceded by a `# <command line>` comment. A node's host endpoint chains are printed too (the
+ * filter, raw and mangle tables): the fresh host has one interface, `eth0`, holding every
+ * address the node's HostEndpoints expect. Exit 1 when
  * the node has no endpoints, workload or host (the base
  * chains are still printed), 2 on a usage error, 3 when the input cannot be used
  * (exit-status.ts; nothing is printed then).
@@ -18,6 +19,7 @@ import { CalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, RecordingCommandRunner } from '../dataplane/index.ts';
 import { FakeKernel } from '../dataplane/iptables/fake-kernel.ts';
 import type { StagedPolicy, V3Resource } from '../api/index.ts';
+import type { DataplaneMessage } from '../proto/index.ts';
 import { translateCluster, type SimResource } from '../simulate/index.ts';
 import { EXIT_FAILED, reportUnenforced } from './exit-status.ts';
 import { usage } from './args.ts';
@@ -58,7 +60,12 @@ export async function renderNode(resources: Iterable<SimResource>, node: string,
   graph.onUpdates(staged.map((s) => ({ op: 'upsert', resource: stagedDocument(s) }) as const));
   graph.onStatusUpdated('in-sync');
   const messages = graph.flush();
-  const runner = new RecordingCommandRunner(new FakeKernel().handler);
+  const kernel = new FakeKernel().handler;
+  const iface = renderInterface(messages);
+  // The host endpoint manager lists the interfaces: the fresh host has one, RENDER_INTERFACE.
+  const runner = new RecordingCommandRunner((call) =>
+    call.cmd === 'ip' && call.args.join(' ') === '-j addr show' ? { code: 0, stdout: JSON.stringify([iface]), stderr: '' } : kernel(call),
+  );
   const driver = new DataplaneDriver({ runner, dropLog: {} });
   const stop = new AbortController();
   const running = driver.run(stop.signal);
@@ -76,6 +83,20 @@ export async function renderNode(resources: Iterable<SimResource>, node: string,
     // A node whose only endpoints are host endpoints has chains of its own to print.
     endpoints: messages.filter((m) => m.type === 'WorkloadEndpointUpdate' || m.type === 'HostEndpointUpdate').length,
   };
+}
+
+/** The one host interface `render` gives the node (what `ip -j addr show` lists). */
+export const RENDER_INTERFACE = 'eth0';
+
+/**
+ * The node's interface as `ip -j addr show` prints it: {@link RENDER_INTERFACE}, holding every
+ * address the node's HostEndpoints expect (so an endpoint matched by expectedIPs, or named
+ * `eth0`, has its chains printed; a `*` one needs no interface).
+ */
+function renderInterface(messages: readonly DataplaneMessage[]): { ifname: string; addr_info: Array<{ family: string; local: string }> } {
+  const addrs = new Set<string>();
+  for (const m of messages) if (m.type === 'HostEndpointUpdate') for (const a of [...m.endpoint.expectedIpv4Addrs, ...m.endpoint.expectedIpv6Addrs]) addrs.add(a);
+  return { ifname: RENDER_INTERFACE, addr_info: [...addrs].sort().map((local) => ({ family: local.includes(':') ? 'inet6' : 'inet', local })) };
 }
 
 /** The staged object as the API server serves it (what the agent's update processor reads). */

@@ -53,7 +53,7 @@ export function describeDecision(decision: Decision, direction: Direction): stri
 }
 
 /** Decisions that no tier/profile walk stands behind. */
-const FIXED_DECISIONS: ReadonlySet<Decision['kind']> = new Set(['outside-cluster', 'failsafe', 'no-host-endpoint', 'host-to-local-workload', 'endpoint-to-host-action', 'untracked-reply']);
+const FIXED_DECISIONS: ReadonlySet<Decision['kind']> = new Set(['outside-cluster', 'forward-default', 'failsafe', 'no-host-endpoint', 'host-to-local-workload', 'endpoint-to-host-action', 'untracked-reply']);
 
 function nameSets(text: string, names: IpSetNames | undefined): string {
   if (names === undefined) return text;
@@ -83,7 +83,8 @@ export function describeWalk(
   if (FIXED_DECISIONS.has(v.decision.kind)) return lines;
   const dir = v.direction;
   const tiers = v.tiers ?? [];
-  if (tiers.length === 0) lines.push(`${indent}no tier has ${dir} policies for this endpoint: straight to its profiles`);
+  // A chain without profiles (preDNAT, untracked, forward) ends where its tiers do.
+  if (tiers.length === 0) lines.push(v.decision.kind === 'no-verdict' ? `${indent}no tier has ${dir} policies in this chain` : `${indent}no tier has ${dir} policies for this endpoint: straight to its profiles`);
   for (const t of tiers) {
     lines.push(`${indent}tier ${t.tier} (defaultAction ${t.defaultAction})`);
     if (missingTiers.has(t.tier)) lines.push(`${indent}  (no Tier ${t.tier} exists: ordered after every existing tier, defaultAction Deny)`);
@@ -144,7 +145,7 @@ export function describeStages(stages: readonly FlowStage[], names: IpSetNames |
   for (const st of stages) {
     const mark = st.verdict.allowed ? '' : 'DROPPED at ';
     const reply = st.packet === 'reply' ? 'reply: ' : '';
-    lines.push(`  ${mark}${reply}${st.node} ${st.table} ${st.chain} — ${stageOwner(st)}: ${describeDecision(st.verdict.decision, st.verdict.direction)}`);
+    lines.push(`  ${reply}${mark}${st.node} ${st.table} ${st.chain} — ${stageOwner(st)}: ${describeDecision(st.verdict.decision, st.verdict.direction)}`);
     if (st.workload === undefined) lines.push(...describeWalk(st.verdict, names, '      ', missingTiers, failClosed));
   }
   return lines;
