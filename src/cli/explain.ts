@@ -19,7 +19,7 @@ import { EXIT_FAILED, reportUnenforced } from './exit-status.ts';
 import { agentRuleCounts, describeLive, type RuleCountsFetcher } from './explain-live.ts';
 import { switchFlag, usage, valueFlag } from './args.ts';
 import { exitStatusFor, loadCluster, processOutput, readKubeConfig, UsageError, type CliOutput } from './simulate.ts';
-import { parseSimulatorArgs, pickFlags } from './simulator-flags.ts';
+import { agentOptions, parseSimulatorArgs, pickFlags } from './simulator-flags.ts';
 
 /** `<node>=<http(s) URL>` added to the map so far. */
 function readAgentUrl(text: string, previous: ReadonlyMap<string, string>): Map<string, string> {
@@ -29,7 +29,7 @@ function readAgentUrl(text: string, previous: ReadonlyMap<string, string>): Map<
 }
 
 const FLAGS = {
-  ...pickFlags(['from', 'to', 'port', 'protocol', 'files', 'kubeconfig', 'output', 'skipInvalid'], { output: { description: 'text or json (the verdict with its structured trace)', defaultText: 'text' } }),
+  ...pickFlags(['from', 'to', 'port', 'protocol', 'files', 'kubeconfig', 'output', 'skipInvalid', 'endpointToHostAction', 'failsafeInbound', 'failsafeOutbound'], { output: { description: 'text or json (the verdict with its structured trace)', defaultText: 'text' } }),
   live: switchFlag('--live', "(text output) add the kernel's counters, on the two pods' nodes, of every rule the walks went through: each agent's /rules, through the API server's pod proxy"),
   agentUrls: valueFlag<ReadonlyMap<string, string>>('--agent-url', '<node>=<url>', "with --live: read this node's agent at this URL instead (repeatable)", new Map(), readAgentUrl),
 };
@@ -75,12 +75,12 @@ export async function runExplain(argv: readonly string[], out: CliOutput = proce
     // The default tiers are among the resources (translateCluster adds them), as in a cluster.
     const missing = policiesInMissingTiers(translated.resources.values());
     for (const p of missing) notes.push(`${describeMissingTierPolicy(p)}: ${missingTierMessage(p.tier)}`);
-    const sim = new Simulation(translated.resources);
+    const sim = new Simulation(translated.resources, agentOptions(a));
     const missingTiers = new Set(missing.map((p) => p.tier));
     const staged = previewedStaged(objs.staged ?? []);
     // The same cluster with every staged policy committed: explained after the enforced verdict, never enforced.
     const committed = staged.length === 0 ? undefined : translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid }).resources;
-    const stagedSim = committed === undefined ? undefined : new Simulation(committed);
+    const stagedSim = committed === undefined ? undefined : new Simulation(committed, agentOptions(a));
     const names = new IpSetNames(translated.resources.values());
     for (const w of translated.warnings) out.stderr(`warning: ${w}\n`);
     // The staged walk names its IP sets from the committed cluster: a staged rule's selector may be in no enforced policy.

@@ -45,3 +45,19 @@ describe('tessera simulate --scenarios with nodes as probe ends (no host endpoin
     expect(r.stdout).toContain('denied by DefaultEndpointToHostAction DROP');
   });
 });
+
+describe("the agent's flags that change host verdicts", () => {
+  it('--default-endpoint-to-host-action ACCEPT (what the manifests set) lets a pod reach its own host', async () => {
+    const file = scenarioFile('own-host-accept', [probe('x/a', 'node-1', 8080, true)]);
+    const r = await capture(runSimulate, ['--scenarios', file, '--default-endpoint-to-host-action', 'accept']);
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('{"scenarios":1,"probes":1,"passed":1,"failed":0}');
+  });
+
+  it('a failsafe list in Felix syntax is read as the agent reads it; a bad one is a usage error naming the flag', async () => {
+    const file = scenarioFile('no-failsafes', [probe('x/a', 'node-2', 22, true)]);
+    expect((await capture(runSimulate, ['--scenarios', file, '--failsafe-inbound-host-ports', 'none'])).code).toBe(0);
+    const bad = await capture(runSimulate, ['--scenarios', file, '--failsafe-inbound-host-ports', 'tcp:99999']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--failsafe-inbound-host-ports');
+  });
+});

@@ -17,7 +17,7 @@
  * warnings `tessera validate` prints (an `http` match, QoS limits) are on stderr too.
  */
 import { processOutput, usage, UsageError, type CliOutput } from './args.ts';
-import { parseSimulatorArgs, pickFlags, type SimulatorArgs } from './simulator-flags.ts';
+import { agentOptions, parseSimulatorArgs, pickFlags, type SimulatorArgs } from './simulator-flags.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -100,7 +100,7 @@ export function exitStatusFor(command: string, err: unknown, usage: string, out:
   return EXIT_USAGE;
 }
 
-const FLAGS = pickFlags(['files', 'kubeconfig', 'scenarios', 'port', 'protocol', 'output', 'skipInvalid'], {
+const FLAGS = pickFlags(['files', 'kubeconfig', 'scenarios', 'port', 'protocol', 'output', 'skipInvalid', 'endpointToHostAction', 'failsafeInbound', 'failsafeOutbound'], {
   output: { description: 'table, json or html (html: the matrix as a page; with --scenarios: table or json)' },
 });
 
@@ -144,11 +144,11 @@ export async function runSimulate(argv: readonly string[], out: CliOutput = proc
     for (const w of translated.warnings) out.stderr(`warning: ${w}\n`);
     const unenforced = objs.unenforced ?? [];
     const done = (): number => reportUnenforced(unenforced, out, 0);
-    const sim = new Simulation(translated.resources);
+    const sim = new Simulation(translated.resources, agentOptions(a));
     const staged = previewedStaged(objs.staged ?? []);
     // The same cluster as if every staged policy were committed: never enforced, only compared.
     const committed = staged.length === 0 ? undefined : translateCluster(commitStaged(objs, staged), { skipInvalid: a.skipInvalid });
-    const stagedSim = committed === undefined ? undefined : new Simulation(committed.resources);
+    const stagedSim = committed === undefined ? undefined : new Simulation(committed.resources, agentOptions(a));
     if (a.output === 'html') {
       const stagedView = committed === undefined || stagedSim === undefined ? undefined : { policies: staged, sim: stagedSim, resources: committed.resources };
       out.stdout(renderReport(sim, translated.resources, a.protocol, a.port, stagedView));
@@ -253,7 +253,7 @@ async function runScenarios(a: SimulatorArgs, out: CliOutput): Promise<number> {
         for (const w of translated.warnings) out.stderr(`warning: ${s.name}${k > 0 ? ` step ${k}` : ''}: ${w}\n`);
         unenforced.push(...(objs.unenforced ?? []));
         // A scenario's nodes are flow ends; each node's single interface holds its addresses.
-        if (sim === undefined) sim = new Simulation(translated.resources, { hosts: (s.nodes ?? []).map((n) => ({ name: n.name, addresses: [n.ip, ...(n.ip6 === undefined ? [] : [n.ip6])] })) });
+        if (sim === undefined) sim = new Simulation(translated.resources, { ...agentOptions(a), hosts: (s.nodes ?? []).map((n) => ({ name: n.name, addresses: [n.ip, ...(n.ip6 === undefined ? [] : [n.ip6])] })) });
         else sim.update(translated.resources);
         let names: IpSetNames | undefined;
         for (const probe of step.probes ?? []) {

@@ -4,10 +4,26 @@
  * parsed result always has every field — a flag a command does not take keeps its initial
  * value, so the shared loaders (`loadCluster`) read one shape.
  */
-import type { ProbeProtocol } from '../simulate/index.ts';
+import { DEFAULT_FAILSAFE_INBOUND, DEFAULT_FAILSAFE_OUTBOUND, FailsafePortsError, parseFailsafePorts, type ProtoPort } from '../dataplane/index.ts';
+import type { EndpointToHostAction, ProbeProtocol, SimulationOptions } from '../simulate/index.ts';
+import { UsageError } from './args.ts';
 import { intFlag, listFlag, oneOf, parseFlags, switchFlag, textFlag, textFlagOr, valueFlag, type Flag, type Flags, type FlagValues } from './args.ts';
 
 const PROTOCOLS: readonly ProbeProtocol[] = ['TCP', 'UDP', 'SCTP'];
+
+/** A failsafe port list in Felix's syntax, as the agent's flag of the same name reads it. */
+function readFailsafePorts(flag: string): (text: string) => ProtoPort[] {
+  return (text) => {
+    try {
+      return parseFailsafePorts(text);
+    } catch (err) {
+      if (err instanceof FailsafePortsError) throw new UsageError(`${flag}: ${err.message}`);
+      throw err;
+    }
+  };
+}
+
+const formatPorts = (ports: readonly ProtoPort[]): string => ports.map((p) => `${p.protocol}:${p.port}`).join(',');
 
 export const SIMULATOR_FLAGS = {
   files: listFlag('--filename', '<file|dir>', 'manifests to read (repeatable); a directory is read recursively (*.yaml, *.yml, *.json)', { short: '-f' }),
@@ -16,11 +32,31 @@ export const SIMULATOR_FLAGS = {
   output: textFlagOr('--output', '<format>', 'output format', 'table', { short: '-o' }),
   port: intFlag('--port', '<n>', 'destination port', 80, { min: 1, max: 65535 }),
   protocol: valueFlag<ProbeProtocol>('--protocol', '<TCP|UDP|SCTP>', 'protocol (any case)', 'TCP', (t) => oneOf('--protocol', t.toUpperCase(), PROTOCOLS), { defaultText: 'TCP' }),
-  from: textFlag('--from', '<ns/pod|IP>', 'the source: a pod, or an address outside the cluster'),
-  to: textFlag('--to', '<ns/pod|IP>', 'the destination: a pod, or an address outside the cluster'),
+  from: textFlag('--from', '<ns/pod|node|IP>', 'the source: a pod, a node (its host network), or an address'),
+  to: textFlag('--to', '<ns/pod|node|IP>', 'the destination: a pod, a node (its host network), or an address'),
   node: textFlag('--node', '<name>', 'the node'),
   skipInvalid: switchFlag('--skip-invalid', 'leave invalid objects out (a note each on stderr), as the agent would'),
+  // The agent's own flags that change a host flow's verdict: decide as an agent run with them.
+  endpointToHostAction: valueFlag<EndpointToHostAction>(
+    '--default-endpoint-to-host-action',
+    '<DROP|ACCEPT|RETURN>',
+    "as the agent's flag: what a pod's traffic to its own node meets after its egress policy allowed it",
+    'DROP',
+    (t) => oneOf('--default-endpoint-to-host-action', t.toUpperCase(), ['DROP', 'ACCEPT', 'RETURN']),
+    { defaultText: "DROP, the agent's default; the manifests set ACCEPT" },
+  ),
+  failsafeInbound: valueFlag<readonly ProtoPort[]>('--failsafe-inbound-host-ports', '<ports>', "as the agent's flag (Felix's syntax; none for no failsafe)", DEFAULT_FAILSAFE_INBOUND, readFailsafePorts('--failsafe-inbound-host-ports'), {
+    defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_INBOUND)}`,
+  }),
+  failsafeOutbound: valueFlag<readonly ProtoPort[]>('--failsafe-outbound-host-ports', '<ports>', "as the agent's flag", DEFAULT_FAILSAFE_OUTBOUND, readFailsafePorts('--failsafe-outbound-host-ports'), {
+    defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_OUTBOUND)}`,
+  }),
 };
+
+/** The simulation options the agent's flags above stand for. */
+export function agentOptions(a: Pick<SimulatorArgs, 'endpointToHostAction' | 'failsafeInbound' | 'failsafeOutbound'>): SimulationOptions {
+  return { endpointToHostAction: a.endpointToHostAction, failsafes: { inbound: a.failsafeInbound, outbound: a.failsafeOutbound } };
+}
 
 /** The options the simulator commands share. */
 export type SimulatorArgs = FlagValues<typeof SIMULATOR_FLAGS>;

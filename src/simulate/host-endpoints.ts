@@ -1,7 +1,8 @@
 /**
  * Host endpoints as the verdict engine sees them (reference host-endpoints-and-services §A.2,
  * §A.4, §A.5, §A.7): which host endpoint polices a node's interface in each table, the
- * failsafe chains, and the names of the chains that decide.
+ * failsafe chains (the agent's configuration, dataplane/failsafes.ts), and the names of the
+ * chains that decide.
  *
  * Interface matching, as Felix's `resolveHostEndpoints`:
  * - a host endpoint with a non-`*` `interfaceName` matches only the interface of that name (it
@@ -20,7 +21,7 @@
  * endpoint never matches, and one matches by expectedIPs or as `*`.
  */
 import { cidrContains, parseCidr } from '../api/index.ts';
-import { chainName } from '../dataplane/index.ts';
+import { chainName, DEFAULT_FAILSAFES, type FailsafeConfig, type ProtoPort } from '../dataplane/index.ts';
 import { ALL_INTERFACES, type HostEndpoint } from '../proto/index.ts';
 import type { NodeState } from './node-state.ts';
 import type { Packet } from './verdict-engine.ts';
@@ -110,33 +111,11 @@ export function hostChainName(prefix: HostChainPrefix, chainInterface: string): 
   return chainInterface.startsWith('<') ? `${prefix}${chainInterface}` : chainName(prefix, chainInterface);
 }
 
-/** One failsafe entry (Felix `ProtoPort`): a protocol, a port, and optionally a net. */
-export interface FailsafePort {
-  readonly protocol: 'tcp' | 'udp' | 'sctp';
-  readonly port: number;
-  /** `-s net` inbound, `-d net` outbound. */
-  readonly net?: string;
-}
-
-/** The failsafe configuration (Felix `FailsafeInboundHostPorts`, `FailsafeOutboundHostPorts`). */
-export interface FailsafeConfig {
-  readonly inbound: readonly FailsafePort[];
-  readonly outbound: readonly FailsafePort[];
-}
-
-const fp = (spec: string): FailsafePort => {
-  const [protocol, port] = spec.split(':');
-  return { protocol: protocol as FailsafePort['protocol'], port: Number(port) };
-};
-
 /**
- * Felix's defaults (config_params.go; identical from v3.29 to HEAD): individual ports, not
+ * Felix's defaults (the agent's: dataplane/failsafes.ts, one source): individual ports, not
  * ranges; udp:68 inbound only, udp:53 and udp:67 outbound only.
  */
-export const FELIX_DEFAULT_FAILSAFES: FailsafeConfig = {
-  inbound: ['tcp:22', 'udp:68', 'tcp:179', 'tcp:2379', 'tcp:2380', 'tcp:5473', 'tcp:6443', 'tcp:6666', 'tcp:6667'].map(fp),
-  outbound: ['udp:53', 'udp:67', 'tcp:179', 'tcp:2379', 'tcp:2380', 'tcp:5473', 'tcp:6443', 'tcp:6666', 'tcp:6667'].map(fp),
-};
+export const FELIX_DEFAULT_FAILSAFES: FailsafeConfig = DEFAULT_FAILSAFES;
 
 export type FailsafeChain = 'cali-failsafe-in' | 'cali-failsafe-out';
 
@@ -148,7 +127,7 @@ function inNet(net: string | undefined, hostNet: string): boolean {
 
 const sameFamily = (net: string | undefined, pkt: Packet): boolean => net === undefined || net.includes(':') === (pkt.ipVersion === 6);
 
-const fmt = (e: FailsafePort, port: 'dport' | 'sport'): string => `${e.protocol}:${e.net === undefined ? '' : `${e.net}:`}${e.port}${port === 'sport' ? ' (source port)' : ''}`;
+const fmt = (e: ProtoPort, port: 'dport' | 'sport'): string => `${e.protocol}:${e.net === undefined ? '' : `${e.net}:`}${e.port}${port === 'sport' ? ' (source port)' : ''}`;
 
 /**
  * The entry of `chain` that accepts `pkt`, or undefined (static.go `failsafeInChain` /

@@ -36,6 +36,7 @@
  * ({@link EPHEMERAL_PORTS}), so an untracked rule matching only part of the range is decided
  * for that port.
  */
+import type { FailsafeConfig } from '../dataplane/index.ts';
 import type { WorkloadEndpoint } from '../proto/index.ts';
 import type { NodeState } from './node-state.ts';
 import {
@@ -45,7 +46,6 @@ import {
   hostEndpointFor,
   type DispatchTable,
   type FailsafeChain,
-  type FailsafeConfig,
   type HostChainPrefix,
   type HostInterface,
 } from './host-endpoints.ts';

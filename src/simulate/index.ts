@@ -15,7 +15,7 @@ export type { NetworkSetHit, SimAddress, SimEndpoint, SimHost, SimHostSpec, SimP
 export { decideFlow } from './host-flow.ts';
 export type { FlowOptions, FlowPeer, FlowResult, FlowStage, FlowTable } from './host-flow.ts';
 export { ANY_INTERFACE, failsafeEntry, FELIX_DEFAULT_FAILSAFES, hostChainName, hostEndpointFor } from './host-endpoints.ts';
-export type { FailsafeConfig, FailsafePort, HostInterface, ResolvedHostEndpoint } from './host-endpoints.ts';
+export type { HostInterface, ResolvedHostEndpoint } from './host-endpoints.ts';
 export { IpSetNames } from './ipset-names.ts';
 export { describeDecision, describeDroppingStage, describeNetworkSets, describeStages, describeVerdict, describeWalk, policyName } from './explanation.ts';
 export { loadFromCluster, loadFromFiles, loadFromListers, SIMULATED_KINDS } from './load-objects.ts';

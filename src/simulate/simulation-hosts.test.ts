@@ -9,7 +9,7 @@ import type { K8sPod, V3Resource } from '../api/index.ts';
 import { translateCluster } from './cluster-objects.ts';
 import { describeVerdict } from './explanation.ts';
 import { IpSetNames } from './ipset-names.ts';
-import { Simulation, type SimPeer } from './simulation.ts';
+import { Simulation, type SimPeer, type SimulationOptions } from './simulation.ts';
 
 const NODES = { 'node-1': '10.72.0.1', 'node-2': '10.72.0.2', 'node-3': '10.72.0.3' } as const;
 
@@ -24,7 +24,7 @@ const hep = (node: keyof typeof NODES, labels: Record<string, string>, spec: obj
 
 const gnp = (name: string, spec: object): V3Resource => ({ apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name }, spec }) as unknown as V3Resource;
 
-function simulation(calico: readonly V3Resource[]): { sim: Simulation; peer: (id: string) => SimPeer; names: IpSetNames } {
+function simulation(calico: readonly V3Resource[], options: SimulationOptions = {}): { sim: Simulation; peer: (id: string) => SimPeer; names: IpSetNames } {
   const t = translateCluster({
     namespaces: [{ metadata: { name: 'x' } }],
     serviceAccounts: [],
@@ -32,7 +32,7 @@ function simulation(calico: readonly V3Resource[]): { sim: Simulation; peer: (id
     networkPolicies: [],
     calico,
   });
-  const sim = new Simulation(t.resources, { hosts: Object.entries(NODES).map(([name, ip]) => ({ name, addresses: [ip] })) });
+  const sim = new Simulation(t.resources, { ...options, hosts: Object.entries(NODES).map(([name, ip]) => ({ name, addresses: [ip] })) });
   const peer = (id: string): SimPeer => (id.includes('/') ? sim.endpointFor(id)! : sim.hostFor(id)!);
   return { sim, peer, names: new IpSetNames(t.resources.values()) };
 }
@@ -49,6 +49,14 @@ describe('host endpoints through the calc graph and the verdict engine', () => {
     expect(ok('node-1', 'x/a', 80)).toBe(true);
     expect(ok('node-1', 'x/b', 80)).toBe(false);
     expect(ok('x/a', 'node-3', 8080)).toBe(true);
+  });
+
+  it("the failsafe lists are the agent's configuration: with none, tcp:22 is denied too", () => {
+    const { sim, peer } = simulation([hep('node-2', {})], { failsafes: { inbound: [], outbound: [] } });
+    expect(sim.verdict(peer('x/a'), peer('node-2'), 'TCP', 22).allowed).toBe(false);
+    const net = simulation([hep('node-2', {})], { failsafes: { inbound: [{ protocol: 'tcp', port: 22, net: '10.72.1.0/24' }], outbound: [] } });
+    expect(net.sim.verdict(net.peer('x/a'), net.peer('node-2'), 'TCP', 22).allowed).toBe(true);
+    expect(net.sim.verdict(net.peer('x/d'), net.peer('node-2'), 'TCP', 22).allowed).toBe(false);
   });
 
   it('projectcalico-default-allow on the HostEndpoints allows host traffic; an applyOnForward deny then shows in the pod matrix', () => {

@@ -19,7 +19,8 @@ import { workloadEndpointIdKey, type WorkloadEndpoint } from '../proto/index.ts'
 import { NodeState } from './node-state.ts';
 import { evaluateDirection, makePacket, type Decision, type DirectionVerdict, type EndpointToHostAction, type ProbeProtocol } from './verdict-engine.ts';
 import { decideFlow, type FlowPeer, type FlowStage } from './host-flow.ts';
-import type { FailsafeConfig, HostInterface } from './host-endpoints.ts';
+import type { HostInterface } from './host-endpoints.ts';
+import type { FailsafeConfig } from '../dataplane/index.ts';
 import type { AnyUpdate, Update } from '../syncer/index.ts';
 import { isEndpointSlice, type SimResource } from './cluster-objects.ts';
 
