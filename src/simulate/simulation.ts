@@ -173,6 +173,7 @@ export class Simulation {
       });
     }
     this.#resources = next;
+    this.#interfaces = new Map();
 
     const nodes = new Set<string>();
     for (const { resource } of next.values()) {
@@ -248,10 +249,16 @@ export class Simulation {
     return undefined;
   }
 
+  /** Node → its host interface, computed once per update (`#interfaceOf`). */
+  #interfaces = new Map<string, HostInterface | undefined>();
+
   /** A node's host interface: its host's addresses (see `hostFor`); undefined when it has none known. */
   #interfaceOf(node: string): HostInterface | undefined {
+    if (this.#interfaces.has(node)) return this.#interfaces.get(node);
     const h = this.hostFor(node, 4) ?? this.hostFor(node, 6);
-    return h === undefined ? undefined : { addresses: h.addresses };
+    const iface = h === undefined ? undefined : { addresses: h.addresses };
+    this.#interfaces.set(node, iface);
+    return iface;
   }
 
   /** Whether the flow must go through `decideFlow`: a host end, or a node on the way with host endpoints. */
