@@ -2,6 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { V3Resource } from '../api/index.ts';
+import { IpSetNames, Simulation, translateCluster } from '../simulate/index.ts';
+import { explainOne } from './explain.ts';
 import { runSimulate } from './simulate.ts';
 import { capture } from './testdata/capture.ts';
 
@@ -59,5 +62,40 @@ describe("the agent's flags that change host verdicts", () => {
     const bad = await capture(runSimulate, ['--scenarios', file, '--failsafe-inbound-host-ports', 'tcp:99999']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--failsafe-inbound-host-ports');
+  });
+});
+
+describe('tessera explain with host endpoints', () => {
+  // The objects go to translateCluster as Calico objects directly (whatever unenforced-kinds.ts says of HostEndpoint).
+  const t = translateCluster({
+    namespaces: [{ metadata: { name: 'x' } }],
+    serviceAccounts: [],
+    pods: [{ metadata: { name: 'a', namespace: 'x' }, spec: { nodeName: 'node-1', containers: [{}] }, status: { phase: 'Running', podIP: '10.72.1.10' } }],
+    networkPolicies: [],
+    calico: [
+      { apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: 'hep-node-2' }, spec: { node: 'node-2', interfaceName: '*', expectedIPs: ['10.72.0.2'] } } as unknown as V3Resource,
+    ],
+  });
+  const sim = new Simulation(t.resources);
+  const names = new IpSetNames(t.resources.values());
+
+  it('a node by name or by an address its HostEndpoints expect: the HostEndpoint, table and chain that decided', () => {
+    for (const to of ['node-2', '10.72.0.2']) {
+      const out: string[] = [];
+      const code = explainOne(sim, names, 'x/a', to, 'TCP', 8080, 'text', { stdout: (s) => out.push(s), stderr: (s) => out.push(s) });
+      expect(code).toBe(0);
+      const text = out.join('');
+      expect(text).toContain("x/a → node-2 TCP/8080: DENIED");
+      expect(text).toContain('dropped on node-2, table filter, chain cali-fh-any-interface-at-all — HostEndpoint hep-node-2 (normal policy, ingress)');
+      expect(text).toContain('ingress of host node-2 (10.72.0.2): denied: no tier decided and no profile allowed it');
+    }
+  });
+
+  it('--output json carries the stages', () => {
+    const out: string[] = [];
+    explainOne(sim, names, 'x/a', 'node-2', 'TCP', 22, 'json', { stdout: (s) => out.push(s), stderr: () => undefined });
+    const v = JSON.parse(out.join('')) as { allowed: boolean; stages: Array<{ node: string; table: string; chain: string; hostEndpoint?: string }> };
+    expect(v.allowed).toBe(true);
+    expect(v.stages.at(-1)).toMatchObject({ node: 'node-2', table: 'filter', chain: 'cali-failsafe-in', hostEndpoint: 'hep-node-2' });
   });
 });
