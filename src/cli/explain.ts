@@ -125,6 +125,11 @@ export function explainOne(
     out.stderr(`tessera explain: ${fromId} and ${toId} are both addresses; one side must be a pod (ns/pod) or a node with host endpoints\n`);
     return EXIT_FAILED;
   }
+  if (isHost(from) && isHost(to) && from.node === to.node) {
+    // A host's traffic to itself goes over loopback; no flow through its interfaces to explain.
+    out.stderr(`tessera explain: ${fromId} and ${toId} are both node ${from.node}: self-traffic is not simulated\n`);
+    return EXIT_FAILED;
+  }
   const v = sim.verdict(from, to, protocol, port, true);
   const external = [from, to].filter((p) => !isEndpoint(p) && !isHost(p));
   const stagedFrom = stagedSim === undefined ? undefined : peerFor(stagedSim, fromId);

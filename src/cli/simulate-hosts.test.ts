@@ -98,4 +98,10 @@ describe('tessera explain with host endpoints', () => {
     expect(v.allowed).toBe(true);
     expect(v.stages.at(-1)).toMatchObject({ node: 'node-2', table: 'filter', chain: 'cali-failsafe-in', hostEndpoint: 'hep-node-2' });
   });
+
+  it('a node to itself is refused (self-traffic is not simulated)', () => {
+    const err: string[] = [];
+    expect(explainOne(sim, names, 'node-2', '10.72.0.2', 'TCP', 22, 'text', { stdout: () => undefined, stderr: (s) => err.push(s) })).toBe(1);
+    expect(err.join('')).toContain('self-traffic is not simulated');
+  });
 });

@@ -326,3 +326,18 @@ describe('explanations of host flows name the host endpoint, the table and the c
     expect(describeDroppingStage(r.stages)).toBe('the reply, on node-2, table filter, chain cali-th-<interface of 10.72.0.2> — HostEndpoint eth (ctstate INVALID rule, egress)');
   });
 });
+
+describe('IPv6', () => {
+  it('an endpoint matched by an expected IPv6 address; failsafes apply to IPv6 packets as to IPv4', () => {
+    const states = { n1: new NodeState('node-1'), n2: new NodeState('node-2') };
+    states.n2.apply([{ type: 'HostEndpointUpdate', id: { name: 'v6' }, endpoint: hep({ name: '', expectedIpv6Addrs: ['fd00:72::2'] }) }]);
+    const from: FlowPeer = { kind: 'host', node: 'node-1', state: states.n1, net: 'fd00:72::1/128' };
+    const to: FlowPeer = { kind: 'host', node: 'node-2', state: states.n2, net: 'fd00:72::2/128' };
+    const o: FlowOptions = { interfaceOf: (n) => ({ addresses: [n === 'node-1' ? 'fd00:72::1' : 'fd00:72::2'] }) };
+    const denied = decideFlow(from, to, makePacket(from.net, to.net, 'TCP', 8080), o);
+    expect(droppedAt(denied)).toBe('node-2 filter cali-fh-<interface of fd00:72::2>');
+    expect(decideFlow(from, to, makePacket(from.net, to.net, 'TCP', 22), o).allowed).toBe(true);
+    // The same endpoint does not match an interface holding only IPv4 addresses.
+    expect(decideFlow(from, to, makePacket(from.net, to.net, 'TCP', 8080), { interfaceOf: () => ({ addresses: ['10.72.0.2'] }) }).allowed).toBe(true);
+  });
+});
