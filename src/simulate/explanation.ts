@@ -47,13 +47,15 @@ export function describeDecision(decision: Decision, direction: Direction): stri
       return 'not policed: traffic from a host to its own pods is always allowed (cali-OUTPUT returns for cali+)';
     case 'endpoint-to-host-action':
       return `${decision.action === 'allow' ? 'allowed' : 'denied'} by DefaultEndpointToHostAction ${decision.setting} (pod to its own host: no host endpoint ingress policy applies)`;
-    case 'untracked-reply':
-      return "denied: the request was untracked here but its reply is not (no untracked allow in the reverse direction): conntrack takes the reply for an unknown connection's first packet, INVALID, and drops it";
+    case 'untracked-mismatch':
+      return decision.untracked === 'request'
+        ? "denied: the request was untracked here but its reply is not (no untracked allow in the reverse direction): conntrack takes the reply for an unknown connection's first packet, INVALID, and drops it"
+        : "denied: the reply was untracked here but the request was not: conntrack never saw the reply, so the client's next packet is INVALID and dropped";
   }
 }
 
 /** Decisions that no tier/profile walk stands behind. */
-const FIXED_DECISIONS: ReadonlySet<Decision['kind']> = new Set(['outside-cluster', 'forward-default', 'failsafe', 'no-host-endpoint', 'host-to-local-workload', 'endpoint-to-host-action', 'untracked-reply']);
+const FIXED_DECISIONS: ReadonlySet<Decision['kind']> = new Set(['outside-cluster', 'forward-default', 'failsafe', 'no-host-endpoint', 'host-to-local-workload', 'endpoint-to-host-action', 'untracked-mismatch']);
 
 function nameSets(text: string, names: IpSetNames | undefined): string {
   if (names === undefined) return text;
@@ -129,7 +131,7 @@ const KIND_NAMES: Readonly<Record<string, string>> = { normal: 'normal policy', 
 /** Who owns a stage's chain: `HostEndpoint hep-1 (preDNAT policy, ingress)`. */
 function stageOwner(st: FlowStage): string {
   const dir = st.verdict.direction;
-  // A stage without a chain kind is a chain's conntrack rule (the INVALID drop of an untracked request's reply).
+  // A stage without a chain kind is a chain's conntrack rule (the INVALID drop of an untracked mismatch).
   const what = st.kind === undefined ? 'ctstate INVALID rule' : KIND_NAMES[st.kind];
   if (st.hostEndpoint !== undefined) return `HostEndpoint ${st.hostEndpoint} (${what}, ${dir})`;
   if (st.workload !== undefined) return `pod ${st.workload} (${dir})`;
@@ -154,7 +156,10 @@ export function describeStages(stages: readonly FlowStage[], names: IpSetNames |
 /** The stage that dropped the flow, in one line: `node-2 filter cali-fh-any-interface-at-all (HostEndpoint hep-2 …)`. */
 export function describeDroppingStage(stages: readonly FlowStage[]): string | undefined {
   const st = stages.find((x) => !x.verdict.allowed);
-  return st === undefined ? undefined : `${st.packet === 'reply' ? 'the reply, ' : ''}on ${st.node}, table ${st.table}, chain ${st.chain} — ${stageOwner(st)}`;
+  if (st === undefined) return undefined;
+  const d = st.verdict.decision;
+  const which = d.kind === 'untracked-mismatch' && d.untracked === 'reply' ? "the client's next packet, " : st.packet === 'reply' ? 'the reply, ' : '';
+  return `${which}on ${st.node}, table ${st.table}, chain ${st.chain} — ${stageOwner(st)}`;
 }
 
 /**

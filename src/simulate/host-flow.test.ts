@@ -275,7 +275,7 @@ describe('doNotTrack (felix/fv/donottrack_test.go), specific host endpoints matc
     const back = flow(c, c.host('node-2'), c.host('node-1'), 8080);
     expect(back.allowed).toBe(false);
     expect(back.stages.at(-1)).toMatchObject({ node: 'node-1', packet: 'reply', table: 'filter', chain: 'cali-th-<interface of 10.72.0.1>', hostEndpoint: 'eth0-1' });
-    expect(back.stages.at(-1)?.verdict.decision.kind).toBe('untracked-reply');
+    expect(back.stages.at(-1)?.verdict.decision).toEqual({ kind: 'untracked-mismatch', action: 'deny', untracked: 'request' });
     expect(flow(c, c.host('node-1'), c.host('node-2'), 2379).allowed).toBe(true);
     expect(flow(c, c.host('node-2'), c.host('node-1'), 2379).allowed).toBe(true);
     expect(flow(c, c.host('node-2'), c.host('node-1'), 22).allowed).toBe(true);
@@ -290,6 +290,17 @@ describe('doNotTrack (felix/fv/donottrack_test.go), specific host endpoints matc
     expect(there.allowed).toBe(false);
     expect(flow(c, c.host('node-2'), c.host('node-1'), 22).allowed).toBe(true);
     expect(flow(c, c.host('node-1'), c.host('node-2'), 2379).allowed).toBe(true);
+  });
+
+  it("a pod's tracked connection whose reply node-1 untracks: the pod's next packet is INVALID (found by the process e2e: donottrack, x/a → node-2:22)", () => {
+    const c = both([rule({ srcNets: ['10.72.0.2/32'] })], [rule({ dstNets: ['10.72.0.2/32'] })]);
+    const r = flow(c, c.pod('x/a'), c.host('node-2'), 22);
+    expect(r.allowed).toBe(false);
+    expect(r.stages.at(-1)).toMatchObject({ node: 'node-1', table: 'filter', chain: 'cali-fw-x/a', packet: 'reply' });
+    expect(r.stages.at(-1)?.verdict.decision).toEqual({ kind: 'untracked-mismatch', action: 'deny', untracked: 'reply' });
+    expect(describeDroppingStage(r.stages)).toBe("the client's next packet, on node-1, table filter, chain cali-fw-x/a — egress");
+    // Node-2's failsafe reply is tracked on node-2 (the raw source-port entry): no mismatch there.
+    expect(r.stages.find((s) => s.packet === 'reply' && s.node === 'node-2')?.chain).toBe('cali-failsafe-out');
   });
 
   it('doNotTrack on a * host endpoint is ignored, as Felix ignores it', () => {

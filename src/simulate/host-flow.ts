@@ -26,12 +26,16 @@
  *
  * The reply: it crosses the raw chains too (raw runs before conntrack), on the destination's
  * node if it leaves a host through an untracked endpoint, and on the source's node if it
- * arrives there from another node; an untracked deny there drops it. Where the request was
- * untracked (NOTRACK), the reply must be untracked too (an untracked allow in the reverse
- * direction): otherwise conntrack meets the reply as the first packet of an unknown
- * connection — INVALID for TCP — and the next policy chain's `ctstate INVALID` rule drops it.
- * Calico's documentation asks for exactly this ("return traffic must also be allowed by
- * untracked policy"); the engine applies it to UDP and SCTP as well. The reply's destination
+ * arrives there from another node; an untracked deny there drops it. On each node the request
+ * and the reply must both be tracked or both untracked (NOTRACK). A request untracked there
+ * needs an untracked allow of its reply, else conntrack meets the reply as the first packet of
+ * an unknown connection — INVALID for TCP — and the next policy chain's `ctstate INVALID` rule
+ * drops it (Calico's documentation: "return traffic must also be allowed by untracked
+ * policy"). A request tracked there (a pod's, a failsafe port's, one no untracked policy
+ * allowed) whose reply an untracked policy allows leaves conntrack without the reply, so the
+ * client's next packet (its ACK) is INVALID and dropped — what the raw failsafe chains' source
+ * port entries prevent for failsafe connections. The engine applies both to UDP and SCTP as
+ * well. The reply's destination
  * port is the client's ephemeral port; the engine uses the first of that range
  * ({@link EPHEMERAL_PORTS}), so an untracked rule matching only part of the range is decided
  * for that port.
@@ -243,20 +247,26 @@ export function decideFlow(from: FlowPeer, to: FlowPeer, pkt: Packet, opts: Flow
     if (path.dropped) return done();
     if (back !== undefined && accepts(back)) replyUntracked.add(from.node);
   }
-  for (const [peer, leaving] of [[to, true], [from, false]] as const) {
-    if (peer.kind === 'outside' || !untracked.has(peer.node) || replyUntracked.has(peer.node)) continue;
+  for (const peer of [to, from]) {
+    if (peer.kind === 'outside' || untracked.has(peer.node) === replyUntracked.has(peer.node)) continue;
+    // Request untracked: the reply meets INVALID on its way (leaving the server, or arriving at
+    // the client). Reply untracked: the client's next packet meets INVALID (leaving the client,
+    // or arriving at the server).
+    const requestUntracked = untracked.has(peer.node);
+    const leaving = requestUntracked === (peer === to);
     const { table, chain, hostEndpoint } = invalidDropChain(peer, leaving, opts);
-    path.push({ node: peer.node, table, chain, ...(hostEndpoint === undefined ? {} : { hostEndpoint }), packet: 'reply', verdict: fixed(leaving ? 'egress' : 'ingress', { kind: 'untracked-reply', action: 'deny' }) });
+    const decision: Decision = { kind: 'untracked-mismatch', action: 'deny', untracked: requestUntracked ? 'request' : 'reply' };
+    path.push({ node: peer.node, table, chain, ...(hostEndpoint === undefined ? {} : { hostEndpoint }), packet: 'reply', verdict: fixed(leaving ? 'egress' : 'ingress', decision) });
     return done();
   }
   return done();
 }
 
 /**
- * The first chain with conntrack rules (`ctstate INVALID` → DROP) that an untracked request's
- * reply meets on `peer`'s node: leaving a host, its filter `th`; leaving a pod, the `*` preDNAT
- * chain, else the `*` `fhfw`, else the pod's egress chain; arriving at a host, its preDNAT
- * chain, else its filter `fh`.
+ * The first chain with conntrack rules (`ctstate INVALID` → DROP) that an INVALID packet meets
+ * on `peer`'s node: leaving a host, its filter `th`; leaving a pod, the `*` preDNAT chain, else
+ * the `*` `fhfw`, else the pod's egress chain; arriving at a host, its preDNAT chain, else its
+ * filter `fh`.
  */
 function invalidDropChain(peer: Exclude<FlowPeer, { kind: 'outside' }>, leaving: boolean, opts: FlowOptions): { table: FlowTable; chain: string; hostEndpoint?: string } {
   const iface = peer.kind === 'workload' && leaving ? undefined : opts.interfaceOf(peer.node);

@@ -173,11 +173,13 @@ export type Decision =
   /** The last rule of `cali-wl-to-host`, after the workload's egress policy allowed the packet. */
   | { readonly kind: 'endpoint-to-host-action'; readonly action: 'allow' | 'deny'; readonly setting: EndpointToHostAction }
   /**
-   * The request was untracked (NOTRACK) on this node but its reply is not: conntrack sees the
-   * reply as the first packet of an unknown connection (INVALID for TCP) and the next policy
-   * chain's `ctstate INVALID` rule drops it.
+   * On this node the request and its reply were not both tracked or both untracked (NOTRACK):
+   * - `untracked: 'request'`: conntrack meets the reply as the first packet of an unknown
+   *   connection (INVALID for TCP) and the next policy chain's `ctstate INVALID` rule drops it;
+   * - `untracked: 'reply'`: conntrack saw the request but never its reply, so the client's next
+   *   packet (its ACK) is INVALID, and the next policy chain's `ctstate INVALID` rule drops it.
    */
-  | { readonly kind: 'untracked-reply'; readonly action: 'deny' };
+  | { readonly kind: 'untracked-mismatch'; readonly action: 'deny'; readonly untracked: 'request' | 'reply' };
 
 /** Felix `DefaultEndpointToHostAction` (the last rule of `cali-wl-to-host`). */
 export type EndpointToHostAction = 'DROP' | 'ACCEPT' | 'RETURN';
