@@ -26,14 +26,14 @@ function scenarioFile(name: string, probes: readonly object[]): string {
 }
 
 describe('tessera simulate --scenarios with nodes as probe ends (no host endpoints)', () => {
-  it('hosts are not policed; a pod → its own host is decided by DefaultEndpointToHostAction (DROP, the agent default)', async () => {
+  it('hosts are not policed; a pod → its own host is decided by DefaultEndpointToHostAction (ACCEPT, as manifests/ run the agent)', async () => {
     const file = scenarioFile('hosts-unpoliced', [
       probe('node-1', 'node-2', 8080, true),
       probe('x/a', 'node-2', 8080, true),
       probe('node-1', 'x/b', 80, true),
       probe('node-1', 'x/a', 80, true),
       probe('x/b', 'x/a', 80, true),
-      probe('x/a', 'node-1', 8080, false),
+      probe('x/a', 'node-1', 8080, true),
     ]);
     const r = await capture(runSimulate, ['--scenarios', file]);
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('{"scenarios":1,"probes":6,"passed":6,"failed":0}');
@@ -41,7 +41,7 @@ describe('tessera simulate --scenarios with nodes as probe ends (no host endpoin
   });
 
   it('a mismatch names the stage that dropped the flow: node, table, chain', async () => {
-    const r = await capture(runSimulate, ['--scenarios', scenarioFile('own-host', [probe('x/a', 'node-1', 8080, true)])]);
+    const r = await capture(runSimulate, ['--scenarios', scenarioFile('own-host', [probe('x/a', 'node-1', 8080, true)]), '--default-endpoint-to-host-action', 'drop']);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('MISMATCH own-host: expected allowed, got denied');
     expect(r.stdout).toContain('dropped on node-1, table filter, chain cali-wl-to-host');
@@ -50,9 +50,9 @@ describe('tessera simulate --scenarios with nodes as probe ends (no host endpoin
 });
 
 describe("the agent's flags that change host verdicts", () => {
-  it('--default-endpoint-to-host-action ACCEPT (what the manifests set) lets a pod reach its own host', async () => {
-    const file = scenarioFile('own-host-accept', [probe('x/a', 'node-1', 8080, true)]);
-    const r = await capture(runSimulate, ['--scenarios', file, '--default-endpoint-to-host-action', 'accept']);
+  it("--default-endpoint-to-host-action DROP (the agent's own default) keeps a pod from its own host", async () => {
+    const file = scenarioFile('own-host-drop', [probe('x/a', 'node-1', 8080, false)]);
+    const r = await capture(runSimulate, ['--scenarios', file, '--default-endpoint-to-host-action', 'drop']);
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('{"scenarios":1,"probes":1,"passed":1,"failed":0}');
   });
 

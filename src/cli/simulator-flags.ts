@@ -41,9 +41,9 @@ export const SIMULATOR_FLAGS = {
     '--default-endpoint-to-host-action',
     '<DROP|ACCEPT|RETURN>',
     "as the agent's flag: what a pod's traffic to its own node meets after its egress policy allowed it",
-    'DROP',
+    'ACCEPT',
     (t) => oneOf('--default-endpoint-to-host-action', t.toUpperCase(), ['DROP', 'ACCEPT', 'RETURN']),
-    { defaultText: "DROP, the agent's default; the manifests set ACCEPT" },
+    { defaultText: "ACCEPT, what manifests/ run the agent with (as Calico's manifests do; the agent's own default is Felix's DROP)" },
   ),
   failsafeInbound: valueFlag<readonly ProtoPort[]>('--failsafe-inbound-host-ports', '<ports>', "as the agent's flag (Felix's syntax; none for no failsafe)", DEFAULT_FAILSAFE_INBOUND, readFailsafePorts('--failsafe-inbound-host-ports'), {
     defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_INBOUND)}`,
