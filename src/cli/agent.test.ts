@@ -30,11 +30,11 @@ describe('tessera agent arguments', () => {
     expect(() => parseAgentArgs(['--node', 'n', '--interface-prefix', 'abcdefghijklmno'], {})).toThrow(/not an interface name prefix/);
   });
 
-  it("--failsafe-inbound/outbound-host-ports (Felix's syntax and defaults) and --default-endpoint-to-host-action (Felix's DROP)", () => {
+  it("--failsafe-inbound/outbound-host-ports (Felix's syntax; Felix's lists plus Tessera's health ports and the kubelet's inbound) and --default-endpoint-to-host-action (Felix's DROP)", () => {
     const defaults = parseAgentArgs(['--node', 'n'], {});
     expect(defaults).toMatchObject({ endpointToHostAction: 'DROP' });
     if (defaults === 'help') throw new Error('unreachable');
-    expect(defaults.failsafeInbound.map((p) => `${p.protocol}:${p.port}`).join(',')).toBe('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+    expect(defaults.failsafeInbound.map((p) => `${p.protocol}:${p.port}`).join(',')).toBe('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667,tcp:9093,tcp:9094,tcp:9095,tcp:10250');
     expect(defaults.failsafeOutbound.map((p) => `${p.protocol}:${p.port}`).join(',')).toBe('udp:53,udp:67,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
     expect(parseAgentArgs(['--node', 'n', '--failsafe-inbound-host-ports', 'tcp:22,tcp:[fd00::/64]:10250', '--failsafe-outbound-host-ports=none', '--default-endpoint-to-host-action', 'accept'], {})).toMatchObject({
       failsafeInbound: [

@@ -130,7 +130,7 @@ const FLAGS = {
     "inbound traffic no HostEndpoint policy blocks, Felix's FailsafeInboundHostPorts syntax: <port>, <proto>:<port> or <proto>:<net>:<port> (IPv6 net in [...]), comma-separated; none for no failsafe",
     [...DEFAULT_FAILSAFE_INBOUND],
     readFailsafePorts('--failsafe-inbound-host-ports'),
-    { defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_INBOUND)}` },
+    { defaultText: `Felix's list and Tessera's pods' health ports and the kubelet's: ${formatPorts(DEFAULT_FAILSAFE_INBOUND)}` },
   ),
   failsafeOutbound: valueFlag<ProtoPort[]>(
     '--failsafe-outbound-host-ports',

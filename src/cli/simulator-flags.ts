@@ -46,7 +46,7 @@ export const SIMULATOR_FLAGS = {
     { defaultText: "ACCEPT, what manifests/ run the agent with (as Calico's manifests do; the agent's own default is Felix's DROP)" },
   ),
   failsafeInbound: valueFlag<readonly ProtoPort[]>('--failsafe-inbound-host-ports', '<ports>', "as the agent's flag (Felix's syntax; none for no failsafe)", DEFAULT_FAILSAFE_INBOUND, readFailsafePorts('--failsafe-inbound-host-ports'), {
-    defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_INBOUND)}`,
+    defaultText: `Felix's list and Tessera's pods' health ports and the kubelet's: ${formatPorts(DEFAULT_FAILSAFE_INBOUND)}`,
   }),
   failsafeOutbound: valueFlag<readonly ProtoPort[]>('--failsafe-outbound-host-ports', '<ports>', "as the agent's flag", DEFAULT_FAILSAFE_OUTBOUND, readFailsafePorts('--failsafe-outbound-host-ports'), {
     defaultText: `Felix's: ${formatPorts(DEFAULT_FAILSAFE_OUTBOUND)}`,

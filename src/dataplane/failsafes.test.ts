@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Chain } from './chain.ts';
-import { DEFAULT_FAILSAFES, DEFAULT_FAILSAFE_INBOUND, DEFAULT_FAILSAFE_OUTBOUND, FailsafePortsError, failsafeChains, parseFailsafePorts } from './failsafes.ts';
+import { DEFAULT_FAILSAFES, DEFAULT_FAILSAFE_INBOUND, DEFAULT_FAILSAFE_OUTBOUND, FELIX_FAILSAFE_INBOUND, FELIX_FAILSAFE_OUTBOUND, FailsafePortsError, failsafeChains, parseFailsafePorts } from './failsafes.ts';
 import { ruleTail } from './iptables/rule-text.ts';
 
 const byName = (chains: readonly Chain[]): Record<string, string[]> => Object.fromEntries(chains.map((c) => [c.name, c.rules.map(ruleTail)]));
@@ -8,10 +8,12 @@ const dport = (proto: string, port: number, extra = ''): string => `-p ${proto} 
 const sport = (proto: string, port: number, extra = ''): string => `-p ${proto} -m multiport --source-ports ${port}${extra} -j ACCEPT`;
 
 describe('failsafe ports', () => {
-  it("Felix's defaults, entry for entry (config_params.go)", () => {
+  it("Felix's defaults, entry for entry (config_params.go); Tessera's add its pods' health ports and the kubelet's inbound", () => {
     const fmt = (l: typeof DEFAULT_FAILSAFE_INBOUND): string => l.map((p) => `${p.protocol}:${p.port}`).join(',');
-    expect(fmt(DEFAULT_FAILSAFE_INBOUND)).toBe('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
-    expect(fmt(DEFAULT_FAILSAFE_OUTBOUND)).toBe('udp:53,udp:67,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+    expect(fmt(FELIX_FAILSAFE_INBOUND)).toBe('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+    expect(fmt(FELIX_FAILSAFE_OUTBOUND)).toBe('udp:53,udp:67,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+    expect(fmt(DEFAULT_FAILSAFE_INBOUND)).toBe('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667,tcp:9093,tcp:9094,tcp:9095,tcp:10250');
+    expect(DEFAULT_FAILSAFE_OUTBOUND).toBe(FELIX_FAILSAFE_OUTBOUND);
   });
 
   it("parses Felix's syntax: <port>, <proto>:<port>, <proto>:<cidr>:<port>, an IPv6 CIDR in brackets; none is empty", () => {
@@ -53,10 +55,11 @@ describe('failsafe ports', () => {
     });
   });
 
-  it('the default filter chains: SSH, DHCP, BGP, etcd, Typha and the API server; not the kubelet (10250)', () => {
+  it("the default filter chains: SSH, DHCP, BGP, etcd, Typha and the API server, Tessera's pods' health ports and the kubelet (10250); not a NodePort", () => {
     const chains = byName(failsafeChains('filter', 4, DEFAULT_FAILSAFES));
-    expect(chains['cali-failsafe-in']).toHaveLength(9);
-    expect(chains['cali-failsafe-in']).toContain(dport('tcp', 6443));
-    expect(chains['cali-failsafe-in']!.some((r) => r.includes('10250'))).toBe(false);
+    expect(chains['cali-failsafe-in']).toHaveLength(13);
+    for (const port of [22, 6443, 9093, 9094, 9095, 10250]) expect(chains['cali-failsafe-in']).toContain(dport('tcp', port));
+    expect(chains['cali-failsafe-in']!.some((r) => r.includes('30080'))).toBe(false);
+    expect(byName(failsafeChains('filter', 4, { inbound: FELIX_FAILSAFE_INBOUND, outbound: FELIX_FAILSAFE_OUTBOUND }))['cali-failsafe-in']!.some((r) => r.includes('10250'))).toBe(false);
   });
 });

@@ -15,15 +15,18 @@
  *   before conntrack, and without them a reply could fall through to a doNotTrack policy and
  *   leave half of a failsafe connection untracked.
  *
- * What the defaults cover (Felix's, unchanged since v3.29; individual ports, not ranges):
+ * What the defaults cover (individual ports, not ranges): Felix's lists, unchanged since v3.29 —
  * - inbound: SSH (tcp 22), DHCP client (udp 68), BGP (tcp 179), etcd (tcp 2379, 2380), Typha
  *   (tcp 5473), the Kubernetes API server (tcp 6443), tcp 6666 and 6667 (etcd in some
  *   distributions);
- * - outbound: DNS (udp 53), DHCP server (udp 67), BGP, etcd, Typha, the API server, 6666, 6667.
- * - NOT covered: the kubelet (tcp 10250), NodePorts, an API server on another port (443 behind
- *   a load balancer), DNS over TCP, and the replies of connections the host opens to other
- *   ports (filter and mangle let replies through by conntrack, so these only matter for
- *   untracked policy).
+ * - outbound: DNS (udp 53), DHCP server (udp 67), BGP, etcd, Typha, the API server, 6666, 6667;
+ * - and, inbound, Tessera's additions ({@link TESSERA_FAILSAFE_INBOUND_ADDITIONS}): its pods'
+ *   health ports 9093–9095 and the kubelet's API (tcp 10250).
+ * - NOT covered: NodePorts, an API server on another port (443 behind a load balancer), DNS over
+ *   TCP, other host-network pods' probe ports (a kubeadm control plane's etcd 2381, controller
+ *   manager 10257, scheduler 10259 — on `lo` under a `*` HostEndpoint), and the replies of
+ *   connections the host opens to other ports (filter and mangle let replies through by
+ *   conntrack, so these only matter for untracked policy).
  */
 import { ACCEPT } from './action.ts';
 import type { Chain, ChainRule } from './chain.ts';
@@ -47,9 +50,25 @@ const entries = (text: string): readonly ProtoPort[] =>
   );
 
 /** Felix's default `FailsafeInboundHostPorts`. */
-export const DEFAULT_FAILSAFE_INBOUND: readonly ProtoPort[] = entries('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+export const FELIX_FAILSAFE_INBOUND: readonly ProtoPort[] = entries('tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
 /** Felix's default `FailsafeOutboundHostPorts`. */
-export const DEFAULT_FAILSAFE_OUTBOUND: readonly ProtoPort[] = entries('udp:53,udp:67,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+export const FELIX_FAILSAFE_OUTBOUND: readonly ProtoPort[] = entries('udp:53,udp:67,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667');
+
+/**
+ * Inbound ports Tessera's default adds to Felix's: the health and metrics ports of its own
+ * host-network pods (Typha 9093, controllers 9094, agent 9095, as manifests/ run them) and the
+ * kubelet's API (10250). A HostEndpoint policy that does not admit them would otherwise fail the
+ * kubelet's liveness probes of Tessera's pods — they are host-network pods, so their probes are
+ * host traffic, policed by a `*` HostEndpoint (on `lo` too) — and restart them, and cut the API
+ * server's `kubectl logs`/`exec` to the node. Measured on kind: a `*` HostEndpoint with no policy
+ * restarted the controllers and an agent within a minute under Felix's list alone.
+ */
+export const TESSERA_FAILSAFE_INBOUND_ADDITIONS: readonly ProtoPort[] = entries('tcp:9093,tcp:9094,tcp:9095,tcp:10250');
+
+/** The agent's default inbound failsafes: Felix's list, then {@link TESSERA_FAILSAFE_INBOUND_ADDITIONS}. */
+export const DEFAULT_FAILSAFE_INBOUND: readonly ProtoPort[] = Object.freeze([...FELIX_FAILSAFE_INBOUND, ...TESSERA_FAILSAFE_INBOUND_ADDITIONS]);
+/** The agent's default outbound failsafes: Felix's list. */
+export const DEFAULT_FAILSAFE_OUTBOUND: readonly ProtoPort[] = FELIX_FAILSAFE_OUTBOUND;
 
 /** A failsafe port list that cannot be parsed; names the list and the entry. */
 export class FailsafePortsError extends Error {
