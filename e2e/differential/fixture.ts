@@ -11,8 +11,39 @@
  */
 import { SERVICE_NAME_LABEL, type K8sEndpointSlice, type K8sService } from '../../src/api/index.ts';
 import type { ScenarioPod } from '../../src/simulate/scenario-file.ts';
+import type { ScenarioNode } from '../../src/simulate/scenario-nodes.ts';
 
 export const NODES = ['node-1', 'node-2'] as const;
+
+/** What every node serves in its host network namespace: TCP 22 is a Felix failsafe port (inbound), the others are not. */
+export const HOST_PORTS: ReadonlyArray<{ readonly port: number; readonly protocol: 'TCP' | 'UDP' }> = [
+  { port: 22, protocol: 'TCP' },
+  { port: 8080, protocol: 'TCP' },
+  { port: 5353, protocol: 'UDP' },
+];
+
+/**
+ * Felix's `DefaultEndpointToHostAction` on every side of every differential: the last rule of
+ * `cali-wl-to-host`, which decides pod → own host after the pod's egress policy. DROP is Felix's
+ * default and what `tessera agent` renders (it has no flag to choose yet); Calico's manifests set
+ * ACCEPT. Felix (e2e/felix/felix-process.ts) and the verdict engine (differential.ts) are given
+ * this value, so all three agree on what they are compared on.
+ */
+export const ENDPOINT_TO_HOST_ACTION = 'DROP' as const;
+
+/**
+ * The nodes as hosts (the scenario format's `nodes`, "Hosts as endpoints"): each has an address
+ * of its own per family, in the pods' /16 and /32 but in no pod's /24 or /64, held by its
+ * `uplink` — the node namespace's link to the other node (e2e/runner/network.ts names the link
+ * to node index `j` `tsn<j>`), through which every packet between the nodes passes — so a
+ * HostEndpoint naming the uplink, one expecting the address, and a `*` one all govern the
+ * traffic that crosses nodes. Labels are the Node objects' (the Felix differential creates them
+ * so); HostEndpoints copy them now and then, as automatic host endpoints do.
+ */
+export const FIXTURE_NODES: ReadonlyArray<ScenarioNode & { readonly name: (typeof NODES)[number]; readonly ip: string; readonly ip6: string; readonly uplink: string; readonly labels: Readonly<Record<string, string>> }> = [
+  { name: 'node-1', labels: { 'kubernetes.io/hostname': 'node-1', zone: 'east', 'node-role': 'edge' }, ip: '10.66.0.1', ip6: 'fd00:66::1', uplink: 'tsn1', hostPorts: HOST_PORTS },
+  { name: 'node-2', labels: { 'kubernetes.io/hostname': 'node-2', zone: 'west' }, ip: '10.66.0.2', ip6: 'fd00:66::2', uplink: 'tsn0', hostPorts: HOST_PORTS },
+];
 
 /** `kubernetes.io/metadata.name` is added by the translation, as the API server adds it. */
 export const NAMESPACES: ReadonlyArray<{ readonly name: string; readonly labels: Readonly<Record<string, string>> }> = [
