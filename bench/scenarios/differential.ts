@@ -7,7 +7,9 @@
  *
  * Prints the seed first (on stderr), then a reproducer scenario for every failing round, and
  * one JSON line `{rounds, probes, disagreements, failedRounds, seconds, seed}`; exits non-zero
- * on any disagreement.
+ * on any disagreement. `TESSERA_DIFFERENTIAL_HOST_ENDPOINTS=<p>` puts HostEndpoints in a share
+ * `p` of the rounds and adds the host probes (DifferentialOptions `hostEndpoints`; 0 by default
+ * until Tessera enforces them, issue 29).
  */
 import { Differential } from '../../e2e/differential/differential.ts';
 import { KernelCluster } from '../../e2e/differential/kernel-cluster.ts';
@@ -23,7 +25,8 @@ const scenario: BenchScenario = {
     process.stderr.write(`differential: seed ${seed}, ${rounds} rounds, ${probesPerRound} probes per round\n`);
     const kernel = await KernelCluster.create();
     try {
-      const diff = new Differential(kernel, { probesPerRound, log: (line) => process.stderr.write(`${line}\n`) });
+      const hostEndpoints = Number(process.env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'] ?? 0);
+      const diff = new Differential(kernel, { probesPerRound, hostEndpoints, log: (line) => process.stderr.write(`${line}\n`) });
       const start = performance.now();
       const result = await diff.run(rounds, seed);
       const seconds = Math.round((performance.now() - start) / 10) / 100;

@@ -14,8 +14,10 @@ import { allProbes, Differential, describe as describeDisagreement } from '../di
 import { KernelCluster } from '../differential/kernel-cluster.ts';
 
 const ROUNDS = Number(process.env['TESSERA_DIFFERENTIAL_ROUNDS'] ?? 200);
-/** Every probe of the fixture: 30 ordered pod pairs × 2 families × (4 served ports + ICMP echo). */
-const PROBES = allProbes().length;
+/** The share of rounds with HostEndpoints (policy-generator.ts `hostEndpoints`); 0 until Tessera enforces them (issue 29). */
+const HOST_ENDPOINTS = Number(process.env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'] ?? 0);
+/** Every probe of the fixture: 30 ordered pod pairs × 2 families × (4 served ports + ICMP echo), and the host probes with host endpoints. */
+const PROBES = allProbes({ hosts: HOST_ENDPOINTS > 0 }).length;
 const SEED = Number(process.env['TESSERA_DIFFERENTIAL_SEED'] ?? 20261123);
 
 describe('differential: simulator verdicts equal real traffic through the dataplane', () => {
@@ -30,7 +32,7 @@ describe('differential: simulator verdicts equal real traffic through the datapl
 
   it(`${ROUNDS} rounds of random policies, every probe of every round agrees (seed ${SEED})`, { timeout: 600_000 }, async () => {
     const log: string[] = [];
-    const diff = new Differential(kernel, { probesPerRound: PROBES, log: (line) => log.push(line) });
+    const diff = new Differential(kernel, { probesPerRound: PROBES, hostEndpoints: HOST_ENDPOINTS, log: (line) => log.push(line) });
     const result = await diff.run(ROUNDS, SEED);
     const failures = result.failed.flatMap((r) => r.disagreements.map((d) => `round ${r.round}: ${describeDisagreement(d)}`));
     if (failures.length > 0) process.stderr.write(`differential seed ${SEED}:\n${log.join('\n')}\n`);

@@ -12,11 +12,12 @@
  * (with the simulator's verdict in the description): it runs as is with `tessera simulate
  * --scenarios` and the e2e runner. Only which side is right is left to a person.
  */
-import { translateCluster, Simulation, type SimEndpoint } from '../../src/simulate/index.ts';
+import { endpointInFamily, translateCluster, Simulation, type SimPeer } from '../../src/simulate/index.ts';
 import { initialState, stateObjects, type Scenario, type ScenarioProbe } from '../../src/simulate/scenario-file.ts';
-import { evaluateDirection, makePacket } from '../../src/simulate/verdict-engine.ts';
+import { isNodeEndpoint } from '../../src/simulate/scenario-nodes.ts';
+import type { ProbeProtocol } from '../../src/simulate/verdict-engine.ts';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
-import { NAMESPACES, PODS, SERVED_PORTS, SERVICE_OBJECTS, podKey } from './fixture.ts';
+import { ENDPOINT_TO_HOST_ACTION, FIXTURE_NODES, HOST_PORTS, NAMESPACES, PODS, SERVED_PORTS, SERVICE_OBJECTS, podKey } from './fixture.ts';
 import { KernelCluster, type KernelProbe } from './kernel-cluster.ts';
 import { Draw, PolicyGenerator } from './policy-generator.ts';
 
@@ -36,12 +37,23 @@ export interface RoundResult {
 export interface DifferentialOptions {
   /** Probes per round, drawn from every (pair, port or ICMP, family). @default 60 */
   readonly probesPerRound?: number;
+  /**
+   * The probability that a round holds HostEndpoints (policy-generator.ts `hostEndpoints`);
+   * above 0 the rounds also draw the GlobalNetworkPolicy host flags and host selector terms,
+   * the scenarios list the fixture's nodes, and the probes include the host probes
+   * (`allProbes({ hosts: true })`).
+   * @default 0
+   */
+  readonly hostEndpoints?: number;
   /** Where progress and reproducers go. @default nothing */
   readonly log?: (line: string) => void;
 }
 
-/** Every probe the fixture offers: ordered pod pairs × (served ports + ICMP echo) × families. */
-export function allProbes(): KernelProbe[] {
+/**
+ * Every probe the fixture offers: ordered pod pairs × (served ports + ICMP echo) × families;
+ * with `hosts`, the host probes after them ({@link hostProbes}).
+ */
+export function allProbes(opts: { readonly hosts?: boolean } = {}): KernelProbe[] {
   const out: KernelProbe[] = [];
   for (const from of PODS) {
     for (const to of PODS) {
@@ -52,6 +64,25 @@ export function allProbes(): KernelProbe[] {
       }
     }
   }
+  return opts.hosts === true ? [...out, ...hostProbes()] : out;
+}
+
+type ProbeTarget = { readonly kind: KernelProbe['kind']; readonly port: number };
+const targetsOf = (ports: ReadonlyArray<{ readonly port: number; readonly protocol: 'TCP' | 'UDP' }>): ProbeTarget[] => [...ports.map((p) => ({ kind: p.protocol, port: p.port })), { kind: 'ICMP', port: 0 }];
+
+/**
+ * The probes with a node ({@link FIXTURE_NODES}) at one end, each over both families: host →
+ * every pod (its own node's and the other's) on the pods' ports, every pod → both hosts on the
+ * hosts' ports, host → the other host; ICMP echo beside every port list.
+ */
+export function hostProbes(): KernelProbe[] {
+  const out: KernelProbe[] = [];
+  const add = (from: string, to: string, targets: readonly ProbeTarget[]): void => {
+    for (const family of [4, 6] as const) for (const t of targets) out.push({ from, to, kind: t.kind, port: t.port, family });
+  };
+  for (const node of FIXTURE_NODES) for (const pod of PODS) add(node.name, podKey(pod), targetsOf(SERVED_PORTS));
+  for (const pod of PODS) for (const node of FIXTURE_NODES) add(podKey(pod), node.name, targetsOf(HOST_PORTS));
+  for (const node of FIXTURE_NODES) for (const other of FIXTURE_NODES) if (other !== node) add(node.name, other.name, targetsOf(HOST_PORTS));
   return out;
 }
 
@@ -60,62 +91,96 @@ export function allProbes(): KernelProbe[] {
  * EndpointSlices go first among the scenario's objects (a scenario file carries them there),
  * so the shrinker may drop those a reproducer does not need.
  */
-export function roundScenario(name: string, policies: readonly unknown[]): Scenario {
+export function roundScenario(name: string, policies: readonly unknown[], opts: { readonly hosts?: boolean } = {}): Scenario {
   return {
     name,
     namespaces: NAMESPACES.map((n) => ({ name: n.name, labels: { ...n.labels } })),
+    ...(opts.hosts === true ? { nodes: FIXTURE_NODES.map((n) => ({ name: n.name, labels: { ...n.labels }, ip: n.ip, ip6: n.ip6, hostPorts: HOST_PORTS.map((h) => ({ ...h })) })) } : {}),
     pods: PODS.map((p) => ({ ...p, labels: { ...p.labels }, containerPorts: [...(p.containerPorts ?? [])] })),
     policies: [...structuredClone(SERVICE_OBJECTS), ...policies],
     probes: [],
   };
 }
 
+/**
+ * What the verdict engine offers for hosts (i29-simulate): a Simulation built with the scenario's
+ * nodes as hosts, and a node as a flow end. Reached structurally so that this file compiles on a
+ * tree whose verdict engine has no hosts yet; a host probe then fails loudly (`SimulatorSide.verdict`).
+ */
+interface HostSimulation {
+  hostFor?(name: string, family: 4 | 6): SimPeer | undefined;
+}
+type SimulationWithHosts = new (
+  resources: ReturnType<typeof translateCluster>['resources'],
+  options: { readonly hosts: ReadonlyArray<{ readonly name: string; readonly addresses: readonly string[] }>; readonly endpointToHostAction: typeof ENDPOINT_TO_HOST_ACTION },
+) => Simulation;
+
 /** The simulator's side: the scenario's translated resources and a verdict per probe. */
 export class SimulatorSide {
   readonly sim: Simulation;
 
-  constructor(readonly resources: ReturnType<typeof translateCluster>['resources']) {
-    this.sim = new Simulation(resources);
+  constructor(
+    readonly resources: ReturnType<typeof translateCluster>['resources'],
+    hosts: NonNullable<Scenario['nodes']> = [],
+  ) {
+    const addresses = hosts.map((n) => ({ name: n.name, addresses: [n.ip, ...(n.ip6 === undefined ? [] : [n.ip6])] }));
+    this.sim = new (Simulation as unknown as SimulationWithHosts)(resources, { hosts: addresses, endpointToHostAction: ENDPOINT_TO_HOST_ACTION });
   }
 
   /** @throws InputError when the scenario holds an invalid object (as `simulate` would). */
   static of(scenario: Scenario): SimulatorSide {
     const notes: string[] = [];
-    return new SimulatorSide(translateCluster(stateObjects(initialState(scenario), notes)).resources);
+    return new SimulatorSide(translateCluster(stateObjects(initialState(scenario), notes)).resources, scenario.nodes ?? []);
   }
 
+  /** The whole path's verdict (`Simulation.verdict`: with host endpoints, every stage a packet crosses). */
   verdict(p: KernelProbe): boolean {
-    const from = this.sim.endpointFor(p.from);
-    const to = this.sim.endpointFor(p.to);
-    if (from === undefined || to === undefined) throw new Error(`SimulatorSide: no endpoint for ${from === undefined ? p.from : p.to}`);
-    const pkt = makePacket(netOf(from, p.family), netOf(to, p.family), p.kind, p.port);
-    return evaluateDirection(from.state, from.endpoint, 'egress', pkt).allowed && evaluateDirection(to.state, to.endpoint, 'ingress', pkt).allowed;
+    const from = this.peer(p.from, p.family);
+    const to = this.peer(p.to, p.family);
+    return this.sim.verdict(from, to, p.kind as ProbeProtocol, p.port).allowed;
+  }
+
+  private peer(id: string, family: 4 | 6): SimPeer {
+    if (isNodeEndpoint(id)) {
+      const hostFor = (this.sim as HostSimulation).hostFor;
+      if (hostFor === undefined) throw new Error(`SimulatorSide: the verdict engine has no hosts (Simulation.hostFor), so it cannot judge a probe from or to node ${id}`);
+      const host = hostFor.call(this.sim, id, family);
+      if (host === undefined) throw new Error(`SimulatorSide: the verdict engine knows no host ${id} with an IPv${family} address`);
+      return host;
+    }
+    const ep = this.sim.endpointFor(id);
+    if (ep === undefined) throw new Error(`SimulatorSide: no endpoint for ${id}`);
+    const inFamily = endpointInFamily(ep, family);
+    if (inFamily === undefined) throw new Error(`SimulatorSide: ${id} has no IPv${family} address`);
+    return inFamily;
   }
 }
 
-function netOf(ep: SimEndpoint, family: 4 | 6): string {
-  const net = family === 4 ? ep.endpoint.ipv4Nets[0] : ep.endpoint.ipv6Nets[0];
-  if (net === undefined) throw new Error(`SimulatorSide: ${ep.id} has no IPv${family} address`);
-  return net;
-}
-
-/** A round's objects that translate without an InputError (regenerated until they do). */
-export function validPolicies(gen: PolicyGenerator): readonly unknown[] {
-  for (;;) {
+/**
+ * A round's objects that translate without an InputError (regenerated until they do). Gives up
+ * after 1,000 refused rounds with the last refusal: then the translation refuses something the
+ * generator always draws (a kind it does not know, say), and no round would ever come.
+ */
+export function validPolicies(gen: PolicyGenerator, opts: { readonly hosts?: boolean } = {}): readonly unknown[] {
+  let last: unknown;
+  for (let attempt = 0; attempt < 1_000; attempt++) {
     const { objects } = gen.round();
     try {
-      SimulatorSide.of(roundScenario('check', objects));
+      SimulatorSide.of(roundScenario('check', objects, opts));
       return objects;
     } catch (e) {
       if ((e as Error).name !== 'InputError') throw e;
+      last = e;
     }
   }
+  throw last;
 }
 
 export class Differential {
   private readonly probesPerRound: number;
   private readonly log: (line: string) => void;
-  private readonly every = allProbes();
+  private readonly hostEndpoints: number;
+  private readonly every: readonly KernelProbe[];
 
   constructor(
     readonly kernel: KernelCluster,
@@ -123,6 +188,8 @@ export class Differential {
   ) {
     this.probesPerRound = opts.probesPerRound ?? 60;
     this.log = opts.log ?? (() => undefined);
+    this.hostEndpoints = opts.hostEndpoints ?? 0;
+    this.every = allProbes({ hosts: this.hostEndpoints > 0 });
   }
 
   /** Applies `scenario` on both sides and compares `probes`. */
@@ -142,12 +209,13 @@ export class Differential {
   /** Runs `rounds` rounds from `seed`; shrinks and logs every failing one. */
   async run(rounds: number, seed: number): Promise<{ rounds: number; probes: number; disagreements: number; failed: RoundResult[] }> {
     const d = new Draw(seededRandom(seed));
-    const gen = new PolicyGenerator(d);
+    const hosts = this.hostEndpoints > 0;
+    const gen = new PolicyGenerator(d, { hostEndpoints: this.hostEndpoints });
     let probes = 0;
     let disagreements = 0;
     const failed: RoundResult[] = [];
     for (let round = 0; round < rounds; round++) {
-      const scenario = roundScenario(`differential-seed-${seed}-round-${round}`, validPolicies(gen));
+      const scenario = roundScenario(`differential-seed-${seed}-round-${round}`, validPolicies(gen, { hosts }), { hosts });
       const sample = this.sample(d);
       const found = await this.compare(scenario, sample);
       probes += sample.length;

@@ -13,11 +13,16 @@
  *
  * Values that select different behaviour, not just different data, get keys of their own,
  * counted wherever they occur: `action=Pass`, `protocol=ICMPv6` (also a Kubernetes port's),
- * `notProtocol=UDP`, `ipVersion=6`, `defaultAction=Pass`, `namespaceSelector=global()`.
+ * `notProtocol=UDP`, `ipVersion=6`, `defaultAction=Pass`, `namespaceSelector=global()`, the
+ * GlobalNetworkPolicy host flags `doNotTrack=true`, `preDNAT=true`, `applyOnForward=true` (and
+ * `=false`), a HostEndpoint's `interfaceName=*` (or the name), and a profile list naming
+ * `profiles=projectcalico-default-allow`.
  */
 
 /** Keys whose values are counted as `key=value`. */
-const VALUE_KEYS = new Set(['action', 'protocol', 'notProtocol', 'ipVersion', 'defaultAction']);
+const VALUE_KEYS = new Set(['action', 'protocol', 'notProtocol', 'ipVersion', 'defaultAction', 'doNotTrack', 'preDNAT', 'applyOnForward', 'interfaceName']);
+/** The profile Calico synthesises; a HostEndpoint naming it allows what no policy decides. */
+const DEFAULT_ALLOW_PROFILE = 'projectcalico-default-allow';
 /** Maps keyed by data, counted as one field. */
 const DATA_MAPS = new Set(['labels', 'annotations', 'labelsToApply', 'matchLabels']);
 
@@ -43,7 +48,8 @@ export function fieldCoverage(objects: readonly unknown[], into = new Map<string
       if (x === undefined) continue;
       const path = `${at}.${k}`;
       bump(path);
-      if (VALUE_KEYS.has(k) && (typeof x === 'string' || typeof x === 'number')) bump(`${k}=${x}`);
+      if (VALUE_KEYS.has(k) && (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean')) bump(`${k}=${x}`);
+      if (k === 'profiles' && Array.isArray(x) && x.includes(DEFAULT_ALLOW_PROFILE)) bump(`profiles=${DEFAULT_ALLOW_PROFILE}`);
       if (k === 'namespaceSelector' && typeof x === 'string' && x.trim() === 'global()') bump('namespaceSelector=global()');
       if (DATA_MAPS.has(k)) continue;
       if (isObj(x)) walk(x, path);

@@ -17,6 +17,12 @@
  * miss others, selected by rule-entity selector terms on their labels (alone, or scoped by a
  * rule's `namespaceSelector`, as Calico scopes NetworkSets).
  *
+ * With `hostEndpoints` above 0 (off by default), also HostEndpoints of the fixture's nodes
+ * (`*`, by expectedIPs, or — `hostInterfaceNames` — by the node's uplink name; labels, the
+ * `projectcalico-default-allow` profile, named ports), GlobalNetworkPolicies with `doNotTrack`,
+ * `preDNAT` and `applyOnForward` in the combinations Calico's validator accepts, and selector
+ * terms and nets that pick the hosts out (see `hostEndpoints`).
+ *
  * GeneratorOptions says what else may be drawn: tiers and namespace profiles by default (the
  * kernel differential), none of them and only distinct policy orders with `FELIX_V3_28` (the
  * Felix differential, whose oracle is Felix v3.28 in Kubernetes-datastore mode). `fieldCoverage`
@@ -43,7 +49,7 @@
 import { applyDefaults, isError, validateResource, type Rule, type EntityRule, type V3Resource } from '../../src/api/index.ts';
 import type { K8sNetworkPolicy } from '../../src/api/index.ts';
 import { namespaceToProfile } from '../../src/convert/index.ts';
-import { NAMESPACES, SERVICE_REFS } from './fixture.ts';
+import { FIXTURE_NODES, NAMESPACES, SERVICE_REFS } from './fixture.ts';
 import { drawNetworkSets, NETWORK_SET_TERMS } from './network-sets.ts';
 
 /** The random source with the few draws a generator needs. */
@@ -106,6 +112,24 @@ const NAMED_PORTS = ['http', 'dns', 'metrics'];
 const SRC_PORTS: ReadonlyArray<number | string> = [80, 53, '1:1023', '100:200', 'http', 'dns', '1024:65535', '32768:60999', '20000:65535', '1:65535'];
 const ICMP_V4 = [{ type: 8 }, { type: 8, code: 0 }, { type: 8, code: 1 }, { type: 0 }, { type: 3, code: 1 }];
 const ICMP_V6 = [{ type: 128 }, { type: 128, code: 0 }, { type: 128, code: 3 }, { type: 129 }, { type: 1 }];
+
+/**
+ * Host rounds only (`hostEndpoints`): selector terms on the labels HostEndpoints carry (the
+ * node labels they copy, `hep`, now and then `app`), nets holding a node's address, and the
+ * hosts' named port.
+ */
+const HOST_TERMS = ["hep == 'a'", "hep in {'a', 'b'}", 'has(hep)', "zone == 'east'", 'has(node-role)', "kubernetes.io/hostname == 'node-2'"];
+const HOST_NETS4 = ['10.66.0.0/24', '10.66.0.2/32'];
+const HOST_NETS6 = ['fd00:66::/120', 'fd00:66::1/128'];
+const HOST_DST_PORTS: ReadonlyArray<number | string> = [22, 'ssh'];
+/** The named ports a HostEndpoint may declare: the hosts serve 22, 8080 and UDP 5353 (fixture.ts HOST_PORTS). */
+const HOST_NAMED_PORTS = [
+  { name: 'ssh', protocol: 'TCP', port: 22 },
+  { name: 'http', protocol: 'TCP', port: 8080 },
+  { name: 'dns', protocol: 'UDP', port: 5353 },
+] as const;
+/** The profile Calico synthesises (libcalico-go lib/resources/static.go): allow all, both directions. */
+const DEFAULT_ALLOW_PROFILE = 'projectcalico-default-allow';
 
 /** Kubernetes ipBlocks: a CIDR and the exceptions inside it to draw from. */
 const IP_BLOCKS: ReadonlyArray<readonly [string, readonly string[]]> = [
@@ -189,6 +213,31 @@ export interface GeneratorOptions {
    * @default true
    */
   readonly namedPortsWithoutProtocol?: boolean;
+  /**
+   * The probability that a round holds HostEndpoints (0–2 per node, each `*`, matched by its
+   * node's address in `expectedIPs`, or named, `hostInterfaceNames`; with labels, sometimes the
+   * `projectcalico-default-allow` profile, named ports). Above 0 every GlobalNetworkPolicy also
+   * draws a host flag — `applyOnForward`, `preDNAT` (with `applyOnForward`, ingress only),
+   * `doNotTrack` (with `applyOnForward`) or none, as Calico's validator accepts them
+   * (`validateGlobalNetworkPolicySpec`) — and selectors, rule entities, nets and ports draw
+   * from terms that pick the hosts out. 0 draws none of it, and every other draw is as without
+   * the option (seeds keep their rounds).
+   *
+   * Felix v3.28 ignores `doNotTrack` policy on a `*` HostEndpoint with a warning
+   * (felix/dataplane/linux/endpoint_mgr.go `updateHostEndpoints`, "DoNotTrack policy is not
+   * supported for a HEP with `interfaceName: *`"), as Calico still does at HEAD (reference
+   * host-endpoints-and-services §A.4) and as Tessera does: it is drawn, so a round compares
+   * that both ignore it.
+   * @default 0
+   */
+  readonly hostEndpoints?: number;
+  /**
+   * HostEndpoints may name the node's uplink (fixture.ts FIXTURE_NODES `uplink`) in
+   * `interfaceName`. A scenario file names no interface ("Hosts as endpoints"), so the verdict
+   * engine cannot match a named endpoint; only a comparison of two real dataplanes should draw it.
+   * @default false
+   */
+  readonly hostInterfaceNames?: boolean;
 }
 
 /** The restrictions Felix v3.28 (bench/felix's pin) in Kubernetes-datastore mode needs; see GeneratorOptions. */
@@ -209,6 +258,15 @@ export class PolicyGenerator {
   private readonly protocolWithNotProtocol: boolean;
   private readonly servicesWithoutNamespace: boolean;
   private readonly namedPortsWithoutProtocol: boolean;
+  private readonly hostEndpoints: number;
+  private readonly hostInterfaceNames: boolean;
+  /** Draw lists, extended with the host ones in host rounds (`hostEndpoints` > 0). */
+  private readonly policyTerms: readonly string[];
+  private readonly entityTerms: readonly string[];
+  private readonly nets4: readonly string[];
+  private readonly nets6: readonly string[];
+  private readonly dstPorts: ReadonlyArray<number | string>;
+  private readonly namedPorts: readonly string[];
   /** Orders taken by the round's policies so far (`undefined`: absent), when they must be distinct. */
   private usedOrders = new Set<number | undefined>();
 
@@ -225,6 +283,15 @@ export class PolicyGenerator {
     this.protocolWithNotProtocol = opts.protocolWithNotProtocol ?? true;
     this.servicesWithoutNamespace = opts.servicesWithoutNamespace ?? true;
     this.namedPortsWithoutProtocol = opts.namedPortsWithoutProtocol ?? true;
+    this.hostEndpoints = opts.hostEndpoints ?? 0;
+    this.hostInterfaceNames = opts.hostInterfaceNames ?? false;
+    const hosts = this.hostEndpoints > 0;
+    this.policyTerms = hosts ? [...POD_TERMS, ...HOST_TERMS] : POD_TERMS;
+    this.entityTerms = hosts ? [...ENTITY_TERMS, ...HOST_TERMS] : ENTITY_TERMS;
+    this.nets4 = hosts ? [...NETS4, ...HOST_NETS4] : NETS4;
+    this.nets6 = hosts ? [...NETS6, ...HOST_NETS6] : NETS6;
+    this.dstPorts = hosts ? [...DST_PORTS, ...HOST_DST_PORTS] : DST_PORTS;
+    this.namedPorts = hosts ? [...NAMED_PORTS, 'ssh'] : NAMED_PORTS;
   }
 
   /** A selector of up to three terms joined by `&&`/`||`, maybe negated as a whole. */
@@ -245,6 +312,7 @@ export class PolicyGenerator {
       objects.push(this.valid(() => ({ apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name }, spec: { order: this.d.int(1, 3) * 100, defaultAction: this.d.pick(['Deny', 'Pass'] as const) } })));
     }
     for (const set of drawNetworkSets(this.d, this.networkSets)) objects.push(this.valid(() => set));
+    if (this.hostEndpoints > 0 && this.d.chance(this.hostEndpoints)) objects.push(...this.hostEndpointObjects());
     this.usedOrders = new Set();
     const count = this.d.int(1, this.maxPolicies);
     for (let i = 0; i < count; i++) {
@@ -259,6 +327,69 @@ export class PolicyGenerator {
     }
     if (this.profiles && this.d.chance(0.3)) objects.push(this.valid(() => this.namespaceProfile(this.d.pick(NAMESPACES))));
     return { objects };
+  }
+
+  /**
+   * 0–2 HostEndpoints per fixture node (at least one in the round): `*`, by expectedIPs (the
+   * node's addresses; Felix matches the interface holding one — the uplink), or named (the
+   * uplink, `hostInterfaceNames`). expectedIPs are also what selector IP sets learn of a host, so
+   * a `*` or named endpoint carries them only sometimes. Names sort by node, then draw: of two
+   * `*` endpoints on a node the smaller name is the default (Felix `resolveHostEndpoints`).
+   *
+   * Valid by construction as Calico validates them (`validateHostEndpointSpec`: a node, and an
+   * interface name or expectedIPs; names within `^[a-zA-Z0-9_.-]{1,15}$` or `*`), not filtered
+   * by Tessera's own validation: an API server of either side refusing one is a finding.
+   */
+  private hostEndpointObjects(): V3Resource[] {
+    const d = this.d;
+    const out: V3Resource[] = [];
+    for (const node of FIXTURE_NODES) {
+      for (let i = d.pick([0, 1, 1, 2]) - 1; i >= 0; i--) {
+        const how = d.pick(this.hostInterfaceNames ? (['*', '*', 'expected', 'named'] as const) : (['*', '*', 'expected'] as const));
+        const spec: Record<string, unknown> = { node: node.name };
+        if (how === '*') spec['interfaceName'] = '*';
+        if (how === 'named') spec['interfaceName'] = node.uplink;
+        if (how === 'expected' || d.chance(0.6)) spec['expectedIPs'] = d.pick([[node.ip, node.ip6], [node.ip], [node.ip6]]);
+        if (d.chance(0.5)) spec['profiles'] = [DEFAULT_ALLOW_PROFILE];
+        const ports = d.some(HOST_NAMED_PORTS, 2);
+        if (ports.length > 0 && d.chance(0.5)) spec['ports'] = ports.map((p) => ({ ...p }));
+        const labels: Record<string, string> = {};
+        if (d.chance(0.5)) Object.assign(labels, node.labels);
+        if (d.chance(0.7)) labels['hep'] = d.pick(['a', 'a', 'b']);
+        if (d.chance(0.15)) labels['app'] = d.pick(['web', 'db']);
+        out.push({ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: `${node.name}-hep-${i}`, labels }, spec } as unknown as V3Resource);
+      }
+    }
+    if (out.length > 0) return out;
+    const node = d.pick(FIXTURE_NODES);
+    return [{ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: `${node.name}-hep-0`, labels: { hep: 'a' } }, spec: { node: node.name, interfaceName: '*' } } as unknown as V3Resource];
+  }
+
+  /**
+   * A GlobalNetworkPolicy's host flags (host rounds), as Calico's validator accepts them:
+   * preDNAT or doNotTrack need applyOnForward, never both; preDNAT governs ingress only, so its
+   * egress rules go and its types are Ingress or absent (clientv3 then defaults Ingress).
+   */
+  private hostFlags(spec: Record<string, unknown>): void {
+    const d = this.d;
+    switch (d.pick(['none', 'none', 'applyOnForward', 'preDNAT', 'doNotTrack'] as const)) {
+      case 'none':
+        if (d.chance(0.15)) spec['applyOnForward'] = false;
+        return;
+      case 'applyOnForward':
+        spec['applyOnForward'] = true;
+        return;
+      case 'doNotTrack':
+        spec['doNotTrack'] = true;
+        spec['applyOnForward'] = true;
+        return;
+      case 'preDNAT':
+        spec['preDNAT'] = true;
+        spec['applyOnForward'] = true;
+        delete spec['egress'];
+        if (spec['types'] !== undefined) spec['types'] = ['Ingress'];
+        return;
+    }
   }
 
   /** A policy order, or `undefined` for none; distinct within the round when `distinctOrders`. */
@@ -303,7 +434,7 @@ export class PolicyGenerator {
     if (this.tiers && (tier !== 'default' || d.chance(0.3))) spec['tier'] = tier;
     const order = this.order();
     if (order !== undefined) spec['order'] = order;
-    if (d.chance(0.8)) spec['selector'] = this.selector(POD_TERMS);
+    if (d.chance(0.8)) spec['selector'] = this.selector(kind === 'GlobalNetworkPolicy' ? this.policyTerms : POD_TERMS);
     if (d.chance(0.15)) spec['serviceAccountSelector'] = this.selector(SA_TERMS);
     if (kind === 'GlobalNetworkPolicy' && d.chance(0.3)) spec['namespaceSelector'] = this.selector(NS_TERMS);
     const types = d.pick([['Ingress'], ['Egress'], ['Ingress', 'Egress'], undefined]);
@@ -312,6 +443,7 @@ export class PolicyGenerator {
     const egress = this.rules(kind, 'egress');
     if (ingress.length > 0 || d.chance(0.3)) spec['ingress'] = ingress;
     if (egress.length > 0 || d.chance(0.3)) spec['egress'] = egress;
+    if (kind === 'GlobalNetworkPolicy' && this.hostEndpoints > 0) this.hostFlags(spec);
     const metadata = kind === 'NetworkPolicy' ? { name: fullName, namespace: d.pick(['alpha', 'beta', 'gamma']) } : { name: fullName };
     return { apiVersion: 'projectcalico.org/v3', kind, metadata, spec } as V3Resource;
   }
@@ -368,7 +500,7 @@ export class PolicyGenerator {
     // The peer side (an ingress rule's source, an egress rule's destination) names a Service now and then.
     const services = d.chance(0.2);
     const src = services && direction === 'ingress' ? this.servicesEntity(kind, 'source', portsOk) : this.entity(kind, family, portsOk, SRC_PORTS);
-    const dst = services && direction === 'egress' ? this.servicesEntity(kind, 'destination', portsOk) : this.entity(kind, family, portsOk, DST_PORTS);
+    const dst = services && direction === 'egress' ? this.servicesEntity(kind, 'destination', portsOk) : this.entity(kind, family, portsOk, this.dstPorts);
     if (src !== undefined && d.chance(0.7)) rule.source = src;
     if (dst !== undefined && d.chance(0.7)) rule.destination = dst;
     return rule;
@@ -377,18 +509,18 @@ export class PolicyGenerator {
   private entity(kind: 'NetworkPolicy' | 'GlobalNetworkPolicy', family: 4 | 6 | undefined, portsOk: boolean, ports: ReadonlyArray<number | string>): EntityRule | undefined {
     const d = this.d;
     const e: EntityRule = {};
-    if (d.chance(0.35)) e.selector = this.selector(ENTITY_TERMS);
-    if (d.chance(0.15)) e.notSelector = this.selector(ENTITY_TERMS);
+    if (d.chance(0.35)) e.selector = this.selector(this.entityTerms);
+    if (d.chance(0.15)) e.notSelector = this.selector(this.entityTerms);
     if (d.chance(kind === 'GlobalNetworkPolicy' ? 0.3 : 0.15)) e.namespaceSelector = d.chance(0.1) ? 'global()' : this.selector(NS_TERMS);
     if (d.chance(0.12)) {
       const names = d.some(SA_NAMES, 2);
       e.serviceAccounts = { ...(names.length > 0 ? { names } : {}), ...(names.length === 0 || d.chance(0.3) ? { selector: this.selector(SA_TERMS) } : {}) };
     }
-    const nets = family === 6 ? NETS6 : family === 4 ? NETS4 : d.pick([NETS4, NETS6]);
+    const nets = family === 6 ? this.nets6 : family === 4 ? this.nets4 : d.pick([this.nets4, this.nets6]);
     if (d.chance(0.2)) e.nets = d.some(nets, 2);
     // Validation refuses a negated catch-all (it matches nothing).
     if (d.chance(0.2)) e.notNets = d.some(nets.filter((n) => !n.endsWith('/0')), 2);
-    const portList = portsOk ? ports : this.namedPortsWithoutProtocol ? ports.filter((p) => typeof p === 'string' && NAMED_PORTS.includes(p)) : [];
+    const portList = portsOk ? ports : this.namedPortsWithoutProtocol ? ports.filter((p) => typeof p === 'string' && this.namedPorts.includes(p)) : [];
     if (d.chance(0.3)) e.ports = d.some(portList, 3);
     if (d.chance(0.15)) e.notPorts = d.some(portList, 2);
     for (const k of Object.keys(e) as (keyof EntityRule)[]) if (Array.isArray(e[k]) && (e[k] as unknown[]).length === 0) delete e[k];
