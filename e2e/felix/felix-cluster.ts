@@ -34,11 +34,11 @@ import { promisify } from 'node:util';
 
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 
-import { ControlPlane, locateBinaries, waitForCrdsEstablished } from '../controlplane/index.ts';
+import { ADMIN_USER, ControlPlane, locateBinaries, waitForCrdsEstablished, writeKubeconfig } from '../controlplane/index.ts';
 import { BACKEND } from '../dataplane/harness.ts';
-import { NAMESPACES, NODES, PODS } from '../differential/fixture.ts';
+import { FIXTURE_NODES, NAMESPACES, NODES, PODS } from '../differential/fixture.ts';
 import { FixtureNetwork, type KernelProbe, type ProbeOptions } from '../differential/fixture-network.ts';
-import { ApiBridge } from './api-bridge.ts';
+import { API_PORT_INSIDE, ApiBridge } from './api-bridge.ts';
 import { FelixProcess } from './felix-process.ts';
 import { settleNode, TesseraAgents } from './tessera-agents.ts';
 import { ObjectWriteError, ObjectWriter } from './object-writer.ts';
@@ -52,8 +52,8 @@ export const SENTINEL_NAMESPACE = 'felix-sentinel';
 const SENTINEL_LABEL = 'tessera.dev/felix-sentinel';
 const SENTINEL_POLICY = 'felix-sentinel';
 
-/** The Calico kinds Felix v3.28 reads from `crd.projectcalico.org/v1` that a round may hold. */
-const CALICO_KINDS = new Set(['NetworkPolicy', 'GlobalNetworkPolicy', 'NetworkSet', 'GlobalNetworkSet']);
+/** The Calico kinds Felix v3.28 reads from `crd.projectcalico.org/v1` that a round may hold (a HostEndpoint's v1 spec is its v3 spec). */
+const CALICO_KINDS = new Set(['NetworkPolicy', 'GlobalNetworkPolicy', 'NetworkSet', 'GlobalNetworkSet', 'HostEndpoint']);
 
 export interface FelixClusterOptions extends ProbeOptions {
   /** The directory build.sh printed (calico-felix and crds/). */
@@ -189,6 +189,9 @@ export class FelixCluster implements AsyncDisposable {
     this.net = await FixtureNetwork.create(this.opts);
     const port = Number(new URL(conn.server).port);
     this.bridge = await ApiBridge.open(this.dir, port);
+    // Felix reaches the API server through the bridge's port inside its namespace (api-bridge.ts).
+    const felixKubeconfig = join(this.dir, 'felix.kubeconfig');
+    writeKubeconfig(felixKubeconfig, { server: `https://127.0.0.1:${API_PORT_INSIDE}`, token: conn.token, user: ADMIN_USER, ...(conn.caPem === undefined ? {} : { caPem: conn.caPem }) });
     await this.writeSentinel();
     await Promise.all(
       NODES.map(async (node) => {
@@ -197,7 +200,7 @@ export class FelixCluster implements AsyncDisposable {
           binary: join(this.opts.felixDir, 'calico-felix'),
           netns: this.net!.nodeNs(node),
           nodeName: node,
-          kubeconfigPath: conn.kubeconfigPath,
+          kubeconfigPath: felixKubeconfig,
           logPath: join(this.dir, `felix-${node}.log`),
           backend: BACKEND,
         });
@@ -212,7 +215,7 @@ export class FelixCluster implements AsyncDisposable {
   /** Nodes, namespaces, ServiceAccounts and pods (with status), and the sentinel pods. */
   private async createClusterObjects(): Promise<void> {
     const core = this.admin.makeApiClient(CoreV1Api);
-    for (const name of NODES) await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+    for (const node of FIXTURE_NODES) await core.createNode({ body: { metadata: { name: node.name, labels: { ...node.labels } } } });
     for (const ns of [...NAMESPACES, { name: SENTINEL_NAMESPACE, labels: {} }]) {
       await core.createNamespace({ body: { metadata: { name: ns.name, labels: { ...ns.labels } } } });
     }

@@ -10,8 +10,8 @@
  *   `projectcalico.org/v3`, `tessera controllers` converting the Kubernetes objects, one
  *   `tessera agent` per node — and, for free, Tessera's verdict engine (`tessera simulate`'s
  *   reading of the scenario).
- * The same probes (TCP and UDP on four ports, ICMP echo; IPv4 and IPv6; every ordered pod pair)
- * run through both. A probe where Felix's outcome differs from Tessera's dataplane or from
+ * The same probes (TCP and UDP on four ports, ICMP echo; IPv4 and IPv6; every ordered pod pair;
+ * with `hostEndpoints`, also the host probes — differential.ts `hostProbes`) run through both. A probe where Felix's outcome differs from Tessera's dataplane or from
  * Tessera's verdict engine is a difference; it is probed again on both clusters with a slow
  * timeout before it counts (a slow flow is not a verdict). A failing round is shrunk and
  * printed as a scenario file whose probes expect what Felix did.
@@ -79,17 +79,38 @@ export function describeDifference(d: FelixDifference): string {
   return `${d.probe.from} → ${d.probe.to} ${what} IPv${d.probe.family}: Felix ${v(d.felix)}, Tessera's agents ${v(d.tessera)}, its verdict engine ${v(d.simulator)}`;
 }
 
+export interface FelixDifferentialOptions {
+  readonly log?: (line: string) => void;
+  /**
+   * The probability that a round holds HostEndpoints (policy-generator.ts `hostEndpoints`,
+   * with the `FELIX_V3_28` preset); above 0 the rounds also draw the GlobalNetworkPolicy host
+   * flags, list the fixture's nodes, and probe the hosts too (`allProbes({ hosts: true })`).
+   * Named-interface HostEndpoints are not drawn: the verdict engine, the third voice, knows a
+   * node's interface by its addresses only.
+   * @default 0
+   */
+  readonly hostEndpoints?: number;
+}
+
 export class FelixDifferential {
-  private readonly every = allProbes();
+  private readonly every: readonly KernelProbe[];
   private readonly log: (line: string) => void;
+  private readonly hostEndpoints: number;
   /** Probes Felix let through, over every `compare` so far. */
   allowed = 0;
 
   constructor(
     readonly cluster: FelixCluster,
-    opts: { readonly log?: (line: string) => void } = {},
+    opts: FelixDifferentialOptions = {},
   ) {
     this.log = opts.log ?? (() => undefined);
+    this.hostEndpoints = opts.hostEndpoints ?? 0;
+    this.every = allProbes({ hosts: this.hostEndpoints > 0 });
+  }
+
+  /** The probes every round runs. */
+  get probesPerRound(): number {
+    return this.every.length;
   }
 
   /** Applies `scenario` on both clusters and compares `probes` (all of them by default). */
@@ -118,7 +139,8 @@ export class FelixDifferential {
   /** Runs `rounds` rounds from `seed`; shrinks and logs every failing one. */
   async run(rounds: number, seed: number): Promise<FelixDifferentialResult> {
     const d = new Draw(seededRandom(seed));
-    const gen = new PolicyGenerator(d, FELIX_V3_28);
+    const hosts = this.hostEndpoints > 0;
+    const gen = new PolicyGenerator(d, { ...FELIX_V3_28, hostEndpoints: this.hostEndpoints });
     const coverage = new Map<string, number>();
     const failed: FelixRoundResult[] = [];
     const refused: string[] = [];
@@ -126,7 +148,7 @@ export class FelixDifferential {
     let differences = 0;
     const allowedBefore = this.allowed;
     for (let round = 0; round < rounds; round++) {
-      const scenario = roundScenario(`felix-differential-seed-${seed}-round-${round}`, validPolicies(gen));
+      const scenario = roundScenario(`felix-differential-seed-${seed}-round-${round}`, validPolicies(gen, { hosts }), { hosts });
       for (const [field, n] of fieldCoverage(scenario.policies.filter((o) => !isFixtureObject(o)))) coverage.set(field, (coverage.get(field) ?? 0) + (n > 0 ? 1 : 0));
       let found: FelixDifference[];
       try {

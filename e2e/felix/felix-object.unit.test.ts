@@ -27,6 +27,16 @@ describe('felixObject', () => {
     expect(types({ types: ['Egress'], ingress: [{ action: 'Deny' }] })).toEqual(['Egress']);
   });
 
+  it('moves a HostEndpoint to crd.projectcalico.org/v1 with its labels and spec as written (the v1 CRD has the v3 spec: node, interfaceName, expectedIPs, profiles, ports)', () => {
+    const spec = { node: 'node-1', interfaceName: '*', expectedIPs: ['10.66.0.1', 'fd00:66::1'], profiles: ['projectcalico-default-allow'], ports: [{ name: 'ssh', protocol: 'TCP', port: 22 }] };
+    expect(felixObject({ apiVersion: v3, kind: 'HostEndpoint', metadata: { name: 'node-1-hep-0', labels: { hep: 'a' }, uid: 'x' }, spec })).toEqual({
+      apiVersion: 'crd.projectcalico.org/v1',
+      kind: 'HostEndpoint',
+      metadata: { name: 'node-1-hep-0', labels: { hep: 'a' } },
+      spec,
+    });
+  });
+
   it('leaves network sets without types and Kubernetes objects as they are (minus status)', () => {
     expect(felixObject({ apiVersion: v3, kind: 'GlobalNetworkSet', metadata: { name: 's', labels: { set: 'a' } }, spec: { nets: ['10.0.0.0/8'] } })).toEqual({
       apiVersion: 'crd.projectcalico.org/v1',

@@ -4,13 +4,19 @@
  * ip6tables and IP sets there. Settings are environment variables, as calico-node passes them:
  * the node's name, the iptables backend Tessera's side uses, IPv6 on, no BPF, no health or usage
  * reporting, log to stderr at info (kept in `logPath`; Felix's own messages say why it did
- * something), no syslog.
+ * something), no syslog; `DefaultEndpointToHostAction` the differential's
+ * (e2e/differential/fixture.ts ENDPOINT_TO_HOST_ACTION, what Tessera's agent renders); the
+ * failsafe ports Felix's defaults (FailsafeInboundHostPorts tcp:22, udp:68, tcp:179, tcp:2379,
+ * tcp:2380, tcp:5473, tcp:6443, tcp:6666, tcp:6667; outbound udp:53, udp:67 and the same TCP
+ * ports), as Tessera's agent defaults them: not set, so a change of either default shows.
  *
  * `start` resolves when Felix has programmed its first in-sync state ("Completed first update
  * to dataplane"); a Felix that exits before that rejects with the tail of its log.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
+
+import { ENDPOINT_TO_HOST_ACTION } from '../differential/fixture.ts';
 
 export interface FelixProcessOptions {
   readonly binary: string;
@@ -68,7 +74,7 @@ export class FelixProcess implements AsyncDisposable {
       FELIX_IPV6SUPPORT: 'true',
       FELIX_HEALTHENABLED: 'false',
       FELIX_USAGEREPORTINGENABLED: 'false',
-      FELIX_DEFAULTENDPOINTTOHOSTACTION: 'ACCEPT',
+      FELIX_DEFAULTENDPOINTTOHOSTACTION: ENDPOINT_TO_HOST_ACTION,
       FELIX_LOGSEVERITYSYS: 'none',
       FELIX_LOGFILEPATH: 'none',
       FELIX_LOGSEVERITYSCREEN: 'info',
