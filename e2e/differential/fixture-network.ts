@@ -79,6 +79,7 @@ export class FixtureNetwork implements Disposable {
         n.network.exec(n.nodeNs(node.name), ['ip', 'link', 'show', 'dev', node.uplink]);
         n.servers.set(node.name, await PodServer.startInNode(node.name, n.nodeNs(node.name), HOST_PORTS, addrs));
       }
+      n.pinLinkNeighbours();
     } catch (e) {
       n[Symbol.dispose]();
       throw e;
@@ -88,6 +89,27 @@ export class FixtureNetwork implements Disposable {
 
   nodeNs(node: string): string {
     return this.network.nodeNs(node);
+  }
+
+  /**
+   * Permanent IPv6 neighbour entries, on each node's uplink, for every link-local address of the
+   * other end (the next hop of its pods' and its own IPv6 routes). Neighbour discovery is ICMPv6
+   * to the node, which a `*` or uplink HostEndpoint without an allowing policy drops (Felix
+   * exempts it only from workloads, `cali-wl-to-host`): once a learnt entry went stale, IPv6
+   * across the nodes would fail or pass by timing and history. ARP (IPv4) is no IP traffic and
+   * needs none.
+   */
+  private pinLinkNeighbours(): void {
+    for (const node of FIXTURE_NODES) {
+      for (const peer of FIXTURE_NODES) {
+        if (peer === node) continue;
+        const peerNs = this.nodeNs(peer.name);
+        const mac = /link\/ether ([0-9a-f:]+)/.exec(this.network.exec(peerNs, ['ip', '-o', 'link', 'show', 'dev', peer.uplink]))?.[1];
+        if (mac === undefined) throw new Error(`FixtureNetwork: ${peer.name}'s uplink ${peer.uplink} has no MAC address`);
+        const linkLocals = [...this.network.exec(peerNs, ['ip', '-6', '-o', 'addr', 'show', 'dev', peer.uplink, 'scope', 'link']).matchAll(/inet6 (fe80:[0-9a-f:]*)\//g)].map((m) => m[1]!);
+        for (const ll of linkLocals) this.network.exec(this.nodeNs(node.name), ['ip', '-6', 'neigh', 'replace', ll, 'lladdr', mac, 'dev', node.uplink, 'nud', 'permanent']);
+      }
+    }
   }
 
   /**
