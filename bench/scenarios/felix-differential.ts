@@ -11,7 +11,9 @@
  * secondsPerRound, seed}` and one `coverage` line: for each field path, the rounds that drew it.
  * Exits non-zero on any difference. `TESSERA_DIFFERENTIAL_HOST_ENDPOINTS=<p>` puts
  * HostEndpoints in a share `p` of the rounds and adds the host probes (FelixDifferential
- * `hostEndpoints`; 0 by default until Tessera enforces them, issue 29).
+ * `hostEndpoints`; 0 by default until Tessera enforces them, issue 29);
+ * `TESSERA_FELIX_DIFFERENTIAL_TESSERA=0` runs no Tessera controllers or agents and compares Felix
+ * with Tessera's verdict engine only.
  */
 import { FelixCluster } from '../../e2e/felix/felix-cluster.ts';
 import { ensureFelix } from '../../e2e/felix/felix-dir.ts';
@@ -26,7 +28,8 @@ const scenario: BenchScenario = {
     const seed = intArg('felix-differential', args[1], 'seed', Math.floor(Math.random() * 2 ** 31));
     process.stderr.write(`felix-differential: seed ${seed}, ${rounds} rounds\n`);
     const log = (line: string) => process.stderr.write(`${line}\n`);
-    const felix = await FelixCluster.create({ felixDir: ensureFelix(), log });
+    const withTessera = process.env['TESSERA_FELIX_DIFFERENTIAL_TESSERA'] !== '0';
+    const felix = await FelixCluster.create({ felixDir: ensureFelix(), log, withTessera });
     try {
       const diff = new FelixDifferential(felix, { log, hostEndpoints: Number(process.env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'] ?? 0) });
       const start = performance.now();

@@ -31,7 +31,8 @@ import { felixObject, type FelixCluster } from './felix-cluster.ts';
 export interface FelixDifference {
   readonly probe: KernelProbe;
   readonly felix: boolean;
-  readonly tessera: boolean;
+  /** Undefined when the cluster runs no Tessera (`withTessera: false`: Felix against the verdict engine only). */
+  readonly tessera: boolean | undefined;
   readonly simulator: boolean;
 }
 
@@ -76,7 +77,8 @@ export function tesseraObjectsOf(scenario: Scenario): KubernetesObject[] {
 export function describeDifference(d: FelixDifference): string {
   const what = d.probe.kind === 'ICMP' ? 'ICMP echo' : `${d.probe.kind}/${d.probe.port}`;
   const v = (b: boolean) => (b ? 'allows' : 'denies');
-  return `${d.probe.from} → ${d.probe.to} ${what} IPv${d.probe.family}: Felix ${v(d.felix)}, Tessera's agents ${v(d.tessera)}, its verdict engine ${v(d.simulator)}`;
+  const agents = d.tessera === undefined ? '' : `, Tessera's agents ${v(d.tessera)}`;
+  return `${d.probe.from} → ${d.probe.to} ${what} IPv${d.probe.family}: Felix ${v(d.felix)}${agents}, ${d.tessera === undefined ? "Tessera's" : 'its'} verdict engine ${v(d.simulator)}`;
 }
 
 export interface FelixDifferentialOptions {
@@ -113,27 +115,32 @@ export class FelixDifferential {
     return this.every.length;
   }
 
-  /** Applies `scenario` on both clusters and compares `probes` (all of them by default). */
+  /**
+   * Applies `scenario` on both clusters and compares `probes` (all of them by default). A
+   * cluster without Tessera (`withTessera: false`) compares Felix with the verdict engine only.
+   */
   async compare(scenario: Scenario, probes: readonly KernelProbe[] = this.every): Promise<FelixDifference[]> {
     const side = SimulatorSide.of(scenario);
-    await this.cluster.apply([...felixObjectsOf(scenario, side), ...tesseraObjectsOf(scenario)]);
+    const withTessera = this.cluster.tessera !== undefined;
+    await this.cluster.apply([...felixObjectsOf(scenario, side), ...(withTessera ? tesseraObjectsOf(scenario) : [])]);
+    const tesseraProbe = (p: KernelProbe, expectAllowed: boolean): Promise<boolean | undefined> => (withTessera ? this.cluster.probeTessera(p, expectAllowed) : Promise.resolve(undefined));
+    const differs = (r: FelixDifference): boolean => (r.tessera !== undefined && r.felix !== r.tessera) || r.felix !== r.simulator;
     const first = await Promise.all(
       probes.map(async (probe) => {
         const simulator = side.verdict(probe);
-        const [tessera, felix] = await Promise.all([this.cluster.probeTessera(probe, simulator), this.cluster.probe(probe, simulator)]);
+        const [tessera, felix] = await Promise.all([tesseraProbe(probe, simulator), this.cluster.probe(probe, simulator)]);
         return { probe, felix, tessera, simulator };
       }),
     );
     this.allowed += first.filter((r) => r.felix).length;
-    const suspect = first.filter((r) => r.felix !== r.tessera || r.felix !== r.simulator);
     // Probed again, each side with the slow timeout for an answer it lacked.
     const again = await Promise.all(
-      suspect.map(async (r) => {
-        const [tessera, felix] = await Promise.all([this.cluster.probeTessera(r.probe, true), this.cluster.probe(r.probe, true)]);
+      first.filter(differs).map(async (r) => {
+        const [tessera, felix] = await Promise.all([tesseraProbe(r.probe, true), this.cluster.probe(r.probe, true)]);
         return { ...r, felix, tessera };
       }),
     );
-    return again.filter((r) => r.felix !== r.tessera || r.felix !== r.simulator);
+    return again.filter(differs);
   }
 
   /** Runs `rounds` rounds from `seed`; shrinks and logs every failing one. */
