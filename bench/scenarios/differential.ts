@@ -11,7 +11,7 @@
  * `p` of the rounds and adds the host probes (DifferentialOptions `hostEndpoints`; 0 by default
  * until Tessera enforces them, issue 29).
  */
-import { Differential } from '../../e2e/differential/differential.ts';
+import { Differential, hostEndpointsFromEnv } from '../../e2e/differential/differential.ts';
 import { KernelCluster } from '../../e2e/differential/kernel-cluster.ts';
 import { intArg, report, type BenchScenario } from '../scenario.ts';
 
@@ -25,7 +25,7 @@ const scenario: BenchScenario = {
     process.stderr.write(`differential: seed ${seed}, ${rounds} rounds, ${probesPerRound} probes per round\n`);
     const kernel = await KernelCluster.create();
     try {
-      const hostEndpoints = Number(process.env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'] ?? 0);
+      const hostEndpoints = hostEndpointsFromEnv();
       const diff = new Differential(kernel, { probesPerRound, hostEndpoints, log: (line) => process.stderr.write(`${line}\n`) });
       const start = performance.now();
       const result = await diff.run(rounds, seed);

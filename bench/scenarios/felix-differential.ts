@@ -15,6 +15,7 @@
  * `TESSERA_FELIX_DIFFERENTIAL_TESSERA=0` runs no Tessera controllers or agents and compares Felix
  * with Tessera's verdict engine only.
  */
+import { hostEndpointsFromEnv } from '../../e2e/differential/differential.ts';
 import { FelixCluster } from '../../e2e/felix/felix-cluster.ts';
 import { ensureFelix } from '../../e2e/felix/felix-dir.ts';
 import { FelixDifferential } from '../../e2e/felix/felix-differential.ts';
@@ -31,7 +32,7 @@ const scenario: BenchScenario = {
     const withTessera = process.env['TESSERA_FELIX_DIFFERENTIAL_TESSERA'] !== '0';
     const felix = await FelixCluster.create({ felixDir: ensureFelix(), log, withTessera });
     try {
-      const diff = new FelixDifferential(felix, { log, hostEndpoints: Number(process.env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'] ?? 0) });
+      const diff = new FelixDifferential(felix, { log, hostEndpoints: hostEndpointsFromEnv() });
       const start = performance.now();
       const result = await diff.run(rounds, seed);
       const seconds = Math.round((performance.now() - start) / 10) / 100;

@@ -10,12 +10,12 @@
  * round's minimal reproducer as a scenario file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allProbes, Differential, describe as describeDisagreement } from '../differential/differential.ts';
+import { allProbes, Differential, describe as describeDisagreement, hostEndpointsFromEnv } from '../differential/differential.ts';
 import { KernelCluster } from '../differential/kernel-cluster.ts';
 
 const ROUNDS = Number(process.env['TESSERA_DIFFERENTIAL_ROUNDS'] ?? 200);
-/** The share of rounds with HostEndpoints (policy-generator.ts `hostEndpoints`); 0 until Tessera enforces them (issue 29). */
-const HOST_ENDPOINTS = Number(process.env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'] ?? 0);
+/** The share of rounds with HostEndpoints (`hostEndpointsFromEnv`: policy-generator.ts DEFAULT_HOST_ENDPOINTS unless the environment says). */
+const HOST_ENDPOINTS = hostEndpointsFromEnv();
 /** Every probe of the fixture: 30 ordered pod pairs × 2 families × (4 served ports + ICMP echo), and the host probes with host endpoints. */
 const PROBES = allProbes({ hosts: HOST_ENDPOINTS > 0 }).length;
 const SEED = Number(process.env['TESSERA_DIFFERENTIAL_SEED'] ?? 20261123);

@@ -19,7 +19,7 @@ import type { ProbeProtocol } from '../../src/simulate/verdict-engine.ts';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
 import { ENDPOINT_TO_HOST_ACTION, FIXTURE_NODES, HOST_PORTS, NAMESPACES, PODS, SERVED_PORTS, SERVICE_OBJECTS, podKey } from './fixture.ts';
 import { KernelCluster, type KernelProbe } from './kernel-cluster.ts';
-import { Draw, PolicyGenerator } from './policy-generator.ts';
+import { DEFAULT_HOST_ENDPOINTS, Draw, PolicyGenerator } from './policy-generator.ts';
 
 export interface Disagreement {
   readonly probe: KernelProbe;
@@ -32,6 +32,20 @@ export interface RoundResult {
   readonly scenario: Scenario;
   readonly probes: number;
   readonly disagreements: readonly Disagreement[];
+}
+
+/**
+ * The share of rounds with HostEndpoints every differential entry point uses (the kernel and
+ * Felix differentials' vitest files and benches): `TESSERA_DIFFERENTIAL_HOST_ENDPOINTS` when set,
+ * else {@link DEFAULT_HOST_ENDPOINTS}.
+ * @throws Error when the variable is not a probability
+ */
+export function hostEndpointsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'];
+  if (text === undefined || text === '') return DEFAULT_HOST_ENDPOINTS;
+  const p = Number(text);
+  if (!(p >= 0 && p <= 1)) throw new Error(`TESSERA_DIFFERENTIAL_HOST_ENDPOINTS=${JSON.stringify(text)} is not a probability (0–1)`);
+  return p;
 }
 
 export interface DifferentialOptions {

@@ -11,9 +11,9 @@ import { seededRandom } from '../../src/runtime/seeded-random.ts';
 import { applyDefaults, isError, validateResource, type V3Resource } from '../../src/api/index.ts';
 import { nodeProblems, nodesByName, probeNodeProblem, isNodeEndpoint } from '../../src/simulate/scenario-nodes.ts';
 import { FIXTURE_NODES, HOST_PORTS, NODES, PODS, podKey } from './fixture.ts';
-import { allProbes, hostProbes, roundScenario } from './differential.ts';
+import { allProbes, hostEndpointsFromEnv, hostProbes, roundScenario } from './differential.ts';
 import { fieldCoverage } from './field-coverage.ts';
-import { Draw, FELIX_V3_28, PolicyGenerator, type GeneratorOptions } from './policy-generator.ts';
+import { DEFAULT_HOST_ENDPOINTS, Draw, FELIX_V3_28, PolicyGenerator, type GeneratorOptions } from './policy-generator.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -23,6 +23,16 @@ const roundsOf = (opts: GeneratorOptions, n = 200, seed = 20261127): Obj[][] => 
 };
 const ofKind = (rounds: Obj[][], kind: string): Obj[] => rounds.flat().filter((o) => o['kind'] === kind);
 const specOf = (o: Obj): Obj => (o['spec'] ?? {}) as Obj;
+
+describe('hostEndpointsFromEnv: the one switch of every differential entry point', () => {
+  it('is DEFAULT_HOST_ENDPOINTS (0 until issue 29 lands) unless TESSERA_DIFFERENTIAL_HOST_ENDPOINTS says, and refuses what is no probability', () => {
+    expect(DEFAULT_HOST_ENDPOINTS).toBe(0);
+    expect(hostEndpointsFromEnv({})).toBe(DEFAULT_HOST_ENDPOINTS);
+    expect(hostEndpointsFromEnv({ TESSERA_DIFFERENTIAL_HOST_ENDPOINTS: '' })).toBe(DEFAULT_HOST_ENDPOINTS);
+    expect(hostEndpointsFromEnv({ TESSERA_DIFFERENTIAL_HOST_ENDPOINTS: '0.5' })).toBe(0.5);
+    for (const bad of ['1.5', '-0.1', 'on', 'NaN']) expect(() => hostEndpointsFromEnv({ TESSERA_DIFFERENTIAL_HOST_ENDPOINTS: bad })).toThrow(/not a probability/);
+  });
+});
 
 describe('PolicyGenerator hostEndpoints off (the default)', () => {
   it('draws no HostEndpoint, no host flag and no host term, and the same rounds as without the option', () => {

@@ -240,6 +240,14 @@ export interface GeneratorOptions {
   readonly hostInterfaceNames?: boolean;
 }
 
+/**
+ * The share of rounds with HostEndpoints the differentials run with unless
+ * `TESSERA_DIFFERENTIAL_HOST_ENDPOINTS` says otherwise (differential.ts `hostEndpointsFromEnv`):
+ * 0 until Tessera enforces host endpoints end to end (issue 29: calc graph, dataplane, verdict
+ * engine); then 0.5, the one line that switches them on in CI and the benches.
+ */
+export const DEFAULT_HOST_ENDPOINTS = 0;
+
 /** The restrictions Felix v3.28 (bench/felix's pin) in Kubernetes-datastore mode needs; see GeneratorOptions. */
 export const FELIX_V3_28: GeneratorOptions = Object.freeze({ tiers: false, profiles: false, distinctOrders: true, protocolWithNotProtocol: false, servicesWithoutNamespace: false, namedPortsWithoutProtocol: false });
 

@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { allProbes, roundScenario } from '../differential/differential.ts';
+import { allProbes, hostEndpointsFromEnv, roundScenario } from '../differential/differential.ts';
 import { FelixCluster } from './felix-cluster.ts';
 import { ensureFelix } from './felix-dir.ts';
 import { describeDifference, FelixDifferential } from './felix-differential.ts';
@@ -20,8 +20,8 @@ import { REGRESSION_ROUNDS } from './regression-rounds.ts';
 
 const ROUNDS = Number(process.env['TESSERA_FELIX_DIFFERENTIAL_ROUNDS'] ?? 120);
 const SEED = Number(process.env['TESSERA_FELIX_DIFFERENTIAL_SEED'] ?? 20261127);
-/** The share of rounds with HostEndpoints (policy-generator.ts `hostEndpoints`); 0 until Tessera enforces them (issue 29). */
-const HOST_ENDPOINTS = Number(process.env['TESSERA_DIFFERENTIAL_HOST_ENDPOINTS'] ?? 0);
+/** The share of rounds with HostEndpoints (`hostEndpointsFromEnv`: policy-generator.ts DEFAULT_HOST_ENDPOINTS unless the environment says). */
+const HOST_ENDPOINTS = hostEndpointsFromEnv();
 
 describe('Felix differential: Felix and Tessera enforce the same verdicts on real kernels', () => {
   let felix: FelixCluster;
