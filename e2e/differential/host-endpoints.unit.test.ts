@@ -72,6 +72,8 @@ describe('PolicyGenerator hostEndpoints 0.5 with FELIX_V3_28 (200 rounds, seed 2
     expect(kinds((s) => s['interfaceName'] === '*' && s['expectedIPs'] !== undefined)).toBeGreaterThan(20);
     expect(kinds((s) => s['interfaceName'] === undefined)).toBeGreaterThan(20);
     expect(kinds((s) => Array.isArray(s['profiles']) && (s['profiles'] as string[]).includes('projectcalico-default-allow'))).toBeGreaterThan(30);
+    // A namespace's profile: its labelsToApply become the endpoint's labels.
+    expect(kinds((s) => Array.isArray(s['profiles']) && (s['profiles'] as string[]).some((p) => p.startsWith('kns.')))).toBeGreaterThan(10);
     expect(kinds((s) => Array.isArray(s['ports']) && (s['ports'] as Obj[]).every((p) => typeof p['name'] === 'string' && typeof p['port'] === 'number' && (p['protocol'] === 'TCP' || p['protocol'] === 'UDP')))).toBeGreaterThan(20);
     expect(heps.filter((h) => ((h['metadata'] as Obj)['labels'] as Obj)['zone'] !== undefined).length).toBeGreaterThan(20);
   });

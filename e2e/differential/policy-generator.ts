@@ -21,7 +21,7 @@
  * (`*`, by expectedIPs, or — `hostInterfaceNames` — by the node's uplink name; labels, the
  * `projectcalico-default-allow` profile, named ports), GlobalNetworkPolicies with `doNotTrack`,
  * `preDNAT` and `applyOnForward` in the combinations Calico's validator accepts, and selector
- * terms and nets that pick the hosts out (see `hostEndpoints`).
+ * terms and nets that pick the hosts out (host-endpoints.ts).
  *
  * GeneratorOptions says what else may be drawn: tiers and namespace profiles by default (the
  * kernel differential), none of them and only distinct policy orders with `FELIX_V3_28` (the
@@ -49,7 +49,8 @@
 import { applyDefaults, isError, validateResource, type Rule, type EntityRule, type V3Resource } from '../../src/api/index.ts';
 import type { K8sNetworkPolicy } from '../../src/api/index.ts';
 import { namespaceToProfile } from '../../src/convert/index.ts';
-import { FIXTURE_NODES, NAMESPACES, SERVICE_REFS } from './fixture.ts';
+import { NAMESPACES, SERVICE_REFS } from './fixture.ts';
+import { drawHostEndpoints, drawHostFlags, HOST_DST_PORTS, HOST_NETS4, HOST_NETS6, HOST_PORT_NAME, HOST_TERMS } from './host-endpoints.ts';
 import { drawNetworkSets, NETWORK_SET_TERMS } from './network-sets.ts';
 
 /** The random source with the few draws a generator needs. */
@@ -112,24 +113,6 @@ const NAMED_PORTS = ['http', 'dns', 'metrics'];
 const SRC_PORTS: ReadonlyArray<number | string> = [80, 53, '1:1023', '100:200', 'http', 'dns', '1024:65535', '32768:60999', '20000:65535', '1:65535'];
 const ICMP_V4 = [{ type: 8 }, { type: 8, code: 0 }, { type: 8, code: 1 }, { type: 0 }, { type: 3, code: 1 }];
 const ICMP_V6 = [{ type: 128 }, { type: 128, code: 0 }, { type: 128, code: 3 }, { type: 129 }, { type: 1 }];
-
-/**
- * Host rounds only (`hostEndpoints`): selector terms on the labels HostEndpoints carry (the
- * node labels they copy, `hep`, now and then `app`), nets holding a node's address, and the
- * hosts' named port.
- */
-const HOST_TERMS = ["hep == 'a'", "hep in {'a', 'b'}", 'has(hep)', "zone == 'east'", 'has(node-role)', "kubernetes.io/hostname == 'node-2'"];
-const HOST_NETS4 = ['10.66.0.0/24', '10.66.0.2/32'];
-const HOST_NETS6 = ['fd00:66::/120', 'fd00:66::1/128'];
-const HOST_DST_PORTS: ReadonlyArray<number | string> = [22, 'ssh'];
-/** The named ports a HostEndpoint may declare: the hosts serve 22, 8080 and UDP 5353 (fixture.ts HOST_PORTS). */
-const HOST_NAMED_PORTS = [
-  { name: 'ssh', protocol: 'TCP', port: 22 },
-  { name: 'http', protocol: 'TCP', port: 8080 },
-  { name: 'dns', protocol: 'UDP', port: 5353 },
-] as const;
-/** The profile Calico synthesises (libcalico-go lib/resources/static.go): allow all, both directions. */
-const DEFAULT_ALLOW_PROFILE = 'projectcalico-default-allow';
 
 /** Kubernetes ipBlocks: a CIDR and the exceptions inside it to draw from. */
 const IP_BLOCKS: ReadonlyArray<readonly [string, readonly string[]]> = [
@@ -299,7 +282,7 @@ export class PolicyGenerator {
     this.nets4 = hosts ? [...NETS4, ...HOST_NETS4] : NETS4;
     this.nets6 = hosts ? [...NETS6, ...HOST_NETS6] : NETS6;
     this.dstPorts = hosts ? [...DST_PORTS, ...HOST_DST_PORTS] : DST_PORTS;
-    this.namedPorts = hosts ? [...NAMED_PORTS, 'ssh'] : NAMED_PORTS;
+    this.namedPorts = hosts ? [...NAMED_PORTS, HOST_PORT_NAME] : NAMED_PORTS;
   }
 
   /** A selector of up to three terms joined by `&&`/`||`, maybe negated as a whole. */
@@ -320,7 +303,7 @@ export class PolicyGenerator {
       objects.push(this.valid(() => ({ apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name }, spec: { order: this.d.int(1, 3) * 100, defaultAction: this.d.pick(['Deny', 'Pass'] as const) } })));
     }
     for (const set of drawNetworkSets(this.d, this.networkSets)) objects.push(this.valid(() => set));
-    if (this.hostEndpoints > 0 && this.d.chance(this.hostEndpoints)) objects.push(...this.hostEndpointObjects());
+    if (this.hostEndpoints > 0 && this.d.chance(this.hostEndpoints)) objects.push(...drawHostEndpoints(this.d, this.hostInterfaceNames));
     this.usedOrders = new Set();
     const count = this.d.int(1, this.maxPolicies);
     for (let i = 0; i < count; i++) {
@@ -335,69 +318,6 @@ export class PolicyGenerator {
     }
     if (this.profiles && this.d.chance(0.3)) objects.push(this.valid(() => this.namespaceProfile(this.d.pick(NAMESPACES))));
     return { objects };
-  }
-
-  /**
-   * 0–2 HostEndpoints per fixture node (at least one in the round): `*`, by expectedIPs (the
-   * node's addresses; Felix matches the interface holding one — the uplink), or named (the
-   * uplink, `hostInterfaceNames`). expectedIPs are also what selector IP sets learn of a host, so
-   * a `*` or named endpoint carries them only sometimes. Names sort by node, then draw: of two
-   * `*` endpoints on a node the smaller name is the default (Felix `resolveHostEndpoints`).
-   *
-   * Valid by construction as Calico validates them (`validateHostEndpointSpec`: a node, and an
-   * interface name or expectedIPs; names within `^[a-zA-Z0-9_.-]{1,15}$` or `*`), not filtered
-   * by Tessera's own validation: an API server of either side refusing one is a finding.
-   */
-  private hostEndpointObjects(): V3Resource[] {
-    const d = this.d;
-    const out: V3Resource[] = [];
-    for (const node of FIXTURE_NODES) {
-      for (let i = d.pick([0, 1, 1, 2]) - 1; i >= 0; i--) {
-        const how = d.pick(this.hostInterfaceNames ? (['*', '*', 'expected', 'named'] as const) : (['*', '*', 'expected'] as const));
-        const spec: Record<string, unknown> = { node: node.name };
-        if (how === '*') spec['interfaceName'] = '*';
-        if (how === 'named') spec['interfaceName'] = node.uplink;
-        if (how === 'expected' || d.chance(0.6)) spec['expectedIPs'] = d.pick([[node.ip, node.ip6], [node.ip], [node.ip6]]);
-        if (d.chance(0.5)) spec['profiles'] = [DEFAULT_ALLOW_PROFILE];
-        const ports = d.some(HOST_NAMED_PORTS, 2);
-        if (ports.length > 0 && d.chance(0.5)) spec['ports'] = ports.map((p) => ({ ...p }));
-        const labels: Record<string, string> = {};
-        if (d.chance(0.5)) Object.assign(labels, node.labels);
-        if (d.chance(0.7)) labels['hep'] = d.pick(['a', 'a', 'b']);
-        if (d.chance(0.15)) labels['app'] = d.pick(['web', 'db']);
-        out.push({ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: `${node.name}-hep-${i}`, labels }, spec } as unknown as V3Resource);
-      }
-    }
-    if (out.length > 0) return out;
-    const node = d.pick(FIXTURE_NODES);
-    return [{ apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: `${node.name}-hep-0`, labels: { hep: 'a' } }, spec: { node: node.name, interfaceName: '*' } } as unknown as V3Resource];
-  }
-
-  /**
-   * A GlobalNetworkPolicy's host flags (host rounds), as Calico's validator accepts them:
-   * preDNAT or doNotTrack need applyOnForward, never both; preDNAT governs ingress only, so its
-   * egress rules go and its types are Ingress or absent (clientv3 then defaults Ingress).
-   */
-  private hostFlags(spec: Record<string, unknown>): void {
-    const d = this.d;
-    switch (d.pick(['none', 'none', 'applyOnForward', 'preDNAT', 'doNotTrack'] as const)) {
-      case 'none':
-        if (d.chance(0.15)) spec['applyOnForward'] = false;
-        return;
-      case 'applyOnForward':
-        spec['applyOnForward'] = true;
-        return;
-      case 'doNotTrack':
-        spec['doNotTrack'] = true;
-        spec['applyOnForward'] = true;
-        return;
-      case 'preDNAT':
-        spec['preDNAT'] = true;
-        spec['applyOnForward'] = true;
-        delete spec['egress'];
-        if (spec['types'] !== undefined) spec['types'] = ['Ingress'];
-        return;
-    }
   }
 
   /** A policy order, or `undefined` for none; distinct within the round when `distinctOrders`. */
@@ -451,7 +371,7 @@ export class PolicyGenerator {
     const egress = this.rules(kind, 'egress');
     if (ingress.length > 0 || d.chance(0.3)) spec['ingress'] = ingress;
     if (egress.length > 0 || d.chance(0.3)) spec['egress'] = egress;
-    if (kind === 'GlobalNetworkPolicy' && this.hostEndpoints > 0) this.hostFlags(spec);
+    if (kind === 'GlobalNetworkPolicy' && this.hostEndpoints > 0) drawHostFlags(this.d, spec);
     const metadata = kind === 'NetworkPolicy' ? { name: fullName, namespace: d.pick(['alpha', 'beta', 'gamma']) } : { name: fullName };
     return { apiVersion: 'projectcalico.org/v3', kind, metadata, spec } as V3Resource;
   }
