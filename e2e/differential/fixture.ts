@@ -24,12 +24,13 @@ export const HOST_PORTS: ReadonlyArray<{ readonly port: number; readonly protoco
 
 /**
  * Felix's `DefaultEndpointToHostAction` on every side of every differential: the last rule of
- * `cali-wl-to-host`, which decides pod → own host after the pod's egress policy. DROP is Felix's
- * default and what `tessera agent` renders (it has no flag to choose yet); Calico's manifests set
- * ACCEPT. Felix (e2e/felix/felix-process.ts) and the verdict engine (differential.ts) are given
- * this value, so all three agree on what they are compared on.
+ * `cali-wl-to-host`, which decides pod → own host after the pod's egress policy. ACCEPT, what
+ * Calico's manifests set (Felix's own default is DROP), so that the pod's egress policy decides
+ * and the probes compare it. Felix (e2e/felix/felix-process.ts), Tessera's agents
+ * (`--default-endpoint-to-host-action`, e2e/felix/tessera-agents.ts), the kernel differential's
+ * drivers (kernel-cluster.ts) and the verdict engine (differential.ts) are all given this value.
  */
-export const ENDPOINT_TO_HOST_ACTION = 'DROP' as const;
+export const ENDPOINT_TO_HOST_ACTION = 'ACCEPT' as const;
 
 /**
  * The nodes as hosts (the scenario format's `nodes`, "Hosts as endpoints"): each has an address

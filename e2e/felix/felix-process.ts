@@ -5,7 +5,7 @@
  * the node's name, the iptables backend Tessera's side uses, IPv6 on, no BPF, no health or usage
  * reporting, log to stderr at info (kept in `logPath`; Felix's own messages say why it did
  * something), no syslog; `DefaultEndpointToHostAction` the differential's
- * (e2e/differential/fixture.ts ENDPOINT_TO_HOST_ACTION, what Tessera's agent renders); the
+ * (e2e/differential/fixture.ts ENDPOINT_TO_HOST_ACTION, which Tessera's agents are given too); the
  * failsafe ports Felix's defaults (FailsafeInboundHostPorts tcp:22, udp:68, tcp:179, tcp:2379,
  * tcp:2380, tcp:5473, tcp:6443, tcp:6666, tcp:6667; outbound udp:53, udp:67 and the same TCP
  * ports), as Tessera's agent defaults them: not set, so a change of either default shows.
