@@ -17,7 +17,7 @@ import { initialState, stateObjects, type Scenario, type ScenarioProbe } from '.
 import { isNodeEndpoint } from '../../src/simulate/scenario-nodes.ts';
 import type { ProbeProtocol } from '../../src/simulate/verdict-engine.ts';
 import { seededRandom } from '../../src/runtime/seeded-random.ts';
-import { ENDPOINT_TO_HOST_ACTION, FIXTURE_NODES, HOST_PORTS, NAMESPACES, PODS, SERVED_PORTS, SERVICE_OBJECTS, podKey } from './fixture.ts';
+import { ENDPOINT_TO_HOST_ACTION, FAILSAFES, FIXTURE_NODES, HOST_PORTS, NAMESPACES, PODS, SERVED_PORTS, SERVICE_OBJECTS, podKey } from './fixture.ts';
 import { KernelCluster, type KernelProbe } from './kernel-cluster.ts';
 import { DEFAULT_HOST_ENDPOINTS, Draw, PolicyGenerator } from './policy-generator.ts';
 
@@ -116,19 +116,6 @@ export function roundScenario(name: string, policies: readonly unknown[], opts: 
   };
 }
 
-/**
- * What the verdict engine offers for hosts (i29-simulate): a Simulation built with the scenario's
- * nodes as hosts, and a node as a flow end. Reached structurally so that this file compiles on a
- * tree whose verdict engine has no hosts yet; a host probe then fails loudly (`SimulatorSide.verdict`).
- */
-interface HostSimulation {
-  hostFor?(name: string, family: 4 | 6): SimPeer | undefined;
-}
-type SimulationWithHosts = new (
-  resources: ReturnType<typeof translateCluster>['resources'],
-  options: { readonly hosts: ReadonlyArray<{ readonly name: string; readonly addresses: readonly string[] }>; readonly endpointToHostAction: typeof ENDPOINT_TO_HOST_ACTION },
-) => Simulation;
-
 /** The simulator's side: the scenario's translated resources and a verdict per probe. */
 export class SimulatorSide {
   readonly sim: Simulation;
@@ -138,7 +125,7 @@ export class SimulatorSide {
     hosts: NonNullable<Scenario['nodes']> = [],
   ) {
     const addresses = hosts.map((n) => ({ name: n.name, addresses: [n.ip, ...(n.ip6 === undefined ? [] : [n.ip6])] }));
-    this.sim = new (Simulation as unknown as SimulationWithHosts)(resources, { hosts: addresses, endpointToHostAction: ENDPOINT_TO_HOST_ACTION });
+    this.sim = new Simulation(resources, { hosts: addresses, endpointToHostAction: ENDPOINT_TO_HOST_ACTION, failsafes: FAILSAFES });
   }
 
   /** @throws InputError when the scenario holds an invalid object (as `simulate` would). */
@@ -147,18 +134,20 @@ export class SimulatorSide {
     return new SimulatorSide(translateCluster(stateObjects(initialState(scenario), notes)).resources, scenario.nodes ?? []);
   }
 
-  /** The whole path's verdict (`Simulation.verdict`: with host endpoints, every stage a packet crosses). */
+  /**
+   * The whole path's verdict (`Simulation.verdict`: with host endpoints, every stage a packet
+   * crosses), with the differential's DefaultEndpointToHostAction and failsafe ports (fixture.ts).
+   */
   verdict(p: KernelProbe): boolean {
     const from = this.peer(p.from, p.family);
     const to = this.peer(p.to, p.family);
+    // `verdict` types its protocol as a scenario probe's; its packet (makePacket) takes ICMP echo too.
     return this.sim.verdict(from, to, p.kind as ProbeProtocol, p.port).allowed;
   }
 
   private peer(id: string, family: 4 | 6): SimPeer {
     if (isNodeEndpoint(id)) {
-      const hostFor = (this.sim as HostSimulation).hostFor;
-      if (hostFor === undefined) throw new Error(`SimulatorSide: the verdict engine has no hosts (Simulation.hostFor), so it cannot judge a probe from or to node ${id}`);
-      const host = hostFor.call(this.sim, id, family);
+      const host = this.sim.hostFor(id, family);
       if (host === undefined) throw new Error(`SimulatorSide: the verdict engine knows no host ${id} with an IPv${family} address`);
       return host;
     }

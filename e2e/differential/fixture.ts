@@ -10,6 +10,7 @@
  * Services and EndpointSlices (SERVICE_OBJECTS) give `services` rule matches their members.
  */
 import { SERVICE_NAME_LABEL, type K8sEndpointSlice, type K8sService } from '../../src/api/index.ts';
+import { FELIX_FAILSAFE_INBOUND, FELIX_FAILSAFE_OUTBOUND, type FailsafeConfig } from '../../src/dataplane/index.ts';
 import type { ScenarioPod } from '../../src/simulate/scenario-file.ts';
 import type { ScenarioNode } from '../../src/simulate/scenario-nodes.ts';
 
@@ -31,6 +32,15 @@ export const HOST_PORTS: ReadonlyArray<{ readonly port: number; readonly protoco
  * drivers (kernel-cluster.ts) and the verdict engine (differential.ts) are all given this value.
  */
 export const ENDPOINT_TO_HOST_ACTION = 'ACCEPT' as const;
+
+/**
+ * The failsafe ports on every side: Felix's defaults (FailsafeInboundHostPorts /
+ * FailsafeOutboundHostPorts, which Felix keeps: felix-process.ts sets none). Tessera's agent
+ * defaults to more inbound ports (its pods' health ports and the kubelet's, dataplane/failsafes.ts),
+ * so its agents (`--failsafe-inbound-host-ports`/`--failsafe-outbound-host-ports`), the kernel
+ * differential's drivers and the verdict engine are given these.
+ */
+export const FAILSAFES: FailsafeConfig = Object.freeze({ inbound: FELIX_FAILSAFE_INBOUND, outbound: FELIX_FAILSAFE_OUTBOUND });
 
 /**
  * The nodes as hosts (the scenario format's `nodes`, "Hosts as endpoints"): each has an address

@@ -7,15 +7,15 @@
  * No API server: `apply()` takes the translated resource set (the same one the simulator
  * reads) and feeds each node's graph only what changed, as an agent's syncer would, waits
  * until every driver has programmed the result, and flushes the nodes' conntrack tables (so
- * every probe is judged as a new flow, as the simulator judges it). The drivers keep Felix's
- * failsafe ports and take the differential's `DefaultEndpointToHostAction` (fixture.ts
- * ENDPOINT_TO_HOST_ACTION), as the verdict engine does. The topology is built once;
+ * every probe is judged as a new flow, as the simulator judges it). The drivers take Felix's
+ * failsafe ports (fixture.ts FAILSAFES) and the differential's `DefaultEndpointToHostAction`
+ * (ENDPOINT_TO_HOST_ACTION), as the verdict engine does. The topology is built once;
  * a round costs one apply plus its probes.
  */
 import { CalcGraph } from '../../src/calc/index.ts';
 import { DataplaneDriver, NetnsCommandRunner } from '../../src/dataplane/index.ts';
 import { BACKEND } from '../dataplane/harness.ts';
-import { ENDPOINT_TO_HOST_ACTION, NODES } from './fixture.ts';
+import { ENDPOINT_TO_HOST_ACTION, FAILSAFES, NODES } from './fixture.ts';
 import { FixtureNetwork, type KernelProbe, type ProbeOptions } from './fixture-network.ts';
 import type { AnyUpdate, Update } from '../../src/syncer/index.ts';
 import { isEndpointSlice, type SimResource } from '../../src/simulate/index.ts';
@@ -45,7 +45,7 @@ export class KernelCluster implements AsyncDisposable {
     const k = new KernelCluster(await FixtureNetwork.create(opts));
     try {
       for (const node of NODES) {
-        const driver = new DataplaneDriver({ runner: new NetnsCommandRunner(k.net.nodeNs(node)), backend: BACKEND, ipVersions: [4, 6], endpointToHostAction: ENDPOINT_TO_HOST_ACTION });
+        const driver = new DataplaneDriver({ runner: new NetnsCommandRunner(k.net.nodeNs(node)), backend: BACKEND, ipVersions: [4, 6], endpointToHostAction: ENDPOINT_TO_HOST_ACTION, failsafes: FAILSAFES });
         k.nodes.set(node, { graph: new CalcGraph({ nodeName: node }), driver, running: driver.run(k.stop.signal) });
       }
     } catch (e) {

@@ -5,8 +5,9 @@
  * NetworkPolicies → `knp.default.*`, Namespaces and ServiceAccounts → profiles, Pods →
  * WorkloadEndpoints) and one `tessera agent` per node, each programming its node namespace of
  * its own `FixtureNetwork` — the same addresses and interface names as Felix's, so both read
- * the very same Pod objects. The agents keep their default failsafe ports (Felix's) and are given
- * the differential's `DefaultEndpointToHostAction` (fixture.ts ENDPOINT_TO_HOST_ACTION), as Felix is.
+ * the very same Pod objects. The agents are given Felix's failsafe ports (fixture.ts FAILSAFES:
+ * their own default adds some) and the differential's `DefaultEndpointToHostAction` (fixture.ts
+ * ENDPOINT_TO_HOST_ACTION), as Felix has them.
  *
  * `settle(needle)` has the agents' side of the sentinel (felix-cluster.ts): every node's
  * iptables hold `needle`, every agent has applied all it computed, and the state has stayed the
@@ -18,8 +19,9 @@ import { promisify } from 'node:util';
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
+import type { FailsafeConfig } from '../../src/dataplane/index.ts';
 import { issueServiceAccountToken, locateBinaries, pollUntil, waitForCrdsEstablished } from '../controlplane/index.ts';
-import { ENDPOINT_TO_HOST_ACTION, NODES } from '../differential/fixture.ts';
+import { ENDPOINT_TO_HOST_ACTION, FAILSAFES, NODES } from '../differential/fixture.ts';
 import { FixtureNetwork, type KernelProbe, type ProbeOptions } from '../differential/fixture-network.ts';
 import { REPO_ROOT, TesseraProcess } from '../runner/processes.ts';
 
@@ -88,7 +90,12 @@ export class TesseraAgents implements AsyncDisposable {
     await pollUntil(async () => ((await controllers.ready()) ? true : undefined), { description: 'the controllers to be ready', timeoutMs: 60_000 });
     this.net = await FixtureNetwork.create(this.o);
     for (const node of NODES) {
-      const args = ['agent', '--node', node, '--netns', this.net.nodeNs(node), '--kubeconfig', agentKubeconfig, '--default-endpoint-to-host-action', ENDPOINT_TO_HOST_ACTION];
+      const ports = (list: FailsafeConfig['inbound']) => list.map((p) => `${p.protocol}:${p.port}`).join(',');
+      const args = [
+        ...['agent', '--node', node, '--netns', this.net.nodeNs(node), '--kubeconfig', agentKubeconfig],
+        ...['--default-endpoint-to-host-action', ENDPOINT_TO_HOST_ACTION],
+        ...['--failsafe-inbound-host-ports', ports(FAILSAFES.inbound), '--failsafe-outbound-host-ports', ports(FAILSAFES.outbound)],
+      ];
       const agent = await TesseraProcess.start('agent', args, join(this.o.dir, `agent-${node}.log`));
       this.processes.push(agent);
       this.agents.set(node, agent);
