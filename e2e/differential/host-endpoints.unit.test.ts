@@ -25,8 +25,7 @@ const ofKind = (rounds: Obj[][], kind: string): Obj[] => rounds.flat().filter((o
 const specOf = (o: Obj): Obj => (o['spec'] ?? {}) as Obj;
 
 describe('hostEndpointsFromEnv: the one switch of every differential entry point', () => {
-  it('is DEFAULT_HOST_ENDPOINTS (0 until issue 29 lands) unless TESSERA_DIFFERENTIAL_HOST_ENDPOINTS says, and refuses what is no probability', () => {
-    expect(DEFAULT_HOST_ENDPOINTS).toBe(0);
+  it('is DEFAULT_HOST_ENDPOINTS unless TESSERA_DIFFERENTIAL_HOST_ENDPOINTS says, and refuses what is no probability', () => {
     expect(hostEndpointsFromEnv({})).toBe(DEFAULT_HOST_ENDPOINTS);
     expect(hostEndpointsFromEnv({ TESSERA_DIFFERENTIAL_HOST_ENDPOINTS: '' })).toBe(DEFAULT_HOST_ENDPOINTS);
     expect(hostEndpointsFromEnv({ TESSERA_DIFFERENTIAL_HOST_ENDPOINTS: '0.5' })).toBe(0.5);
