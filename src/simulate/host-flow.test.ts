@@ -338,6 +338,44 @@ describe('explanations of host flows name the host endpoint, the table and the c
   });
 });
 
+describe('conntrack by protocol, when request and reply are tracked differently (differential findings F1–F3; Felix and Tessera\'s dataplane agree on each)', () => {
+  const dnt = gnp('dnt');
+  /** node-2's endpoint untracks (and allows) everything it sends; nothing untracked comes in. */
+  const egressUntracked = (): Cluster =>
+    cluster({ 'node-2': { 'node-2-hep': hep({ name: '', expectedIpv4Addrs: ['10.72.0.2'], untrackedTiers: [tierOf([], [dnt], 'Pass')], profileIds: ['allow-all'] }) } }, [[dnt, [], [rule()]]]);
+  const udp = (c: Cluster, from: FlowPeer, to: FlowPeer, port: number): FlowResult => decideFlow(from, to, makePacket(from.net, to.net, 'UDP', port), opts, true);
+  const icmp = (c: Cluster, from: FlowPeer, to: FlowPeer): FlowResult => decideFlow(from, to, makePacket(from.net, to.net, 'ICMP', 0), opts, true);
+
+  it('F1: an ICMP echo whose request was untracked: the echo reply is INVALID and dropped where it arrives', () => {
+    const c = egressUntracked();
+    for (const to of [c.host('node-1'), c.pod('x/a')]) {
+      const r = icmp(c, c.host('node-2'), to);
+      expect(r.allowed).toBe(false);
+      expect(r.stages.at(-1)?.verdict.decision).toEqual({ kind: 'untracked-mismatch', action: 'deny', untracked: 'request' });
+    }
+  });
+
+  it('F2: a UDP reply to an untracked request is a new flow, which normal policy (here the allow-all profile) decides; a UDP reply left untracked ends the exchange', () => {
+    const c = egressUntracked();
+    expect(udp(c, c.host('node-2'), c.pod('x/a'), 5353).allowed).toBe(true);
+    expect(udp(c, c.pod('x/a'), c.host('node-2'), 5353).allowed).toBe(true);
+    // The same new-flow reply with no profile to allow it: the endpoint's normal chain drops it.
+    const strict = cluster({ 'node-2': { 'node-2-hep': hep({ name: '', expectedIpv4Addrs: ['10.72.0.2'], untrackedTiers: [tierOf([], [dnt], 'Pass')] }) } }, [[dnt, [], [rule()]]]);
+    const r = udp(strict, strict.host('node-2'), strict.pod('x/a'), 5353);
+    expect(r.allowed).toBe(false);
+    expect(droppedAt(r)).toBe('node-2 filter cali-fh-<interface of 10.72.0.2>');
+    // TCP keeps the INVALID rule.
+    expect(flow(c, c.host('node-2'), c.pod('x/a'), 80).allowed).toBe(false);
+  });
+
+  it("F3: forwarded pod traffic untracked by the destination node's endpoint: an ICMP echo reply is INVALID; a UDP reply is the pod's new egress flow", () => {
+    const c = cluster({ 'node-1': { 'node-1-hep': hep({ name: '', expectedIpv4Addrs: ['10.72.0.1'], untrackedTiers: [tierOf([dnt], [], 'Pass')] }) } }, [[dnt, [rule()], []]]);
+    expect(icmp(c, c.pod('x/b'), c.pod('x/a')).allowed).toBe(false);
+    expect(udp(c, c.pod('x/b'), c.pod('x/a'), 53).allowed).toBe(true);
+    expect(flow(c, c.pod('x/b'), c.pod('x/a'), 80).allowed).toBe(false);
+  });
+});
+
 describe('IPv6', () => {
   it('an endpoint matched by an expected IPv6 address; failsafes apply to IPv6 packets as to IPv4', () => {
     const states = { n1: new NodeState('node-1'), n2: new NodeState('node-2') };

@@ -34,8 +34,12 @@
  * policy"). A request tracked there (a pod's, a failsafe port's, one no untracked policy
  * allowed) whose reply an untracked policy allows leaves conntrack without the reply, so the
  * client's next packet (its ACK) is INVALID and dropped — what the raw failsafe chains' source
- * port entries prevent for failsafe connections. The engine applies both to UDP and SCTP as
- * well. The reply's destination
+ * port entries prevent for failsafe connections. SCTP is treated as TCP. An ICMP echo is
+ * treated as TCP when its request was untracked (conntrack finds the echo reply INVALID), and
+ * a reply left untracked ends it (no later packet). UDP has no state: a reply left untracked
+ * ends the exchange, and a reply to an untracked request is the first packet of a new flow,
+ * which the normal chains it meets on that node decide (differential findings F1–F3: Felix and
+ * Tessera's dataplane agree on each). The reply's destination
  * port is the client's ephemeral port; the engine uses the first of that range
  * ({@link EPHEMERAL_PORTS}), so an untracked rule matching only part of the range is decided
  * for that port.
@@ -148,10 +152,10 @@ class Path {
     return this.push({ node, table, chain, hostEndpoint: hep.name, kind, packet, verdict });
   }
 
-  workload(peer: Extract<FlowPeer, { kind: 'workload' }>, direction: Direction, pkt: Packet): DirectionVerdict {
+  workload(peer: Extract<FlowPeer, { kind: 'workload' }>, direction: Direction, pkt: Packet, packet: 'request' | 'reply' = 'request'): DirectionVerdict {
     const verdict = evaluateDirection(peer.state, peer.endpoint, direction, pkt, this.trace);
     const chain = `${direction === 'egress' ? 'cali-fw-' : 'cali-tw-'}${peer.endpoint.interfaceName || peer.id}`;
-    return this.push({ node: peer.node, table: 'filter', chain, workload: peer.id, kind: 'normal', packet: 'request', verdict });
+    return this.push({ node: peer.node, table: 'filter', chain, workload: peer.id, kind: 'normal', packet, verdict });
   }
 
   fixedStage(node: string, table: FlowTable, chain: string, direction: Direction, decision: Decision, packet: 'request' | 'reply' = 'request'): DirectionVerdict {
@@ -234,8 +238,8 @@ export function decideFlow(from: FlowPeer, to: FlowPeer, pkt: Packet, opts: Flow
   }
 
   // ---- the reply, through the raw chains (and conntrack where the request was untracked)
-  if (pkt.protocol === 'ICMP' || sameNode) return done();
-  const reply = makePacket(to.net, from.net, pkt.protocol, EPHEMERAL_PORTS.first, pkt.dstPort);
+  if (sameNode) return done();
+  const reply = replyPacket(pkt, to.net, from.net);
   const replyUntracked = new Set<string>();
   if (to.kind === 'host') {
     const v = path.hostChain(to.node, to.state, opts.interfaceOf(to.node), 'raw', 'cali-th-', 'untracked', reply, 'reply');
@@ -249,10 +253,21 @@ export function decideFlow(from: FlowPeer, to: FlowPeer, pkt: Packet, opts: Flow
   }
   for (const peer of [to, from]) {
     if (peer.kind === 'outside' || untracked.has(peer.node) === replyUntracked.has(peer.node)) continue;
-    // Request untracked: the reply meets INVALID on its way (leaving the server, or arriving at
-    // the client). Reply untracked: the client's next packet meets INVALID (leaving the client,
-    // or arriving at the server).
     const requestUntracked = untracked.has(peer.node);
+    if (!requestUntracked && (pkt.protocol === 'UDP' || pkt.protocol === 'ICMP')) {
+      // The reply passes untracked, and no later packet of the exchange follows it.
+      continue;
+    }
+    if (requestUntracked && pkt.protocol === 'UDP') {
+      // Conntrack has no entry and UDP has no state: the reply is the first packet of a new
+      // flow, which that node's normal policy decides.
+      replyAsNewFlow(path, peer, peer === to, reply, opts);
+      if (path.dropped) return done();
+      continue;
+    }
+    // TCP and SCTP either way, and an ICMP echo whose request was untracked: conntrack finds
+    // the reply (request untracked) or the client's next packet (reply untracked) INVALID —
+    // on its way out of the server, or into the client.
     const leaving = requestUntracked === (peer === to);
     const { table, chain, hostEndpoint } = invalidDropChain(peer, leaving, opts);
     const decision: Decision = { kind: 'untracked-mismatch', action: 'deny', untracked: requestUntracked ? 'request' : 'reply' };
@@ -260,6 +275,48 @@ export function decideFlow(from: FlowPeer, to: FlowPeer, pkt: Packet, opts: Flow
     return done();
   }
   return done();
+}
+
+/**
+ * The reply of `pkt` from `replySrc` to `replyDst`: ports swapped (its destination port the
+ * first ephemeral port, see the module doc); an ICMP echo request's reply is an echo reply.
+ */
+function replyPacket(pkt: Packet, replySrc: string, replyDst: string): Packet {
+  const reply = makePacket(replySrc, replyDst, pkt.protocol, EPHEMERAL_PORTS.first, pkt.dstPort);
+  if (reply.icmp === undefined) return reply;
+  const v6 = reply.ipVersion === 6;
+  const icmp = { type: v6 ? 129 : 0, code: 0 };
+  const dstIp = replyDst.split('/')[0] ?? replyDst;
+  return { ...reply, icmp, dstIpPort: `${dstIp},${v6 ? 'icmpv6' : 'icmp'}:${icmp.type}/${icmp.code}` };
+}
+
+/**
+ * A UDP reply conntrack did not expect (its request was untracked on `peer`'s node), decided as
+ * a new flow by the normal chains it meets there: leaving the server (`atServer`), a host's
+ * filter `th`, or a pod's `*` preDNAT and `fhfw`, its egress policy and the outgoing `thfw`;
+ * arriving at the client, a host's preDNAT then filter `fh`, or a pod's preDNAT and `fhfw` of
+ * the incoming interface, its ingress policy and the `*` `thfw`.
+ */
+function replyAsNewFlow(path: Path, peer: Exclude<FlowPeer, { kind: 'outside' }>, atServer: boolean, reply: Packet, opts: FlowOptions): void {
+  const iface = opts.interfaceOf(peer.node);
+  if (peer.kind === 'host') {
+    if (atServer) {
+      path.hostChain(peer.node, peer.state, iface, 'filter', 'cali-th-', 'normal', reply, 'reply');
+      return;
+    }
+    const pre = path.hostChain(peer.node, peer.state, iface, 'mangle', 'cali-fh-', 'pre-dnat', reply, 'reply');
+    if (path.dropped || (pre !== undefined && accepts(pre))) return;
+    path.hostChain(peer.node, peer.state, iface, 'filter', 'cali-fh-', 'normal', reply, 'reply');
+    return;
+  }
+  // A pod: leaving it, packets come in on its own interface (only `*` endpoints see it).
+  const inIface = atServer ? undefined : iface;
+  const outIface = atServer ? iface : undefined;
+  const pre = path.hostChain(peer.node, peer.state, inIface, 'mangle', 'cali-fh-', 'pre-dnat', reply, 'reply');
+  if (path.dropped) return;
+  if (pre === undefined || !accepts(pre)) path.hostChain(peer.node, peer.state, inIface, 'filter', 'cali-fhfw-', 'forward', reply, 'reply');
+  if (path.dropped || !path.workload(peer, atServer ? 'egress' : 'ingress', reply, 'reply').allowed) return;
+  path.hostChain(peer.node, peer.state, outIface, 'filter', 'cali-thfw-', 'forward', reply, 'reply');
 }
 
 /**
