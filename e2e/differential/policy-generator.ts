@@ -226,10 +226,10 @@ export interface GeneratorOptions {
 /**
  * The share of rounds with HostEndpoints the differentials run with unless
  * `TESSERA_DIFFERENTIAL_HOST_ENDPOINTS` says otherwise (differential.ts `hostEndpointsFromEnv`):
- * 0 until Tessera enforces host endpoints end to end (issue 29: calc graph, dataplane, verdict
- * engine); then 0.5, the one line that switches them on in CI and the benches.
+ * half the rounds, in CI and the benches, now that Tessera enforces host endpoints end to end
+ * (issue 29: calc graph, dataplane, verdict engine).
  */
-export const DEFAULT_HOST_ENDPOINTS = 0;
+export const DEFAULT_HOST_ENDPOINTS = 0.5;
 
 /** The restrictions Felix v3.28 (bench/felix's pin) in Kubernetes-datastore mode needs; see GeneratorOptions. */
 export const FELIX_V3_28: GeneratorOptions = Object.freeze({ tiers: false, profiles: false, distinctOrders: true, protocolWithNotProtocol: false, servicesWithoutNamespace: false, namedPortsWithoutProtocol: false });
