@@ -32,8 +32,6 @@ import {
   DROP_LOG_RATE_PATTERN,
   DEFAULT_FAILSAFE_INBOUND,
   DEFAULT_FAILSAFE_OUTBOUND,
-  FailsafePortsError,
-  parseFailsafePorts,
   type CommandRunner,
   type DropLogOptions,
   type ProtoPort,
@@ -43,6 +41,7 @@ import { createRootLogger, type Logger } from '../runtime/logger.ts';
 import { endpointSliceLister, readyServiceAddresses } from '../typha/service-endpoints.ts';
 import { parseTyphaAddress, SyncClient, type SyncClientOptions, type TyphaClientTls } from '../typha/sync-client.ts';
 import { choiceFlag, intFlag, oneOf, parseFlags, readCommandLine, readNamespacedName, textFlag, textFlagOr, usage, UsageError, valueFlag } from './args.ts';
+import { formatPorts, readFailsafePorts } from './failsafe-flags.ts';
 import { EXIT_CANNOT_PROGRAM, EXIT_FOREIGN_DATAPLANE } from './node-exit-status.ts';
 
 /** Exit status when the host cannot be programmed (missing tools or no NET_ADMIN). */
@@ -82,19 +81,6 @@ function readTyphaAddresses(text: string): string[] {
   return addresses;
 }
 
-/** A failsafe port list in Felix's syntax (`tcp:22,udp:68,tcp:10.0.0.0/8:6443`; `none`). */
-function readFailsafePorts(flag: string): (text: string) => ProtoPort[] {
-  return (text) => {
-    try {
-      return parseFailsafePorts(text);
-    } catch (err) {
-      if (err instanceof FailsafePortsError) throw new UsageError(`${flag}: ${err.message}`);
-      throw err;
-    }
-  };
-}
-
-const formatPorts = (ports: readonly ProtoPort[]): string => ports.map((p) => `${p.protocol}:${p.port}`).join(',');
 
 function readDropLogRate(text: string): string {
   if (!DROP_LOG_RATE_PATTERN.test(text)) throw new UsageError(`--drop-log-rate must be N/second, N/minute, N/hour or N/day, not ${JSON.stringify(text)}`);

@@ -4,26 +4,13 @@
  * parsed result always has every field — a flag a command does not take keeps its initial
  * value, so the shared loaders (`loadCluster`) read one shape.
  */
-import { DEFAULT_FAILSAFE_INBOUND, DEFAULT_FAILSAFE_OUTBOUND, FailsafePortsError, parseFailsafePorts, type ProtoPort } from '../dataplane/index.ts';
+import { DEFAULT_FAILSAFE_INBOUND, DEFAULT_FAILSAFE_OUTBOUND, type ProtoPort } from '../dataplane/index.ts';
 import type { EndpointToHostAction, ProbeProtocol, SimulationOptions } from '../simulate/index.ts';
-import { UsageError } from './args.ts';
+import { formatPorts, readFailsafePorts } from './failsafe-flags.ts';
 import { intFlag, listFlag, oneOf, parseFlags, switchFlag, textFlag, textFlagOr, valueFlag, type Flag, type Flags, type FlagValues } from './args.ts';
 
 const PROTOCOLS: readonly ProbeProtocol[] = ['TCP', 'UDP', 'SCTP'];
 
-/** A failsafe port list in Felix's syntax, as the agent's flag of the same name reads it. */
-function readFailsafePorts(flag: string): (text: string) => ProtoPort[] {
-  return (text) => {
-    try {
-      return parseFailsafePorts(text);
-    } catch (err) {
-      if (err instanceof FailsafePortsError) throw new UsageError(`${flag}: ${err.message}`);
-      throw err;
-    }
-  };
-}
-
-const formatPorts = (ports: readonly ProtoPort[]): string => ports.map((p) => `${p.protocol}:${p.port}`).join(',');
 
 export const SIMULATOR_FLAGS = {
   files: listFlag('--filename', '<file|dir>', 'manifests to read (repeatable); a directory is read recursively (*.yaml, *.yml, *.json)', { short: '-f' }),
