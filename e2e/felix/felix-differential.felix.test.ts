@@ -23,6 +23,13 @@ const SEED = Number(process.env['TESSERA_FELIX_DIFFERENTIAL_SEED'] ?? 20261127);
 /** The share of rounds with HostEndpoints (`hostEndpointsFromEnv`: policy-generator.ts DEFAULT_HOST_ENDPOINTS unless the environment says). */
 const HOST_ENDPOINTS = hostEndpointsFromEnv();
 
+/**
+ * With host endpoints on, the differential probes the hosts in every comparison, so every
+ * scenario it compares lists the fixture's nodes (their addresses and servers), the fixed
+ * rounds too: those then also check that hosts without HostEndpoints are not policed.
+ */
+const WITH_HOSTS = { hosts: HOST_ENDPOINTS > 0 };
+
 describe('Felix differential: Felix and Tessera enforce the same verdicts on real kernels', () => {
   let felix: FelixCluster;
   let diff: FelixDifferential;
@@ -38,15 +45,15 @@ describe('Felix differential: Felix and Tessera enforce the same verdicts on rea
 
   for (const r of REGRESSION_ROUNDS) {
     it(`regression round ${r.name}: ${r.defect}`, async () => {
-      const found = await diff.compare(roundScenario(`felix-regression-${r.name}`, r.policies));
+      const found = await diff.compare(roundScenario(`felix-regression-${r.name}`, r.policies, WITH_HOSTS));
       expect(found.map(describeDifference)).toEqual([]);
     });
   }
 
   it('a Kubernetes NetworkPolicy rewritten with egress rules is defaulted as written, on both sides (seed 28 round 588: the harness once kept the first policyTypes)', async () => {
     const knp = (spec: object) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'rewritten', namespace: 'alpha' }, spec });
-    expect((await diff.compare(roundScenario('felix-rewrite-1', [knp({ podSelector: { matchLabels: { app: 'web' } }, ingress: [{}] })]))).map(describeDifference)).toEqual([]);
-    expect((await diff.compare(roundScenario('felix-rewrite-2', [knp({ podSelector: { matchLabels: { app: 'web' } }, egress: [{ ports: [{ port: 53, protocol: 'UDP' }] }] })]))).map(describeDifference)).toEqual([]);
+    expect((await diff.compare(roundScenario('felix-rewrite-1', [knp({ podSelector: { matchLabels: { app: 'web' } }, ingress: [{}] })], WITH_HOSTS))).map(describeDifference)).toEqual([]);
+    expect((await diff.compare(roundScenario('felix-rewrite-2', [knp({ podSelector: { matchLabels: { app: 'web' } }, egress: [{ ports: [{ port: 53, protocol: 'UDP' }] }] })], WITH_HOSTS))).map(describeDifference)).toEqual([]);
   });
 
   it(`${ROUNDS} random rounds, every probe of every round agrees (seed ${SEED}${HOST_ENDPOINTS > 0 ? `, host endpoints in ${HOST_ENDPOINTS} of them` : ''})`, { timeout: 1_800_000 }, async () => {
