@@ -107,3 +107,28 @@ export type { K8sContainerPort, K8sEndpointSlice, K8sMetaObject, K8sNetworkPolic
 export { SERVICE_NAME_LABEL } from './kubernetes.ts';
 export { apiVersionOf, kindRow, kindRowOf, KINDS, kindsWatchedBy, resourceName, resourceOf } from './kinds.ts';
 export type { KindResource, KindRow, KindWatcher, ResourceName } from './kinds.ts';
+export type {
+  ClusterNetworkPolicy,
+  ClusterNetworkPolicySpec,
+  CnpAction,
+  CnpEgressPeer,
+  CnpEgressRule,
+  CnpIngressPeer,
+  CnpIngressRule,
+  CnpNamespacedPod,
+  CnpPort,
+  CnpProtocol,
+  CnpSubject,
+  CnpTier,
+  CnpVersion,
+  NodePeerInfo,
+} from './cluster-network-policy.ts';
+export {
+  CNP_BUNDLE_VERSION,
+  CNP_CALICO_TIER,
+  CNP_KIND,
+  CNP_SERVED_VERSIONS,
+  CNP_STORAGE_VERSION,
+  NETWORK_POLICY_API_GROUP,
+  isClusterNetworkPolicy,
+} from './cluster-network-policy.ts';
