@@ -1,5 +1,5 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane felix build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers kind-images kind-up kind-down kind-deploy kind-e2e kind-test
+.PHONY: setup deps controlplane felix network-policy-api build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers kind-images kind-up kind-down kind-deploy kind-e2e kind-test
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces; iputils-ping (ICMP probes) and conntrack
@@ -9,7 +9,7 @@
 # dnsname CNI plugin lets kind's nodes resolve each other (e2e/kind).
 DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack tcpdump ca-certificates chromium podman runc debootstrap golang-github-containernetworking-plugin-dnsname
 
-setup: deps controlplane felix
+setup: deps controlplane felix network-policy-api
 
 deps:
 	apt-get update
@@ -27,6 +27,11 @@ controlplane:
 # the Felix differential (e2e/felix; no-op when cached, ~1 minute warm).
 felix:
 	bash e2e/felix/build.sh >/dev/null
+
+# Downloads sigs.k8s.io/network-policy-api v0.3.0 into Tessera's Go module cache: the upstream
+# ClusterNetworkPolicy CRDs e2e/cluster-network-policy-crds.unit.test.ts compares ours with.
+network-policy-api:
+	bash e2e/network-policy-api.sh >/dev/null
 
 # Builds dist/ (build.mjs: tsc type-checks, esbuild bundles): what bin/tessera.js and the image run.
 # `npm test` builds first (its pretest script).

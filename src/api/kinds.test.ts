@@ -12,8 +12,10 @@ describe('the kind table', () => {
     expect(resourceName(kindRow('networkpolicies.networking.k8s.io'))).toBe('networkpolicies.networking.k8s.io');
   });
 
-  it('ships a CRD only for projectcalico.org/v3 kinds; an optional kind is a CRD a cluster may lack', () => {
-    for (const r of rows.filter((r) => r.crd === true)) expect(apiVersionOf(r)).toBe('projectcalico.org/v3');
+  it('ships a CRD only for projectcalico.org/v3 kinds and ClusterNetworkPolicy; an optional kind is a CRD a cluster may lack', () => {
+    for (const r of rows.filter((r) => r.crd === true)) {
+      expect(r.kind === 'ClusterNetworkPolicy' ? 'policy.networking.k8s.io/v1beta1' : 'projectcalico.org/v3').toBe(apiVersionOf(r));
+    }
     for (const r of rows.filter((r) => r.optional === true)) expect(r.crd).toBe(true);
   });
 

@@ -8,8 +8,9 @@
  * Invariants:
  * - `resourceName` (`<plural>.<group>`, or `<plural>` for the core group) is unique: it is how
  *   the API server names a resource, and how callers look a row up (`kindRow`);
- * - a row with `crd: true` is a `projectcalico.org` kind whose CustomResourceDefinition is
- *   generated into crds/ and installed by manifests/;
+ * - a row with `crd: true` is a `projectcalico.org` kind, or the network-policy-api's
+ *   ClusterNetworkPolicy, whose CustomResourceDefinition is generated into crds/ and installed
+ *   by manifests/;
  * - rows are in the order the simulator lists them (Kubernetes sources first, then tiers and
  *   policies, then what they select): its notes come out in this order.
  */
@@ -46,6 +47,8 @@ const CALICO = { group: 'projectcalico.org', version: 'v3' } as const;
 const CORE = { group: '', version: 'v1' } as const;
 const NETWORKING = { group: 'networking.k8s.io', version: 'v1' } as const;
 const DISCOVERY = { group: 'discovery.k8s.io', version: 'v1' } as const;
+/** network-policy-api v0.3.0's storage version; a cluster with an older CRD may serve only v1alpha2 (informers/served-version-lister-watcher.ts). */
+const NETWORK_POLICY_API = { group: 'policy.networking.k8s.io', version: 'v1beta1' } as const;
 
 const NODE_SIDE: readonly KindWatcher[] = ['agent', 'typha', 'simulate'];
 
@@ -77,6 +80,9 @@ export const KINDS = [
   { ...CALICO, kind: 'StagedNetworkPolicy', plural: 'stagednetworkpolicies', namespaced: true, crd: true, optional: true, watchers: NODE_SIDE },
   { ...CALICO, kind: 'StagedGlobalNetworkPolicy', plural: 'stagedglobalnetworkpolicies', namespaced: false, crd: true, optional: true, watchers: NODE_SIDE },
   { ...CALICO, kind: 'StagedKubernetesNetworkPolicy', plural: 'stagedkubernetesnetworkpolicies', namespaced: true, crd: true, optional: true, watchers: NODE_SIDE },
+  // Kubernetes' own cluster-admin policy (SIG-Network network-policy-api), in Calico 3.32's tiers
+  // kube-admin and kube-baseline. Optional: a cluster may not have its CRD.
+  { ...NETWORK_POLICY_API, kind: 'ClusterNetworkPolicy', plural: 'clusternetworkpolicies', namespaced: false, crd: true, optional: true, watchers: NODE_SIDE },
 ] as const satisfies readonly KindRow[];
 
 /** `<plural>.<group>`, or `<plural>` for the core group: the API server's resource name. */

@@ -16,6 +16,8 @@ import { DELETE_WITH_SPEC } from './staged.ts';
 import type { TSchema } from '@sinclair/typebox';
 import { toOpenApi } from './schema-openapi.ts';
 import type { OpenApiNode } from './schema-openapi.ts';
+import { NETWORK_POLICY_API_GROUP } from './cluster-network-policy.ts';
+import { clusterNetworkPolicyCrd } from './cluster-network-policy-crd.ts';
 
 export interface CrdFile {
   /** File name inside crds/. */
@@ -168,6 +170,8 @@ function deleteRule(properties: Readonly<Record<string, TSchema>>, exempt: reado
 }
 
 function crdOf(row: KindRow): OpenApiNode {
+  // The network-policy-api's own CRD: its standard channel is what crds/ and manifests/ install.
+  if (row.group === NETWORK_POLICY_API_GROUP) return clusterNetworkPolicyCrd('standard');
   if (row.kind in KIND_SCHEMAS) {
     const kind = row.kind as keyof typeof KIND_SCHEMAS;
     return crd(row, KIND_SCHEMAS[kind], PRESENTATION[kind]);
@@ -197,4 +201,13 @@ export function buildCrds(): CrdFile[] {
     file: `${row.group}_${row.plural}.yaml`,
     crd: crdOf(row),
   }));
+}
+
+/**
+ * The CRDs of other channels, each in a directory of its channel's name (`experimental/`), so
+ * `kubectl apply -f crds/` (which does not recurse) installs one channel only: the
+ * ClusterNetworkPolicy CRD of the experimental channel, applied over the standard one to opt in.
+ */
+export function buildChannelCrds(): CrdFile[] {
+  return [{ file: `experimental/${NETWORK_POLICY_API_GROUP}_clusternetworkpolicies.yaml`, crd: clusterNetworkPolicyCrd('experimental') }];
 }

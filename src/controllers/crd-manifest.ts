@@ -10,6 +10,13 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CRDS_DIR = join(REPO_ROOT, 'crds');
 export const CRD_MANIFEST = join(REPO_ROOT, 'manifests', '01-crds.yaml');
+/**
+ * The experimental channel of ClusterNetworkPolicy (egress `nodes`, `domainNames`,
+ * `destinationNamedPort`), applied over manifests/ to opt in: `kubectl apply -f manifests/`
+ * does not recurse into manifests/experimental/, so the default install is the standard channel.
+ */
+export const EXPERIMENTAL_CNP_MANIFEST = join(REPO_ROOT, 'manifests', 'experimental', 'clusternetworkpolicies.yaml');
+export const EXPERIMENTAL_CNP_CRD = join(CRDS_DIR, 'experimental', 'policy.networking.k8s.io_clusternetworkpolicies.yaml');
 
 const HEADER = `# Generated from crds/*.yaml by manifests/generate.ts (npx tsx manifests/generate.ts).
 # Do not edit: change crds/generate.ts, regenerate crds/, then regenerate this file.
@@ -27,4 +34,20 @@ export function renderCrdManifest(crdsDir = CRDS_DIR): string {
     return `# Source: crds/${f}\n${body.endsWith('\n') ? body : `${body}\n`}`;
   });
   return HEADER + docs.map((d) => `---\n${d}`).join('');
+}
+
+/** manifests/experimental/clusternetworkpolicies.yaml: crds/experimental's CRD under a header saying how to use it. */
+export function renderExperimentalCnpManifest(crdFile = EXPERIMENTAL_CNP_CRD): string {
+  const body = readFileSync(crdFile, 'utf8').replace(/^(#.*\n)+/, '');
+  return `# Generated from crds/experimental/policy.networking.k8s.io_clusternetworkpolicies.yaml by
+# manifests/generate.ts (npx tsx manifests/generate.ts). Do not edit.
+#
+# The EXPERIMENTAL channel of the ClusterNetworkPolicy CRD (network-policy-api v0.3.0): the
+# standard one (manifests/01-crds.yaml) plus egress \`nodes\` and \`domainNames\` peers and
+# \`destinationNamedPort\`. Opt in after installing Tessera:
+#   kubectl apply -f manifests/experimental/clusternetworkpolicies.yaml
+# Back to the standard channel (remove experimental fields from existing objects first):
+#   kubectl apply -f manifests/01-crds.yaml
+---
+${body}`;
 }
