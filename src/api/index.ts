@@ -132,3 +132,8 @@ export {
   NETWORK_POLICY_API_GROUP,
   isClusterNetworkPolicy,
 } from './cluster-network-policy.ts';
+
+export { validateClusterNetworkPolicy } from './cluster-network-policy-validation.ts';
+export type { ClusterNetworkPolicyValidationOptions } from './cluster-network-policy-validation.ts';
+export { CNP_CHANNELS, clusterNetworkPolicySchema } from './cluster-network-policy-schema.ts';
+export type { CnpChannel } from './cluster-network-policy-schema.ts';
