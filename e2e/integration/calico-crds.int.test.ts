@@ -5,17 +5,18 @@ import { kubectlOk } from './kubectl.ts';
 import { adminKubeConfig } from './shared-control-plane.ts';
 
 describe('crds/ against a real kube-apiserver', () => {
-  it('crds/ defines exactly the projectcalico.org CRDs Tessera serves', () => {
+  it('crds/ defines exactly the CRDs Tessera serves (projectcalico.org, and ClusterNetworkPolicy\'s standard channel)', () => {
     expect(crdNamesInRepo()).toEqual([...CALICO_CRD_NAMES]);
   });
 
-  it('kubectl apply -f crds/ establishes every CRD, serving and storing projectcalico.org/v3', async () => {
+  it('kubectl apply -f crds/ establishes every CRD, serving and storing projectcalico.org/v3 (ClusterNetworkPolicy: v1beta1)', async () => {
     const crds = await installCalicoCrds(adminKubeConfig());
 
     expect(crds.map((crd) => crd.metadata?.name).sort()).toEqual([...CALICO_CRD_NAMES]);
     for (const crd of crds) {
-      expect(crd.spec.group).toBe('projectcalico.org');
-      expect(crd.spec.versions.filter((v) => v.served && v.storage).map((v) => v.name)).toEqual(['v3']);
+      const cnp = crd.spec.group === 'policy.networking.k8s.io';
+      expect(cnp ? crd.spec.names.kind : crd.spec.group).toBe(cnp ? 'ClusterNetworkPolicy' : 'projectcalico.org');
+      expect(crd.spec.versions.filter((v) => v.served && v.storage).map((v) => v.name)).toEqual([cnp ? 'v1beta1' : 'v3']);
       expect(crd.status?.acceptedNames?.kind).toBe(crd.spec.names.kind);
     }
   });
@@ -35,6 +36,6 @@ describe('crds/ against a real kube-apiserver', () => {
 
     const out = await kubectlOk(['api-resources', '--api-group=projectcalico.org', '-o', 'name']);
 
-    expect(out.trim().split('\n').sort()).toEqual([...CALICO_CRD_NAMES]);
+    expect(out.trim().split('\n').sort()).toEqual(CALICO_CRD_NAMES.filter((n) => n.endsWith('.projectcalico.org')));
   });
 });

@@ -9,7 +9,7 @@ import { pollUntil } from '../controlplane/poll-until.ts';
 import { kubectlOk } from './kubectl.ts';
 import { REPO_ROOT } from './shared-control-plane.ts';
 
-/** The projectcalico.org/v3 CRDs Tessera serves (sorted): the kind table's `crd` rows. */
+/** The CRDs Tessera serves (sorted): the kind table's `crd` rows — the projectcalico.org/v3 kinds and ClusterNetworkPolicy. */
 export const CALICO_CRD_NAMES: readonly string[] = KINDS.filter((r: KindRow) => r.crd === true)
   .map(resourceName)
   .sort();

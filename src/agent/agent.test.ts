@@ -73,11 +73,15 @@ describe('startAgent', () => {
   it('syncs and programs when the staged-policy CRDs are not installed (404: optional kinds)', async () => {
     const kernel = new FakeKernel();
     const runner = new RecordingCommandRunner(kernel.handler);
-    // Every optional kind of the kind table (the staged ones, today) not served.
-    const staged = new Set(AGENT_RESOURCES.filter((r) => r.optional === true).map((r) => r.plural));
+    // Every optional kind of the kind table (the staged ones and ClusterNetworkPolicy, today) not
+    // served, at any of its versions (ClusterNetworkPolicy: v1beta1, then v1alpha2, each a 404).
+    const optional = AGENT_RESOURCES.filter((r) => r.optional === true);
+    const staged = new Set(optional.map((r) => r.plural));
     expect(staged.size).toBeGreaterThan(0);
     const { lws } = scripted(LISTS, staged);
-    for (const plural of staged) lws.get(plural)!.queueList(new StatusError(404, 'NotFound', 'the server could not find the requested resource') as never);
+    for (const r of optional) {
+      for (let v = 0; v <= (r.fallbackVersions?.length ?? 0); v++) lws.get(r.plural)!.queueList(new StatusError(404, 'NotFound', 'the server could not find the requested resource') as never);
+    }
     const abort = new AbortController();
     const agent = startAgent({ nodeName: 'node-1', listerWatcherFor: (r) => lws.get(r.plural)!, runner }, abort.signal);
     await until(() => agent.ready(), 'ready without the staged kinds');

@@ -38,6 +38,12 @@ export interface KindRow {
    * @default false
    */
   readonly optional?: boolean;
+  /**
+   * Older versions the API server may serve instead of `version`, with the same schema: the
+   * agent, Typha and the simulator read the first one served, preferring `version`
+   * (informers/served-version-lister-watcher.ts), and carry objects as `version`.
+   */
+  readonly fallbackVersions?: readonly string[];
   /** Tessera ships its CustomResourceDefinition (crds/, manifests/01-crds.yaml). @default false */
   readonly crd?: boolean;
   readonly watchers: readonly KindWatcher[];
@@ -81,8 +87,9 @@ export const KINDS = [
   { ...CALICO, kind: 'StagedGlobalNetworkPolicy', plural: 'stagedglobalnetworkpolicies', namespaced: false, crd: true, optional: true, watchers: NODE_SIDE },
   { ...CALICO, kind: 'StagedKubernetesNetworkPolicy', plural: 'stagedkubernetesnetworkpolicies', namespaced: true, crd: true, optional: true, watchers: NODE_SIDE },
   // Kubernetes' own cluster-admin policy (SIG-Network network-policy-api), in Calico 3.32's tiers
-  // kube-admin and kube-baseline. Optional: a cluster may not have its CRD.
-  { ...NETWORK_POLICY_API, kind: 'ClusterNetworkPolicy', plural: 'clusternetworkpolicies', namespaced: false, crd: true, optional: true, watchers: NODE_SIDE },
+  // kube-admin and kube-baseline. Read at v1beta1, or at v1alpha2 where only that is served (Calico
+  // 3.32's bundled v0.2.0 CRD); optional: empty only when the cluster has neither.
+  { ...NETWORK_POLICY_API, kind: 'ClusterNetworkPolicy', plural: 'clusternetworkpolicies', namespaced: false, crd: true, optional: true, fallbackVersions: ['v1alpha2'], watchers: NODE_SIDE },
 ] as const satisfies readonly KindRow[];
 
 /** `<plural>.<group>`, or `<plural>` for the core group: the API server's resource name. */
@@ -104,7 +111,7 @@ export function apiVersionOf(r: { readonly group: string; readonly version: stri
   return r.group === '' ? r.version : `${r.group}/${r.version}`;
 }
 
-/** The REST resource of a row. */
+/** The REST resource of a row (at its preferred version; see `fallbackVersions`). */
 export function resourceOf(r: KindRow): KindResource {
   return { group: r.group, version: r.version, plural: r.plural };
 }

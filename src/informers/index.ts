@@ -23,3 +23,5 @@ export { FileListerWatcher } from './file-lister-watcher.ts';
 export type { FileListerWatcherOptions } from './file-lister-watcher.ts';
 export { OptionalListerWatcher } from './optional-lister-watcher.ts';
 export type { OptionalListerWatcherOptions } from './optional-lister-watcher.ts';
+export { ServedVersionListerWatcher, servedVersionListerWatcher } from './served-version-lister-watcher.ts';
+export type { ServedVersionListerWatcherOptions } from './served-version-lister-watcher.ts';

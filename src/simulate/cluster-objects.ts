@@ -26,6 +26,7 @@
 import { API_VERSION, applyDefaults, isError, V3_KINDS, validateResource, type V3Resource } from '../api/index.ts';
 import { isPreviewedAction, isStagedKind, readStaged, unpreviewedStagedNote, type StagedPolicy } from '../api/staged.ts';
 import { unenforcedObject, type UnenforcedObject } from '../api/unenforced-kinds.ts';
+import { isClusterNetworkPolicy, type ClusterNetworkPolicy } from '../api/cluster-network-policy.ts';
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import type { K8sEndpointSlice, K8sNetworkPolicy, K8sPod, K8sService } from '../api/index.ts';
 import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
@@ -53,6 +54,11 @@ export interface ClusterObjects {
    * every verdict, and named by every tool, which then exits `EXIT_UNENFORCED`.
    */
   readonly unenforced?: readonly UnenforcedObject[];
+  /**
+   * policy.networking.k8s.io ClusterNetworkPolicies, of any served version (v1beta1, v1alpha2):
+   * the kube-admin and kube-baseline tiers' policies.
+   */
+  readonly clusterNetworkPolicies?: readonly ClusterNetworkPolicy[];
   /** core/v1 Services (`services` rule matches reach them through EndpointSlices). */
   readonly services?: readonly K8sService[];
   /**
@@ -245,6 +251,7 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     calico: [] as V3Resource[],
     staged: [] as StagedPolicy[],
     unenforced: [] as UnenforcedObject[],
+    clusterNetworkPolicies: [] as ClusterNetworkPolicy[],
     services: [] as K8sService[],
     endpointSlices: [] as K8sEndpointSlice[],
   };
@@ -259,6 +266,7 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     else if (api === 'v1' && kind === 'Service') out.services.push(v as K8sService);
     else if (api === 'discovery.k8s.io/v1' && kind === 'EndpointSlice') out.endpointSlices.push(v as K8sEndpointSlice);
     else if (api === API_VERSION && (V3_KINDS as readonly string[]).includes(kind)) out.calico.push(v as V3Resource);
+    else if (isClusterNetworkPolicy(api, kind)) out.clusterNetworkPolicies.push(v as ClusterNetworkPolicy);
     else if (api === API_VERSION && isStagedKind(kind)) {
       const staged = readStaged(v);
       if (!isPreviewedAction(staged.action)) notes.push(unpreviewedStagedNote(staged));

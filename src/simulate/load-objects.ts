@@ -21,6 +21,8 @@ import { FileListerWatcher } from '../informers/file-lister-watcher.ts';
 import { KubeListerWatcher, type KubeResource } from '../informers/kube-lister-watcher.ts';
 import { StatusError, type ListerWatcher } from '../informers/lister-watcher.ts';
 import type { KubeObject } from '../informers/object.ts';
+import { servedVersionListerWatcher } from '../informers/served-version-lister-watcher.ts';
+import { silentLogger } from '../runtime/logger.ts';
 import { formatInputProblem, InputError, isObjectProblem, type ClusterProblem, type InputProblem } from '../runtime/input-error.ts';
 import { classifyObjects, type ClusterObjects } from './cluster-objects.ts';
 import { withServiceEndpoints } from './endpoint-slices.ts';
@@ -29,10 +31,17 @@ export interface KindSource {
   readonly apiVersion: string;
   readonly kind: string;
   readonly resource: KubeResource;
+  /** Older versions to read where `resource.version` is not served (the kind table's `fallbackVersions`). */
+  readonly fallbackVersions?: readonly string[];
 }
 
 /** The kinds a simulation reads (the kind table's `simulate` rows), in the order they are listed. */
-export const SIMULATED_KINDS: readonly KindSource[] = kindsWatchedBy('simulate').map((row) => ({ apiVersion: apiVersionOf(row), kind: row.kind, resource: resourceOf(row) }));
+export const SIMULATED_KINDS: readonly KindSource[] = kindsWatchedBy('simulate').map((row) => ({
+  apiVersion: apiVersionOf(row),
+  kind: row.kind,
+  resource: resourceOf(row),
+  ...(row.fallbackVersions === undefined ? {} : { fallbackVersions: row.fallbackVersions }),
+}));
 
 /** `List`, `PodList`…: expanded by the reader, never an object of its own. */
 function isListKind(kind: string): boolean {
@@ -135,7 +144,8 @@ export async function loadFromListers(listerFor: (kind: KindSource) => ListerWat
   const values: unknown[] = [];
   const forbidden: ClusterProblem[] = [];
   for (const k of SIMULATED_KINDS) {
-    const lw = listerFor(k);
+    // At the version the server serves (ClusterNetworkPolicy: v1beta1, else v1alpha2); objects typed as the row's.
+    const lw = servedVersionListerWatcher(k.resource, k.fallbackVersions, (resource) => listerFor({ ...k, resource }), silentLogger);
     const resource = `${k.apiVersion} ${k.kind}`;
     try {
       values.push(...typed(await listAll(lw), k));

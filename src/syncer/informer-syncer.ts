@@ -13,9 +13,12 @@
  *   (endpoint-slice-projection.ts), so a write that changes nothing else is a no-op downstream;
  * - a delete names (apiVersion, kind, namespace, name), also for a tombstone
  *   (`DeletedFinalStateUnknown`);
- * - a row marked `optional` whose resource the API server does not serve (404) is an empty
- *   list, re-listed later (informers/optional-lister-watcher.ts): a cluster with older CRDs
- *   still syncs;
+ * - a row with `fallbackVersions` is read at the first of its versions the API server serves
+ *   (informers/served-version-lister-watcher.ts: ClusterNetworkPolicy at v1beta1, else v1alpha2),
+ *   its objects carried as the row's version (the versions share one schema);
+ * - a row marked `optional` whose resource the API server does not serve (404) at any version is
+ *   an empty list, re-listed later (informers/optional-lister-watcher.ts): a cluster with older
+ *   CRDs still syncs;
  * - `run` resolves after `signal` aborts and the informers have stopped.
  */
 import { apiVersionOf, kindsWatchedBy, resourceOf, type KindRow } from '../api/kinds.ts';
@@ -25,6 +28,7 @@ import {
   KubeListerWatcher,
   OptionalListerWatcher,
   resourceName,
+  servedVersionListerWatcher,
   type KubeConfig,
   type KubeObject,
   type KubeResource,
@@ -90,7 +94,10 @@ export class InformerSyncer<U extends AnyUpdate = Update> {
     this.#log = logger.child({ component: 'informer-syncer' });
     const resources = opts.resources ?? AGENT_RESOURCES;
     const optional = new Set(resources.filter((r) => r.optional === true).map((r) => resourceName(resourceOf(r))));
-    const base = opts.listerWatcherFor ?? kubeListerWatcherFor(opts.kubeConfig);
+    const fallbacks = new Map(resources.filter((r) => r.fallbackVersions !== undefined).map((r) => [resourceName(resourceOf(r)), r.fallbackVersions]));
+    const kube = opts.listerWatcherFor ?? kubeListerWatcherFor(opts.kubeConfig);
+    // The version the API server serves, where a row may be served at an older one only.
+    const base = (resource: KubeResource): ListerWatcher<KubeObject> => servedVersionListerWatcher(resource, fallbacks.get(resourceName(resource)), kube, logger);
     this.#factory = new InformerFactory({
       listerWatcherFor: (resource) => (optional.has(resourceName(resource)) ? new OptionalListerWatcher(base(resource), { logger }) : base(resource)),
       registry,
