@@ -64,7 +64,7 @@ export interface AgentOptions {
   /** Test seam: the source of each watched resource. @default a KubeListerWatcher on `kubeConfig` */
   readonly listerWatcherFor?: (resource: KubeResource) => ListerWatcher<KubeObject>;
   /**
-   * The source of the kinds listed only to report them NOT ENFORCED (ClusterNetworkPolicy:
+   * The source of the kinds listed only to report them NOT ENFORCED (AdminNetworkPolicy:
    * `UnenforcedObjectsReporter`), with or without Typha.
    * @default a KubeListerWatcher on `kubeConfig` when it is given and `listerWatcherFor` is not; else none are reported
    */

@@ -8,15 +8,16 @@ import { newRegistry } from '../runtime/metrics.ts';
 import { UnenforcedObjectsReporter } from './unenforced-objects-reporter.ts';
 
 /**
- * A cluster with one ClusterNetworkPolicy, or (`served` false) without its CRD (404); watches
- * stay open until aborted.
+ * A cluster with one AdminNetworkPolicy (v1alpha1, a kind Tessera does not enforce) and no
+ * BaselineAdminNetworkPolicy CRD, or (`served` false) without either CRD (404); watches stay
+ * open until aborted.
  */
 function cluster(served = true): (r: KubeResource) => ListerWatcher<KubeObject> {
   return (r) => ({
     resource: `${r.group}/${r.version}/${r.plural}`,
     list: () => {
-      if (r.plural !== 'clusternetworkpolicies' || !served) return Promise.reject(new StatusError(404, 'NotFound', 'the server could not find the requested resource'));
-      return Promise.resolve({ items: [{ metadata: { name: 'admin-deny', resourceVersion: '5' }, spec: { tier: 'Admin', priority: 10 } } as KubeObject], resourceVersion: '5' });
+      if (r.plural !== 'adminnetworkpolicies' || !served) return Promise.reject(new StatusError(404, 'NotFound', 'the server could not find the requested resource'));
+      return Promise.resolve({ items: [{ metadata: { name: 'admin-deny', resourceVersion: '5' }, spec: { priority: 10, subject: { namespaces: {} } } } as KubeObject], resourceVersion: '5' });
     },
     watch: (opts): AsyncIterable<WatchEvent<KubeObject>> => ({
       [Symbol.asyncIterator]: () => ({
@@ -36,7 +37,7 @@ async function until(cond: () => boolean | Promise<boolean>, what: string): Prom
 }
 
 describe('UnenforcedObjectsReporter (the agent)', () => {
-  it('logs each ClusterNetworkPolicy at warn as NOT ENFORCED and counts it by kind', async () => {
+  it('logs each AdminNetworkPolicy at warn as NOT ENFORCED and counts it by kind', async () => {
     const out: string[] = [];
     const logger = pino({ level: 'info' }, { write: (l: string) => void out.push(l) });
     const registry = newRegistry();
@@ -45,15 +46,17 @@ describe('UnenforcedObjectsReporter (the agent)', () => {
     const running = reporter.run(stop.signal);
     const warned = () => out.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => String(l.msg).startsWith('NOT ENFORCED'));
     await until(() => warned().length === 1, 'the warning');
-    const cnp = unreadKind('policy.networking.k8s.io/v1alpha2', 'ClusterNetworkPolicy');
+    const anp = unreadKind('policy.networking.k8s.io/v1alpha1', 'AdminNetworkPolicy');
     expect(warned()[0]).toMatchObject({
       level: 40,
       component: 'unenforced-objects',
-      kind: 'ClusterNetworkPolicy',
+      kind: 'AdminNetworkPolicy',
       name: 'admin-deny',
-      msg: `NOT ENFORCED: policy.networking.k8s.io/v1alpha2 ClusterNetworkPolicy admin-deny: ${cnp.status === 'not-enforced' ? cnp.reason : ''}`,
+      msg: `NOT ENFORCED: policy.networking.k8s.io/v1alpha1 AdminNetworkPolicy admin-deny: ${anp.status === 'not-enforced' ? anp.reason : ''}`,
     });
-    await until(async () => (await registry.metrics()).includes('tessera_unenforced_objects{kind="ClusterNetworkPolicy"} 1'), 'the gauge');
+    expect(anp.status).toBe('not-enforced');
+    await until(async () => (await registry.metrics()).includes('tessera_unenforced_objects{kind="AdminNetworkPolicy"} 1'), 'the gauge');
+    expect(await registry.metrics()).toContain('tessera_unenforced_objects{kind="BaselineAdminNetworkPolicy"} 0');
     stop.abort();
     await running;
   });
@@ -65,7 +68,7 @@ describe('UnenforcedObjectsReporter (the agent)', () => {
     const reporter = new UnenforcedObjectsReporter({ listerWatcherFor: cluster(false), registry, logger, recheckMs: 60_000 });
     const stop = new AbortController();
     const running = reporter.run(stop.signal);
-    await until(async () => (await registry.metrics()).includes('tessera_unenforced_objects{kind="ClusterNetworkPolicy"} 0'), 'the gauge at 0');
+    await until(async () => (await registry.metrics()).includes('tessera_unenforced_objects{kind="AdminNetworkPolicy"} 0'), 'the gauge at 0');
     expect(out.filter((l) => l.includes('NOT ENFORCED'))).toEqual([]);
     stop.abort();
     await running;

@@ -1,7 +1,7 @@
 /**
  * Says so, per object, when the cluster holds objects of a policy kind Tessera does not enforce
- * (api/unenforced-kinds.ts): a ClusterNetworkPolicy's rules would hold
- * under Calico and do not hold here, so the gap must never be silent:
+ * (api/unenforced-kinds.ts): an AdminNetworkPolicy's rules would hold under Calico 3.29–3.31
+ * and do not hold here, so the gap must never be silent:
  *
  * - each such object is logged (warn) when it appears, and again when its spec changes, with
  *   kind, namespace, name and why (`NOT ENFORCED: …`); its deletion is logged at info;
@@ -48,7 +48,7 @@ export class UnenforcedObjectsReporter {
       () =>
         new Gauge({
           name: 'tessera_unenforced_objects',
-          help: 'Objects of a policy kind Tessera does not enforce (ClusterNetworkPolicy) that the cluster holds, by kind: their policy does not hold.',
+          help: 'Objects of a policy kind Tessera does not enforce (AdminNetworkPolicy, BaselineAdminNetworkPolicy) that the cluster holds, by kind: their policy does not hold.',
           labelNames: ['kind'] as const,
           registers: [registry],
         }),

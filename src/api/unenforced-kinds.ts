@@ -3,10 +3,11 @@
  * takes input (`simulate`, `explain`, `render`, `validate`) reports each such object by name,
  * and the agent those it watches for that purpose, instead of dropping them without a word:
  *
- * - a policy kind Tessera does not enforce yet (the Kubernetes network-policy-api's
- *   ClusterNetworkPolicy, AdminNetworkPolicy and BaselineAdminNetworkPolicy) is NOT ENFORCED.
- *   Its presence alone can change a verdict — a cluster network policy sits in front of every
- *   namespaced one — so the tools count it as verdict-changing and exit non-zero
+ * - a policy kind Tessera does not enforce (the Kubernetes network-policy-api's v1alpha1
+ *   AdminNetworkPolicy and BaselineAdminNetworkPolicy, which its v0.2.0 replaced with
+ *   ClusterNetworkPolicy — enforced, in kube-admin/kube-baseline — and Calico 3.32 removed) is
+ *   NOT ENFORCED. Its presence alone can change a verdict — an admin network policy sits in
+ *   front of every namespaced one — so the tools count it as verdict-changing and exit non-zero
  *   (cli/exit-status.ts `EXIT_UNENFORCED`);
  * - any other kind (IPPool, BGPPeer, FelixConfiguration, a Service…) is not policy: it is
  *   reported as ignored, and changes nothing.
@@ -32,34 +33,38 @@ const NETWORK_POLICY_API = 'policy.networking.k8s.io';
 
 /**
  * The REST resources a cluster is listed for, to report its objects of these kinds (the agent's
- * `UnenforcedObjectsReporter`, `tessera simulate --kubeconfig`): `clusternetworkpolicies` at
- * policy.networking.k8s.io/v1alpha2, the version both Calico's bundled CRD and
- * network-policy-api v0.3.0's serve.
+ * `UnenforcedObjectsReporter`, `tessera simulate --kubeconfig`): AdminNetworkPolicy and
+ * BaselineAdminNetworkPolicy at policy.networking.k8s.io/v1alpha1, the only version they had
+ * (network-policy-api v0.1.x CRDs, as Calico 3.29–3.31 installed them).
  */
 export const UNENFORCED_RESOURCES: ReadonlyArray<{ readonly resource: KindResource; readonly apiVersion: string; readonly kind: string }> = [
   {
-    resource: { group: NETWORK_POLICY_API, version: 'v1alpha2', plural: 'clusternetworkpolicies' },
-    apiVersion: `${NETWORK_POLICY_API}/v1alpha2`,
-    kind: 'ClusterNetworkPolicy',
+    resource: { group: NETWORK_POLICY_API, version: 'v1alpha1', plural: 'adminnetworkpolicies' },
+    apiVersion: `${NETWORK_POLICY_API}/v1alpha1`,
+    kind: 'AdminNetworkPolicy',
+  },
+  {
+    resource: { group: NETWORK_POLICY_API, version: 'v1alpha1', plural: 'baselineadminnetworkpolicies' },
+    apiVersion: `${NETWORK_POLICY_API}/v1alpha1`,
+    kind: 'BaselineAdminNetworkPolicy',
   },
 ];
 
-/** Policy kinds Tessera does not enforce (yet). */
+/** Policy kinds Tessera does not enforce. */
 export const UNENFORCED_POLICY_KINDS: readonly UnenforcedRow[] = [
   {
     group: NETWORK_POLICY_API,
-    kind: 'ClusterNetworkPolicy',
-    reason: 'ClusterNetworkPolicy is not enforced by Tessera: its Admin and Baseline rules, which sit before and after every namespaced policy, are not applied',
-  },
-  {
-    group: NETWORK_POLICY_API,
     kind: 'AdminNetworkPolicy',
-    reason: 'AdminNetworkPolicy is not enforced by Tessera: its rules, which sit before every namespaced policy, are not applied',
+    reason:
+      'AdminNetworkPolicy (v1alpha1) is not enforced by Tessera: its rules, which sit before every namespaced policy, are not applied. ' +
+      'network-policy-api v0.2.0 replaced it with ClusterNetworkPolicy (tier Admin), which Tessera enforces; Calico 3.32 removed it too',
   },
   {
     group: NETWORK_POLICY_API,
     kind: 'BaselineAdminNetworkPolicy',
-    reason: 'BaselineAdminNetworkPolicy is not enforced by Tessera: its rules, which apply after every namespaced policy, are not applied',
+    reason:
+      'BaselineAdminNetworkPolicy (v1alpha1) is not enforced by Tessera: its rules, which apply after every namespaced policy, are not applied. ' +
+      'network-policy-api v0.2.0 replaced it with ClusterNetworkPolicy (tier Baseline), which Tessera enforces; Calico 3.32 removed it too',
   },
 ];
 

@@ -14,7 +14,7 @@
  *   answered from partial input.
  *
  * - 4 (`EXIT_UNENFORCED`): done, but the input holds objects of a policy kind Tessera does not
- *   enforce (a ClusterNetworkPolicy: api/unenforced-kinds.ts), which would
+ *   enforce (an AdminNetworkPolicy: api/unenforced-kinds.ts), which would
  *   change verdicts under Calico. The answer printed is what Tessera enforces; each such object
  *   is named on stderr (`NOT ENFORCED: …`). It wins over 1: a mismatch or an invalid object
  *   next to them is judged on an answer that already leaves them out.

@@ -12,7 +12,7 @@
  * Exit 2 on a usage error, 3 when the input cannot be used (exit-status.ts): an unreadable
  * file, a YAML syntax error, an unreachable API server, a forbidden list, an invalid object
  * (unless `--skip-invalid`) — never an empty or partial matrix with status 0. Exit 4 when the
- * input holds a policy kind Tessera does not enforce (a ClusterNetworkPolicy):
+ * input holds a policy kind Tessera does not enforce (an AdminNetworkPolicy):
  * each is named on stderr as `NOT ENFORCED: …`, after the answer that leaves it out. The
  * warnings `tessera validate` prints (an `http` match, QoS limits) are on stderr too.
  */
@@ -118,7 +118,7 @@ explained, the last line is {"scenarios":N,"probes":N,"passed":N,"failed":N}.`,
 an unreachable API server, a list the API server refused (401/403), an invalid object
 without --skip-invalid. The reason is on stderr; a kind the server does not serve (404,
 e.g. no Calico CRDs) is only a note. 4 the input holds a policy kind Tessera does not
-enforce (ClusterNetworkPolicy…): each is named on stderr (NOT ENFORCED), and
+enforce (AdminNetworkPolicy…): each is named on stderr (NOT ENFORCED), and
 the verdicts printed leave it out. Warnings (an http match, QoS limits) are on stderr too.`,
   },
   FLAGS,

@@ -42,11 +42,10 @@ metadata: {name: node-1-eth0, labels: {host: node-1}}
 spec: {node: node-1, interfaceName: eth0, expectedIPs: [192.168.0.1]}
 `;
 
-const CLUSTER_NETWORK_POLICY = `apiVersion: policy.networking.k8s.io/v1beta1
-kind: ClusterNetworkPolicy
+const ADMIN_NETWORK_POLICY = `apiVersion: policy.networking.k8s.io/v1alpha1
+kind: AdminNetworkPolicy
 metadata: {name: deny-shop}
 spec:
-  tier: Admin
   priority: 10
   subject: {namespaces: {matchLabels: {kubernetes.io/metadata.name: shop}}}
   ingress: [{action: Deny, name: all, from: [{namespaces: {}}]}]
@@ -81,7 +80,7 @@ const reason = (apiVersion: string, kind: string): string => {
   if (k.status !== 'not-enforced') throw new Error(`${kind} is enforced`);
   return k.reason;
 };
-const CNP_LINE = `NOT ENFORCED: policy.networking.k8s.io/v1beta1 ClusterNetworkPolicy deny-shop: ${reason('policy.networking.k8s.io/v1beta1', 'ClusterNetworkPolicy')}`;
+const ANP_LINE = `NOT ENFORCED: policy.networking.k8s.io/v1alpha1 AdminNetworkPolicy deny-shop: ${reason('policy.networking.k8s.io/v1alpha1', 'AdminNetworkPolicy')}`;
 
 let dir: string;
 const at = (name: string): string => path.join(dir, name);
@@ -90,7 +89,7 @@ beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'tessera-unenforced-'));
   writeFileSync(at('shop.yaml'), SHOP);
   writeFileSync(at('hep.yaml'), HOST_ENDPOINT);
-  writeFileSync(at('cnp.yaml'), CLUSTER_NETWORK_POLICY);
+  writeFileSync(at('anp.yaml'), ADMIN_NETWORK_POLICY);
   writeFileSync(at('ippool.yaml'), IP_POOL);
   writeFileSync(at('http.yaml'), HTTP_POLICY);
   writeFileSync(at('qos-pod.yaml'), QOS_POD);
@@ -99,11 +98,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
 
-describe('tessera simulate: a ClusterNetworkPolicy in the input (a HostEndpoint is read)', () => {
+describe('tessera simulate: an AdminNetworkPolicy (v1alpha1) in the input (a HostEndpoint is read)', () => {
   it('names it on stderr as NOT ENFORCED and exits 4, after the matrix that leaves it out; the HostEndpoint beside it is no note', async () => {
-    const r = await capture(runSimulate, ['-f', at('shop.yaml'), '-f', at('hep.yaml'), '-f', at('cnp.yaml'), '--port', '80']);
+    const r = await capture(runSimulate, ['-f', at('shop.yaml'), '-f', at('hep.yaml'), '-f', at('anp.yaml'), '--port', '80']);
     expect(r.code).toBe(EXIT_UNENFORCED);
-    expect(lines(r.stderr)).toEqual([CNP_LINE]);
+    expect(lines(r.stderr)).toEqual([ANP_LINE]);
     expect(r.stdout).toContain('2 of 2 pairs allowed, 0 denied.');
   });
 
@@ -114,10 +113,10 @@ describe('tessera simulate: a ClusterNetworkPolicy in the input (a HostEndpoint 
   });
 
   it('--output json lists them too', async () => {
-    const r = await capture(runSimulate, ['-f', at('shop.yaml'), '-f', at('cnp.yaml'), '--output', 'json']);
+    const r = await capture(runSimulate, ['-f', at('shop.yaml'), '-f', at('anp.yaml'), '--output', 'json']);
     expect(r.code).toBe(EXIT_UNENFORCED);
     expect((JSON.parse(r.stdout) as { unenforced: unknown }).unenforced).toEqual([
-      { apiVersion: 'policy.networking.k8s.io/v1beta1', kind: 'ClusterNetworkPolicy', name: 'deny-shop', reason: reason('policy.networking.k8s.io/v1beta1', 'ClusterNetworkPolicy') },
+      { apiVersion: 'policy.networking.k8s.io/v1alpha1', kind: 'AdminNetworkPolicy', name: 'deny-shop', reason: reason('policy.networking.k8s.io/v1alpha1', 'AdminNetworkPolicy') },
     ]);
   });
 
@@ -132,13 +131,13 @@ describe('tessera simulate: a ClusterNetworkPolicy in the input (a HostEndpoint 
       schema: 'calico-truth-tables/v1',
       scenarios: [
         {
-          name: 'cnp',
+          name: 'anp',
           namespaces: [{ name: 'shop' }],
           pods: [
             { namespace: 'shop', name: 'a', labels: { app: 'a' }, ip: '10.65.0.1', node: 'node-1' },
             { namespace: 'shop', name: 'b', labels: { app: 'b' }, ip: '10.65.0.2', node: 'node-1' },
           ],
-          policies: [{ apiVersion: 'policy.networking.k8s.io/v1beta1', kind: 'ClusterNetworkPolicy', metadata: { name: 'deny-shop' }, spec: { tier: 'Admin', priority: 10, subject: { namespaces: {} }, ingress: [] } }],
+          policies: [{ apiVersion: 'policy.networking.k8s.io/v1alpha1', kind: 'AdminNetworkPolicy', metadata: { name: 'deny-shop' }, spec: { priority: 10, subject: { namespaces: {} }, ingress: [] } }],
           probes: [{ from: 'shop/a', to: 'shop/b', protocol: 'TCP', port: 80, expected: true }],
           steps: [{ probes: [{ from: 'shop/b', to: 'shop/a', protocol: 'TCP', port: 80, expected: true }] }],
         },
@@ -147,28 +146,28 @@ describe('tessera simulate: a ClusterNetworkPolicy in the input (a HostEndpoint 
     writeFileSync(at('scenario.json'), JSON.stringify(scenario));
     const r = await capture(runSimulate, ['--scenarios', at('scenario.json')]);
     expect(JSON.parse(lines(r.stdout).at(-1)!)).toEqual({ scenarios: 1, probes: 2, passed: 2, failed: 0 });
-    expect(lines(r.stderr)).toEqual([CNP_LINE]);
+    expect(lines(r.stderr)).toEqual([ANP_LINE]);
     expect(r.code).toBe(EXIT_UNENFORCED);
   });
 });
 
 describe('tessera explain, render and validate: the same objects', () => {
   it('explain names them and exits 4', async () => {
-    const r = await capture(runExplain, ['-f', at('shop.yaml'), '-f', at('hep.yaml'), '-f', at('cnp.yaml'), '--from', 'shop/a', '--to', 'shop/b', '--port', '80']);
+    const r = await capture(runExplain, ['-f', at('shop.yaml'), '-f', at('hep.yaml'), '-f', at('anp.yaml'), '--from', 'shop/a', '--to', 'shop/b', '--port', '80']);
     expect(r.code).toBe(EXIT_UNENFORCED);
-    expect(lines(r.stderr)).toEqual([CNP_LINE]);
+    expect(lines(r.stderr)).toEqual([ANP_LINE]);
   });
 
   it('render names them and exits 4', async () => {
-    const r = await capture(runRender, ['--node', 'node-1', '-f', at('shop.yaml'), '-f', at('cnp.yaml')]);
+    const r = await capture(runRender, ['--node', 'node-1', '-f', at('shop.yaml'), '-f', at('anp.yaml')]);
     expect(r.code).toBe(EXIT_UNENFORCED);
-    expect(lines(r.stderr)).toEqual([CNP_LINE]);
+    expect(lines(r.stderr)).toEqual([ANP_LINE]);
   });
 
   it('validate names them and exits 4', async () => {
-    const r = await capture(runValidate, ['-f', at('hep.yaml'), '-f', at('cnp.yaml')]);
+    const r = await capture(runValidate, ['-f', at('hep.yaml'), '-f', at('anp.yaml')]);
     expect(r.code).toBe(EXIT_UNENFORCED);
-    expect(lines(r.stdout)).toEqual(['ok  HostEndpoint node-1-eth0', `${at('cnp.yaml')} (document 1): ${CNP_LINE}`, '1 valid, 0 invalid, 1 NOT ENFORCED']);
+    expect(lines(r.stdout)).toEqual(['ok  HostEndpoint node-1-eth0', `${at('anp.yaml')} (document 1): ${ANP_LINE}`, '1 valid, 0 invalid, 1 NOT ENFORCED']);
   });
 });
 

@@ -67,8 +67,8 @@ items:
     metadata: {name: allow-dns}
     spec:
       egress: [{action: Allow, protocol: UDP, destination: {ports: [53]}}]
-  - apiVersion: policy.networking.k8s.io/v1alpha2
-    kind: ClusterNetworkPolicy
+  - apiVersion: policy.networking.k8s.io/v1alpha1
+    kind: AdminNetworkPolicy
     metadata: {name: admin-deny}
   - apiVersion: projectcalico.org/v3
     kind: HostEndpoint
@@ -117,14 +117,14 @@ afterAll(async () => {
 });
 
 describe('tessera validate', () => {
-  it('prints ok for valid objects (a HostEndpoint too), notes skipped ones, says a ClusterNetworkPolicy is NOT ENFORCED, recurses into directories, and exits 4', async () => {
+  it('prints ok for valid objects (a HostEndpoint too), notes skipped ones, says an AdminNetworkPolicy is NOT ENFORCED, recurses into directories, and exits 4', async () => {
     const { code, out } = await run(['-f', path.join(dir, 'good')]);
     const k8s = path.join(dir, 'good', 'k8s.json');
     const list = path.join(dir, 'good', 'nested', 'list.yml');
     expect(out.split('\n')).toEqual([
       `note: ${k8s} (document 1): skipped networking.k8s.io/v1 NetworkPolicy shop/deny: not a projectcalico.org resource`,
       'ok  GlobalNetworkPolicy allow-dns',
-      `${list} (document 1, item 2): NOT ENFORCED: policy.networking.k8s.io/v1alpha2 ClusterNetworkPolicy admin-deny: ${unreadKindReason('policy.networking.k8s.io/v1alpha2', 'ClusterNetworkPolicy')}`,
+      `${list} (document 1, item 2): NOT ENFORCED: policy.networking.k8s.io/v1alpha1 AdminNetworkPolicy admin-deny: ${unreadKindReason('policy.networking.k8s.io/v1alpha1', 'AdminNetworkPolicy')}`,
       'ok  HostEndpoint node1-eth0',
       'ok  Tier security',
       'ok  NetworkPolicy shop/web',
@@ -134,7 +134,7 @@ describe('tessera validate', () => {
     expect(code).toBe(EXIT_UNENFORCED);
   });
 
-  it('exits 0 for the same objects without the ClusterNetworkPolicy', async () => {
+  it('exits 0 for the same objects without the AdminNetworkPolicy', async () => {
     const { code, out } = await run(['-f', path.join(dir, 'good', 'k8s.json'), '-f', path.join(dir, 'good', 'policies.yaml')]);
     expect(out).toMatch(/\n2 valid, 0 invalid, 1 skipped\n$/);
     expect(code).toBe(0);
@@ -150,6 +150,57 @@ describe('tessera validate', () => {
         '',
       ].join('\n'),
     );
+    expect(code).toBe(1);
+  });
+
+  it('reads ClusterNetworkPolicy files (v1beta1 and v1alpha2): ok, or every error with its field path and exit 1; an experimental field is a warning', async () => {
+    const file = path.join(dir, 'cnp.yaml');
+    await writeFile(
+      file,
+      `apiVersion: policy.networking.k8s.io/v1beta1
+kind: ClusterNetworkPolicy
+metadata: {name: admin-ok}
+spec:
+  tier: Admin
+  priority: 10
+  subject: {namespaces: {}}
+  egress: [{action: Deny, to: [{networks: [169.254.169.254/32]}]}]
+---
+apiVersion: policy.networking.k8s.io/v1alpha2
+kind: ClusterNetworkPolicy
+metadata: {name: admin-bad}
+spec:
+  tier: Admin
+  priority: 1001
+  subject: {namespaces: {}, pods: {podSelector: {}}}
+  ingress:
+    - action: Deny
+      from: [{namespaces: {}}]
+      protocols: [{tcp: {destinationPort: {range: {start: 90, end: 80}}}}]
+  egress: [{action: Accept, to: [{networks: [10.0.0.1/8]}]}]
+---
+apiVersion: policy.networking.k8s.io/v1beta1
+kind: ClusterNetworkPolicy
+metadata: {name: to-nodes}
+spec:
+  tier: Baseline
+  priority: 0
+  subject: {namespaces: {}}
+  egress: [{action: Accept, to: [{nodes: {}}]}]
+`,
+    );
+    const { code, out } = await run(['-f', file]);
+    expect(out.split('\n')).toEqual([
+      'ok  ClusterNetworkPolicy admin-ok',
+      'ClusterNetworkPolicy admin-bad: spec.priority: Invalid value: 1001: spec.priority in body should be less than or equal to 1000',
+      'ClusterNetworkPolicy admin-bad: spec.subject: Too many: 2: must have at most 1 items (namespaces, pods: exactly one may be set)',
+      'ClusterNetworkPolicy admin-bad: spec.ingress[0].protocols[0].tcp.destinationPort.range: Start port must be less than End port',
+      'ClusterNetworkPolicy admin-bad: spec.egress[0].to[0].networks[0]: Invalid CIDR format provided (host bits set: 10.0.0.0/8)',
+      'ok  ClusterNetworkPolicy to-nodes',
+      'warning: ClusterNetworkPolicy to-nodes: spec.egress[0].to[0].nodes: nodes is an experimental-channel field: the standard CRD rejects it (manifests/experimental/clusternetworkpolicies.yaml installs the experimental one)',
+      '2 valid, 1 invalid',
+      '',
+    ]);
     expect(code).toBe(1);
   });
 

@@ -16,6 +16,10 @@
  * cannot be read or parsed (whatever the objects), 4 when an object is of a policy kind Tessera
  * does not enforce (printed `NOT ENFORCED: …`; api/unenforced-kinds.ts).
  *
+ * A ClusterNetworkPolicy (policy.networking.k8s.io v1beta1 or v1alpha2) is checked as the API
+ * server checks it against network-policy-api v0.3.0's CRD (api/cluster-network-policy-validation.ts:
+ * the experimental channel's fields, each with a warning that the standard CRD rejects it).
+ *
  * The staged kinds (StagedNetworkPolicy, StagedGlobalNetworkPolicy,
  * StagedKubernetesNetworkPolicy) are read as the agent reads them (api/staged.ts): a bad
  * `stagedAction` or a Delete that carries a spec is invalid (Calico's message); a Set is
@@ -36,8 +40,10 @@ import {
   kindOf,
   objectKey,
   UnsupportedResourceError,
+  validateClusterNetworkPolicy,
   validateResource,
 } from '../api/index.ts';
+import { isClusterNetworkPolicy } from '../api/cluster-network-policy.ts';
 import type { FieldError, K8sNetworkPolicy, StagedPolicy, V3Resource } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/index.ts';
 import { InputError } from '../runtime/input-error.ts';
@@ -54,12 +60,13 @@ const USAGE = usage(
   {
     synopsis: 'tessera validate -f <file|dir> [-f <file|dir>...] [--output text|json] [--skip-invalid]',
     about: `Validates projectcalico.org/v3 NetworkPolicy, GlobalNetworkPolicy, Tier, Profile,
-WorkloadEndpoint, NetworkSet, GlobalNetworkSet and staged policy manifests after applying
-Calico's defaults.`,
+WorkloadEndpoint, NetworkSet, GlobalNetworkSet, HostEndpoint and staged policy manifests after
+applying Calico's defaults, and policy.networking.k8s.io ClusterNetworkPolicy manifests as the
+API server checks them (network-policy-api v0.3.0's CRD).`,
     footer: `Exit status: 0 nothing invalid; 1 an object is invalid (not with --skip-invalid); 2 usage
 error; 3 an input could not be used — an unreadable file or directory, or a YAML syntax
 error (file:line:column on stderr); the other inputs are still checked. 4 an object is of a
-policy kind Tessera does not enforce (ClusterNetworkPolicy…: NOT ENFORCED).`,
+policy kind Tessera does not enforce (AdminNetworkPolicy…: NOT ENFORCED).`,
   },
   FLAGS,
 );
@@ -102,6 +109,7 @@ function judge(value: unknown, source: Source): Outcome {
     return { status: 'unreadable', source, problem: fileProblem({ source, reason: 'document is not an object' }) };
   }
   if (value['apiVersion'] === API_VERSION && isStagedKind(value['kind'])) return judgeStaged(value, source);
+  if (isClusterNetworkPolicy(value['apiVersion'], value['kind'])) return outcome(value, source, validateClusterNetworkPolicy(value));
   try {
     kindOf(value);
   } catch (err) {

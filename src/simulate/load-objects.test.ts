@@ -64,10 +64,10 @@ describe('loading a simulation', () => {
     expect(partialNotes).toEqual(['projectcalico.org/v3 Tier: not served by the API server (is its CRD installed?); none listed']);
   });
 
-  it('from a cluster: a HostEndpoint is listed and read as a Calico object, not reported; a ClusterNetworkPolicy CRD not served (404) is no note', async () => {
+  it('from a cluster: a HostEndpoint is listed and read as a Calico object, not reported; an AdminNetworkPolicy CRD not served (404: a kind reported NOT ENFORCED) is no note', async () => {
     const hep = { apiVersion: 'projectcalico.org/v3', kind: 'HostEndpoint', metadata: { name: 'node-1-eth0' }, spec: { node: 'node-1', interfaceName: 'eth0' } };
     const notes: string[] = [];
-    const objs = await loadFromListers(fakeCluster([hep], new Set(['ClusterNetworkPolicy'])), notes);
+    const objs = await loadFromListers(fakeCluster([hep], new Set(['AdminNetworkPolicy', 'BaselineAdminNetworkPolicy'])), notes);
     expect(notes).toEqual([]);
     expect(objs.unenforced ?? []).toEqual([]);
     expect(objs.calico.map((o) => `${o.kind} ${o.metadata.name}`)).toContain('HostEndpoint node-1-eth0');
@@ -80,7 +80,7 @@ describe('loading a simulation', () => {
       notes,
     );
     expect(notes).toEqual([]);
-    const read = objs.namespaces.length + objs.serviceAccounts.length + objs.pods.length + objs.networkPolicies.length + objs.calico.length + (objs.staged?.length ?? 0) + (objs.services?.length ?? 0) + (objs.endpointSlices?.length ?? 0);
+    const read = objs.namespaces.length + objs.serviceAccounts.length + objs.pods.length + objs.networkPolicies.length + objs.calico.length + (objs.staged?.length ?? 0) + (objs.clusterNetworkPolicies?.length ?? 0) + (objs.services?.length ?? 0) + (objs.endpointSlices?.length ?? 0);
     expect(read).toBe(SIMULATED_KINDS.length);
   });
 
