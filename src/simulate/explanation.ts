@@ -16,7 +16,9 @@ import type { FlowStage } from './host-flow.ts';
 import { isEndpoint, isHost, type NetworkSetHit, type SimPeer, type Verdict } from './simulation.ts';
 import type { Decision, Direction, DirectionVerdict, RuleTrace } from './verdict-engine.ts';
 
+/** `NetworkPolicy ns/name`, `GlobalNetworkPolicy name`, or `ClusterNetworkPolicy name` for a converted SIG-Network one. */
 export function policyName(id: PolicyId): string {
+  if (id.kind === 'KubernetesClusterNetworkPolicy') return `ClusterNetworkPolicy ${id.name}`;
   return id.kind === 'NetworkPolicy' ? `NetworkPolicy ${id.namespace ?? ''}/${id.name}` : `GlobalNetworkPolicy ${id.name}`;
 }
 
