@@ -89,6 +89,14 @@ describe('UpdateProcessor: ClusterNetworkPolicy', () => {
     expect(invalid[0]?.reason).toContain('spec.ingress[0].name: may not be more than 100 characters');
   });
 
+  it("by default the API's validateClusterNetworkPolicy decides: a range with start == end (CEL start < end; the converter alone would read one port) fails its rule closed", () => {
+    const { p, invalid } = processor();
+    const spec = { ...denyAll, ingress: [{ action: 'Pass', from: [{ namespaces: {} }], protocols: [{ tcp: { destinationPort: { range: { start: 80, end: 80 } } } }] }] };
+    const [[, policy]] = policies(p.process(upsert(cnp('x', spec)))) as [[string, ModelPolicy]];
+    expect(policy.inboundRules.map((r) => [r.action, r.dst.ports])).toEqual([['deny', []]]);
+    expect(invalid[0]?.reason).toContain('spec.ingress[0].protocols[0].tcp.destinationPort.range');
+  });
+
   it('a CNP that cannot be placed is reported and held as deleted', () => {
     const { p, invalid } = processor();
     p.process(upsert(cnp('x', denyAll)));

@@ -47,6 +47,7 @@ import {
   isStagedKind,
   readStaged,
   type StagedKind,
+  validateClusterNetworkPolicy,
 } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type QoSControls, type RuleAction } from '../proto/index.ts';
@@ -98,7 +99,10 @@ export interface UpdateProcessorOptions {
   readonly onInvalid: (invalid: InvalidResource) => void;
   /** Called with the count of fail-closed objects by kind whenever it changes. */
   readonly onFailClosedCount?: (byKind: ReadonlyMap<string, number>) => void;
-  /** The API validation of a raw ClusterNetworkPolicy: rules it faults fail closed. @default none */
+  /**
+   * The API validation of a raw ClusterNetworkPolicy: rules it faults fail closed.
+   * @default the errors of `validateClusterNetworkPolicy` (api/, experimental channel: the CRD admitted it)
+   */
   readonly validateClusterNetworkPolicy?: (raw: unknown) => readonly CnpFinding[];
 }
 
@@ -126,7 +130,7 @@ export class UpdateProcessor {
       deletePolicy: (rk) => this.#deletePolicy(rk),
       onInvalid: (invalid) => this.#onInvalid(invalid),
       markFailClosed: (rk, kind) => this.#markFailClosed(rk, kind),
-      ...(opts.validateClusterNetworkPolicy === undefined ? {} : { validate: opts.validateClusterNetworkPolicy }),
+      validate: opts.validateClusterNetworkPolicy ?? ((raw) => validateClusterNetworkPolicy(raw).filter(isError)),
     });
   }
 
