@@ -38,8 +38,11 @@ export interface CnpFinding {
 }
 
 export interface ClusterNetworkPolicyProcessorHooks {
-  /** The model policy of a converted CNP; may throw for a value it cannot read. */
-  readonly toModel: (gnp: GlobalNetworkPolicy) => ModelPolicy;
+  /**
+   * The model policy of a converted CNP, and the converted policy its rules are 1:1 with (a
+   * rule the model cannot read is failed closed there too); may throw for a value it cannot read.
+   */
+  readonly toModel: (gnp: GlobalNetworkPolicy) => { model: ModelPolicy; converted: GlobalNetworkPolicy };
   /** Holds `policy` for the object `rk` (see UpdateProcessor). */
   readonly setPolicy: (rk: string, policy: ModelPolicy) => ModelUpdate[];
   readonly deletePolicy: (rk: string) => ModelUpdate[];
@@ -82,6 +85,8 @@ export class ClusterNetworkPolicyProcessor {
   readonly #readingNodes = new Map<string, ClusterNetworkPolicy>();
   /** name → the JSON of the policy last emitted for a CNP reading Nodes (so equal re-conversions emit nothing). */
   readonly #emitted = new Map<string, string>();
+  /** name → the converted policy held, with its rules' annotations (what tools name rules by). */
+  readonly #converted = new Map<string, GlobalNetworkPolicy>();
 
   constructor(hooks: ClusterNetworkPolicyProcessorHooks) {
     this.#hooks = hooks;
@@ -100,6 +105,11 @@ export class ClusterNetworkPolicyProcessor {
     return this.#convert(name, raw, false);
   }
 
+  /** The converted policy held for the CNP `name` (its rules 1:1 with the model's), if any. */
+  converted(name: string): GlobalNetworkPolicy | undefined {
+    return this.#converted.get(name);
+  }
+
   /** Every Node held, as the converter reads them (it orders them by name). */
   get nodes(): readonly NodePeerInfo[] {
     return [...this.#nodes.values()];
@@ -110,6 +120,7 @@ export class ClusterNetworkPolicyProcessor {
   }
 
   #deleteCnp(name: string): ModelUpdate[] {
+    this.#converted.delete(name);
     this.#readingNodes.delete(name);
     this.#emitted.delete(name);
     this.#hooks.markFailClosed(this.#rk(name), undefined);
@@ -140,20 +151,23 @@ export class ClusterNetworkPolicyProcessor {
     else this.#readingNodes.delete(name);
     if (result.policy === null) {
       this.#emitted.delete(name);
+      this.#converted.delete(name);
       this.#hooks.onInvalid({ kind: CNP_REPORT_KIND, name, reason: [result.problem ?? 'cannot be converted', ...findings].join('; ') });
       this.#hooks.markFailClosed(rk, undefined);
       return this.#hooks.deletePolicy(rk);
     }
     let model: ModelPolicy;
+    let converted: GlobalNetworkPolicy;
     try {
-      model = this.#hooks.toModel(result.policy);
+      ({ model, converted } = this.#hooks.toModel(result.policy));
     } catch (err) {
       this.#emitted.delete(name);
+      this.#converted.delete(name);
       this.#hooks.onInvalid({ kind: CNP_REPORT_KIND, name, reason: err instanceof Error ? err.message : String(err) });
       this.#hooks.markFailClosed(rk, undefined);
       return this.#hooks.deletePolicy(rk);
     }
-    const reasons = [...findings, ...result.errors.map((e) => `${e.field}: ${e.reason} (${e.outcome === 'deny' ? 'enforced as Deny' : 'dropped'})`)];
+    const reasons = [...findings, ...result.errors.map((e) => `${e.reason} (${e.outcome === 'deny' ? 'enforced as Deny' : 'dropped'})`)];
     if (result.errors.length > 0) {
       this.#hooks.onInvalid({ kind: CNP_REPORT_KIND, name, reason: reasons.join('; '), failClosed: {} });
       this.#hooks.markFailClosed(rk, CNP_REPORT_KIND);
@@ -161,6 +175,7 @@ export class ClusterNetworkPolicyProcessor {
       if (findings.length > 0) this.#hooks.onInvalid({ kind: CNP_REPORT_KIND, name, reason: findings.join('; ') });
       this.#hooks.markFailClosed(rk, undefined);
     }
+    this.#converted.set(name, converted);
     const json = JSON.stringify(result.policy);
     if (onlyIfChanged && this.#emitted.get(name) === json) return [];
     if (result.readsNodes) this.#emitted.set(name, json);

@@ -159,6 +159,11 @@ export class UpdateProcessor {
     return this.#setPolicy(rk, policy);
   }
 
+  /** The converted policy held for the ClusterNetworkPolicy `name` (rules 1:1 with its model's, annotated with the CNP rule each came from). */
+  convertedClusterNetworkPolicy(name: string): GlobalNetworkPolicy | undefined {
+    return this.#cnp.converted(name);
+  }
+
   /** The objects that exist without a datastore object: {@link DEFAULT_ALLOW_PROFILE}. */
   builtIns(): ModelUpdate[] {
     const allowAll = convertRule({ action: 'Allow' }, undefined);
@@ -565,7 +570,7 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
  * converter checks what it writes) fails closed as the converter's do: Allow dropped, any
  * other action a bare Deny.
  */
-function clusterNetworkPolicyModel(gnp: GlobalNetworkPolicy): ModelPolicy {
+function clusterNetworkPolicyModel(gnp: GlobalNetworkPolicy): { model: ModelPolicy; converted: GlobalNetworkPolicy } {
   const readable = (rules: readonly V3Rule[] | undefined): V3Rule[] | undefined =>
     rules?.flatMap((rule): V3Rule[] => {
       try {
@@ -577,9 +582,10 @@ function clusterNetworkPolicyModel(gnp: GlobalNetworkPolicy): ModelPolicy {
     });
   const ingress = readable(gnp.spec.ingress);
   const egress = readable(gnp.spec.egress);
-  const base = convertPolicy({ ...gnp, spec: { ...gnp.spec, ...(ingress === undefined ? {} : { ingress }), ...(egress === undefined ? {} : { egress }) } });
+  const converted: GlobalNetworkPolicy = { ...gnp, spec: { ...gnp.spec, ...(ingress === undefined ? {} : { ingress }), ...(egress === undefined ? {} : { egress }) } };
+  const base = convertPolicy(converted);
   const id: PolicyId = { ...base.id, kind: 'KubernetesClusterNetworkPolicy' };
-  return { ...base, id, key: policyIdKey(id) };
+  return { model: { ...base, id, key: policyIdKey(id) }, converted };
 }
 
 /**
