@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runExplain } from './explain.ts';
+import { runRender } from './render.ts';
 import { runSimulate } from './simulate.ts';
 import { capture } from './testdata/capture.ts';
 
@@ -129,8 +130,9 @@ spec:
 `;
 
 describe('tessera simulate / explain -f: ClusterNetworkPolicy and Node objects', () => {
+  beforeAll(() => writeFileSync(path.join(dir, 'files.yaml'), FILES));
+
   it('the CNP decides; a domainNames rule fails closed with a note', async () => {
-    writeFileSync(path.join(dir, 'files.yaml'), FILES);
     const r = await capture(runSimulate, ['-f', path.join(dir, 'files.yaml'), '--port', '80']);
     expect(r.stdout).toContain('0 of 2 pairs allowed, 2 denied.');
     expect(lines(r.stderr)).toEqual([
@@ -143,5 +145,22 @@ describe('tessera simulate / explain -f: ClusterNetworkPolicy and Node objects',
     expect(r.stdout).toContain('ingress of shop/b (10.65.0.2 on node-1): denied by ClusterNetworkPolicy deny-b rule "no-one-to-b" (spec.ingress[0]) as ingress[0] (Deny) in tier kube-admin');
     const back = await capture(runExplain, ['-f', path.join(dir, 'files.yaml'), '--from', 'shop/b', '--to', 'shop/a', '--port', '80']);
     expect(back.stdout).toContain('egress of shop/b (10.65.0.2 on node-1): denied by ClusterNetworkPolicy deny-b rule "no-dns-names" (spec.egress[0], failed closed) as egress[0] (Deny) in tier kube-admin');
+  });
+});
+
+describe('tessera render and the HTML report: ClusterNetworkPolicies', () => {
+  beforeAll(() => writeFileSync(path.join(dir, 'files.yaml'), FILES));
+
+  it('render prints its chains, cali-pi-kcnp/<name> and cali-po-kcnp/<name>, jumped to in tier kube-admin', async () => {
+    const r = await capture(runRender, ['--node', 'node-1', '-f', path.join(dir, 'files.yaml')]);
+    expect(r.stdout).toContain(':cali-pi-kcnp/deny-b - [0:0]');
+    expect(r.stdout).toContain(':cali-po-kcnp/deny-b - [0:0]');
+    expect(r.stdout).toMatch(/Start of tier kube-admin[^\n]*\n[^\n]*-j cali-pi-kcnp\/deny-b/);
+  });
+
+  it('the HTML report lists the CNP in its tier, with its priority as order', async () => {
+    const r = await capture(runSimulate, ['-f', path.join(dir, 'files.yaml'), '--port', '80', '--output', 'html']);
+    const rows = r.stdout.slice(r.stdout.indexOf('tier kube-admin'), r.stdout.indexOf('tier default ('));
+    expect(rows).toContain('<td>ClusterNetworkPolicy</td><td>deny-b</td><td>10</td>');
   });
 });
