@@ -76,6 +76,24 @@ const SCENARIOS = {
       steps: [{ deletePolicies: [{ kind: 'NetworkPolicy', namespace: 'shop', name: 'other-to-b' }], probes: [probe('other/c', 'shop/b', false)] }],
     },
     {
+      name: 'admin Accept over a NetworkPolicy that isolates; rule order inside a CNP; lower priority first',
+      namespaces,
+      pods,
+      policies: [
+        np('isolate-b', 'b', []),
+        cnp('accept-other', { tier: 'Admin', priority: 5, subject: shop, ingress: [{ action: 'Accept', from: fromOther }, { action: 'Deny', from: [{ namespaces: {} }] }] }),
+        cnp('deny-other-first-but-later', { tier: 'Admin', priority: 6, subject: shop, ingress: [{ action: 'Deny', from: fromOther }] }),
+      ],
+      probes: [probe('other/c', 'shop/b', true), probe('shop/a', 'shop/b', false)],
+    },
+    {
+      name: 'egress networks 0.0.0.0/0 also matches pods',
+      namespaces,
+      pods,
+      policies: [cnp('no-egress', { tier: 'Admin', priority: 1, subject: shop, egress: [{ action: 'Deny', to: [{ networks: ['0.0.0.0/0'] }] }] })],
+      probes: [probe('shop/a', 'other/c', false), probe('other/c', 'shop/a', true)],
+    },
+    {
       name: 'egress nodes peer: the addresses of the Nodes the selector picks',
       namespaces,
       pods,
@@ -87,11 +105,11 @@ const SCENARIOS = {
 };
 
 describe('tessera simulate: ClusterNetworkPolicy scenarios', () => {
-  it('every probe as expected: admin Deny over NP allow, Pass to NP, Baseline only where no NP isolates, the nodes peer', async () => {
+  it('every probe as expected: admin Deny over NP allow, Pass to NP, Baseline only where no NP isolates, admin Accept over NP isolation, rule order and priority, networks 0.0.0.0/0, the nodes peer', async () => {
     writeFileSync(path.join(dir, 'cnp.json'), JSON.stringify(SCENARIOS));
     const r = await capture(runSimulate, ['--scenarios', path.join(dir, 'cnp.json')]);
     expect(lines(r.stderr)).toEqual([]);
-    expect(JSON.parse(lines(r.stdout).at(-1)!)).toEqual({ scenarios: 4, probes: 11, passed: 11, failed: 0 });
+    expect(JSON.parse(lines(r.stdout).at(-1)!)).toEqual({ scenarios: 6, probes: 15, passed: 15, failed: 0 });
     expect(r.code).toBe(0);
   });
 });
