@@ -221,6 +221,8 @@ export class CalcGraph {
 
   /** What the event sequencer emits now; `[]` before in-sync. */
   flush(): DataplaneMessage[] {
+    // Node-driven re-conversions of ClusterNetworkPolicies, once per flush (update-processor.ts).
+    for (const m of this.#processor.flushDeferred()) this.#dispatcher.dispatch(m);
     this.#reportProcessed();
     if (!this.#inSync) return [];
     this.#reportMissingTiers();

@@ -115,35 +115,48 @@ describe('UpdateProcessor: Nodes for the egress nodes peer', () => {
     ).toEqual({ name: 'n', labels: { a: '1', b: '2' }, addresses: ['fd00::1', '192.0.2.1'] });
   });
 
+  /** A Node update and the deferred re-conversions it causes (the calc graph flushes them). */
+  const withNode = (p: UpdateProcessor, u: AnyUpdate): ModelUpdate[] => [...p.process(u), ...p.flushDeferred()];
+
   it('re-converts only the CNPs with a nodes peer when a Node appears, changes labels or addresses, or goes', () => {
     const { p } = processor();
     const key = 'KubernetesClusterNetworkPolicy/-/kube-admin/to-workers';
     // No worker yet: a Deny that names no address emits no rule.
     expect(policies(p.process(upsert(cnp('to-workers', toWorkers)))).map(([, v]) => v?.outboundRules.length)).toEqual([0]);
     p.process(upsert(cnp('other', denyAll)));
-    expect(policies(p.process(node('w1', { role: 'worker' }, ['10.0.0.1'])))).toEqual([[key, expect.anything()]]);
-    const added = policies(p.process(node('w2', { role: 'worker' }, ['10.0.0.2', 'fd00::2'])));
+    expect(policies(withNode(p, node('w1', { role: 'worker' }, ['10.0.0.1'])))).toEqual([[key, expect.anything()]]);
+    const added = policies(withNode(p, node('w2', { role: 'worker' }, ['10.0.0.2', 'fd00::2'])));
     expect(added.map(([k, v]) => [k, nets(v)])).toEqual([[key, ['10.0.0.1/32', '10.0.0.2/32', 'fd00::2/128']]]);
     // A Node that no selector picks changes no conversion: nothing is emitted.
-    expect(p.process(node('cp', { role: 'control-plane' }, ['10.0.0.9']))).toEqual([]);
+    expect(withNode(p, node('cp', { role: 'control-plane' }, ['10.0.0.9']))).toEqual([]);
     // Relabelled out of the selection.
-    expect(policies(p.process(node('w2', { role: 'gpu' }, ['10.0.0.2', 'fd00::2']))).map(([, v]) => nets(v))).toEqual([['10.0.0.1/32']]);
+    expect(policies(withNode(p, node('w2', { role: 'gpu' }, ['10.0.0.2', 'fd00::2']))).map(([, v]) => nets(v))).toEqual([['10.0.0.1/32']]);
     // Gone.
-    expect(policies(p.process({ op: 'delete', apiVersion: 'v1', kind: 'Node', name: 'w1' })).map(([, v]) => v?.outboundRules.length)).toEqual([0]);
+    expect(policies(withNode(p, { op: 'delete', apiVersion: 'v1', kind: 'Node', name: 'w1' })).map(([, v]) => v?.outboundRules.length)).toEqual([0]);
+  });
+
+  it('Node changes are deferred to flushDeferred: N Nodes re-convert each CNP once, with all of them', () => {
+    const { p } = processor();
+    p.process(upsert(cnp('to-workers', toWorkers)));
+    for (let i = 1; i <= 300; i++) expect(p.process(node(`w${i}`, { role: 'worker' }, [`10.0.${i >> 8}.${i & 255}`]))).toEqual([]);
+    const out = policies(p.flushDeferred());
+    expect(out).toHaveLength(1);
+    expect(nets(out[0]![1])).toHaveLength(300);
+    expect(p.flushDeferred()).toEqual([]);
   });
 
   it('a Node write that changes neither labels nor addresses (a heartbeat) emits nothing', () => {
     const { p } = processor();
     p.process(upsert(cnp('to-workers', toWorkers)));
-    p.process(node('w1', { role: 'worker' }, ['10.0.0.1']));
-    expect(p.process(node('w1', { role: 'worker' }, ['10.0.0.1'], { conditions: [{ type: 'Ready', lastHeartbeatTime: '2026-11-28T00:00:10Z' }] }))).toEqual([]);
+    withNode(p, node('w1', { role: 'worker' }, ['10.0.0.1']));
+    expect(withNode(p, node('w1', { role: 'worker' }, ['10.0.0.1'], { conditions: [{ type: 'Ready', lastHeartbeatTime: '2026-11-28T00:00:10Z' }] }))).toEqual([]);
   });
 
   it('after the CNP drops its nodes peer, Node changes no longer re-convert it', () => {
     const { p } = processor();
     p.process(upsert(cnp('to-workers', toWorkers)));
     p.process(upsert(cnp('to-workers', denyAll)));
-    expect(p.process(node('w1', { role: 'worker' }, ['10.0.0.1']))).toEqual([]);
+    expect(withNode(p, node('w1', { role: 'worker' }, ['10.0.0.1']))).toEqual([]);
   });
 });
 

@@ -15,8 +15,10 @@
  * - a CNP the converter cannot place (no readable tier or subject) is reported and held as
  *   deleted, as Calico's tombstone;
  * - Nodes are held as `NodePeerInfo` (name, labels, canonical IP addresses; host names
- *   dropped). A Node upsert or delete that changes neither its labels nor its addresses emits
- *   nothing; one that does re-converts only the CNPs with an egress `nodes` peer, and emits a
+ *   dropped). A Node upsert or delete that changes neither its labels nor its addresses changes
+ *   nothing; one that does marks the CNPs with an egress `nodes` peer for re-conversion, which
+ *   `flushDeferred` does (the calc graph calls it once per flush: a sync that brings N Nodes
+ *   converts each such CNP once, not N times — each conversion reads every Node), emitting a
  *   policy only when its conversion changed;
  * - never throws on input.
  */
@@ -87,6 +89,8 @@ export class ClusterNetworkPolicyProcessor {
   readonly #emitted = new Map<string, string>();
   /** name → the converted policy held, with its rules' annotations (what tools name rules by). */
   readonly #converted = new Map<string, GlobalNetworkPolicy>();
+  /** CNPs reading Nodes whose Nodes changed since the last `flushDeferred`. */
+  readonly #dirty = new Set<string>();
 
   constructor(hooks: ClusterNetworkPolicyProcessorHooks) {
     this.#hooks = hooks;
@@ -105,6 +109,17 @@ export class ClusterNetworkPolicyProcessor {
     return this.#convert(name, raw, false);
   }
 
+  /** Re-converts the CNPs whose Nodes changed since the last call (see the module comment). */
+  flushDeferred(): ModelUpdate[] {
+    const out: ModelUpdate[] = [];
+    for (const name of this.#dirty) {
+      const raw = this.#readingNodes.get(name);
+      if (raw !== undefined) out.push(...this.#convert(name, raw, true));
+    }
+    this.#dirty.clear();
+    return out;
+  }
+
   /** The converted policy held for the CNP `name` (its rules 1:1 with the model's), if any. */
   converted(name: string): GlobalNetworkPolicy | undefined {
     return this.#converted.get(name);
@@ -120,6 +135,7 @@ export class ClusterNetworkPolicyProcessor {
   }
 
   #deleteCnp(name: string): ModelUpdate[] {
+    this.#dirty.delete(name);
     this.#converted.delete(name);
     this.#readingNodes.delete(name);
     this.#emitted.delete(name);
@@ -130,6 +146,7 @@ export class ClusterNetworkPolicyProcessor {
   /** Converts and holds one CNP; `onlyIfChanged` (a Node change) emits nothing when the conversion is what was emitted. */
   #convert(name: string, raw: ClusterNetworkPolicy, onlyIfChanged: boolean): ModelUpdate[] {
     const rk = this.#rk(name);
+    this.#dirty.delete(name);
     const failRules = new Map<string, string>();
     const findings: string[] = [];
     for (const f of this.#validate(raw)) {
@@ -199,8 +216,7 @@ export class ClusterNetworkPolicyProcessor {
     if (samePeerInfo(before, after)) return [];
     if (after === undefined) this.#nodes.delete(name);
     else this.#nodes.set(name, after);
-    const out: ModelUpdate[] = [];
-    for (const [cnp, raw] of [...this.#readingNodes]) out.push(...this.#convert(cnp, raw, true));
-    return out;
+    for (const cnp of this.#readingNodes.keys()) this.#dirty.add(cnp);
+    return [];
   }
 }

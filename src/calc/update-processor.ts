@@ -159,6 +159,15 @@ export class UpdateProcessor {
     return this.#setPolicy(rk, policy);
   }
 
+  /**
+   * The updates deferred until now: ClusterNetworkPolicies with an egress `nodes` peer whose
+   * Nodes changed, re-converted once (cluster-network-policy-processor.ts). The calc graph
+   * calls it on every flush; any other user calls it after its last `process`.
+   */
+  flushDeferred(): ModelUpdate[] {
+    return this.#cnp.flushDeferred();
+  }
+
   /** The converted policy held for the ClusterNetworkPolicy `name` (rules 1:1 with its model's, annotated with the CNP rule each came from). */
   convertedClusterNetworkPolicy(name: string): GlobalNetworkPolicy | undefined {
     return this.#cnp.converted(name);

@@ -253,17 +253,15 @@ function network(v: unknown, at: string): string {
 /** The `nodes` peer: the host CIDR of every address of every Node the selector picks; `null` for none. */
 function nodeNets(sel: K8sLabelSelector, at: string, nodes: readonly NodePeerInfo[]): PeerFields {
   const selector = parsed(calicoSelector(sel, false, at), at);
-  const nets: string[] = [];
+  const nets = new Set<string>();
   for (const node of [...nodes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (!selector.evaluate(node.labels)) continue;
     for (const address of node.addresses) {
       const ip = parseIP(address);
-      if (!ip.ok) continue;
-      const net = `${formatIP(ip.value.bytes)}/${ip.value.version === 4 ? 32 : 128}`;
-      if (!nets.includes(net)) nets.push(net);
+      if (ip.ok) nets.add(`${formatIP(ip.value.bytes)}/${ip.value.version === 4 ? 32 : 128}`);
     }
   }
-  return nets.length === 0 ? null : { nets };
+  return nets.size === 0 ? null : { nets: [...nets] };
 }
 
 const PROTOCOL_FIELDS = ['tcp', 'udp', 'sctp', 'destinationNamedPort'] as const;

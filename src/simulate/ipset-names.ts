@@ -50,6 +50,8 @@ export class IpSetNames {
         else if (u.kind === 'profile' && u.value !== null) scanner.updateProfile(u.key, u.value);
       }
     }
+    // Nodes were processed first, so no CNP waits on them; kept for the rule it states.
+    for (const u of processor.flushDeferred()) if (u.kind === 'policy' && u.value !== null) scanner.updatePolicy(u.key, u.value);
   }
 
   /**
