@@ -69,8 +69,10 @@ export const KINDS = [
   // optional: every API server Tessera supports serves discovery.k8s.io/v1.
   { ...CORE, kind: 'Service', plural: 'services', namespaced: true, watchers: ['simulate'] },
   { ...DISCOVERY, kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true, watchers: NODE_SIDE },
-  // Automatic host endpoints: one HostEndpoint per Node (controllers/auto-host-endpoint-controller.ts).
-  { ...CORE, kind: 'Node', plural: 'nodes', namespaced: false, watchers: ['controllers'] },
+  // Automatic host endpoints: one HostEndpoint per Node (controllers/auto-host-endpoint-controller.ts);
+  // on the node side, the addresses of a ClusterNetworkPolicy's egress `nodes` peer, projected to
+  // name, labels and addresses (syncer/node-peer-projection.ts).
+  { ...CORE, kind: 'Node', plural: 'nodes', namespaced: false, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'Tier', plural: 'tiers', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'GlobalNetworkPolicy', plural: 'globalnetworkpolicies', namespaced: false, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },
   { ...CALICO, kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, crd: true, watchers: ['agent', 'typha', 'controllers', 'simulate'] },

@@ -24,7 +24,7 @@ import type { ModelPolicy, ModelTier } from './model.ts';
 
 /** A policy whose tier has no Tier object. */
 export interface MissingTierPolicy {
-  readonly kind: 'NetworkPolicy' | 'GlobalNetworkPolicy';
+  readonly kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'KubernetesClusterNetworkPolicy';
   readonly namespace?: string;
   readonly name: string;
   readonly tier: string;
@@ -43,9 +43,10 @@ export function missingTierMessage(tier: string): string {
   return `tier ${JSON.stringify(tier)} does not exist: the policy is enforced in a tier ordered after every existing tier (kube-baseline included), with defaultAction Deny, until that Tier is created`;
 }
 
-/** A policy's display name, as in logs and the CLI: `NetworkPolicy ns/name`, `GlobalNetworkPolicy name`. */
+/** A policy's display name, as in logs and the CLI: `NetworkPolicy ns/name`, `GlobalNetworkPolicy name`, `ClusterNetworkPolicy name`. */
 export function describeMissingTierPolicy(p: MissingTierPolicy): string {
-  return p.namespace === undefined ? `${p.kind} ${p.name}` : `${p.kind} ${p.namespace}/${p.name}`;
+  const kind = p.kind === 'KubernetesClusterNetworkPolicy' ? 'ClusterNetworkPolicy' : p.kind;
+  return p.namespace === undefined ? `${kind} ${p.name}` : `${kind} ${p.namespace}/${p.name}`;
 }
 
 /** A resource as `policiesInMissingTiers` reads it (v3 objects after defaulting). */
@@ -108,7 +109,7 @@ export class MissingTierIndex {
       this.#policies.delete(key);
     } else {
       const { id } = policy;
-      this.#policies.set(key, { kind: id.kind as 'NetworkPolicy' | 'GlobalNetworkPolicy', name: id.name, ...(id.namespace === undefined ? {} : { namespace: id.namespace }), tier: id.tier });
+      this.#policies.set(key, { kind: id.kind as MissingTierPolicy['kind'], name: id.name, ...(id.namespace === undefined ? {} : { namespace: id.namespace }), tier: id.tier });
       this.#byTier.add(id.tier, key);
     }
     this.#dirty.add(key);

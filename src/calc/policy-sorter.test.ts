@@ -10,7 +10,7 @@ import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import type { PolicyId } from '../proto/index.ts';
 import { graphWith } from '../../test/calc/harness.ts';
 import { knp, wep } from '../../test/calc/fixtures.ts';
-import { felixPolicyKey } from './policy-sorter.ts';
+import { comparePolicies, felixPolicyKey } from './policy-sorter.ts';
 
 const web = wep('web', { namespace: 'default', labels: { app: 'web' }, ips: ['10.65.0.2/32'], profiles: ['kns.default'] });
 
@@ -54,5 +54,14 @@ describe('policy order within a tier', () => {
     expect(felixPolicyKey(id('StagedNetworkPolicy', 'knp.default.zeta', 'default'))).toEqual({ name: 'zeta', namespace: 'default', kind: 'StagedKubernetesNetworkPolicy' });
     expect(felixPolicyKey(id('NetworkPolicy', 'm', 'default'))).toEqual({ name: 'm', namespace: 'default', kind: 'NetworkPolicy' });
     expect(felixPolicyKey(id('GlobalNetworkPolicy', 'knp.default.x'))).toEqual({ name: 'knp.default.x', namespace: '', kind: 'GlobalNetworkPolicy' });
+  });
+
+  it('ClusterNetworkPolicies: priority, then name; a GlobalNetworkPolicy of the same tier, order and name runs first (Felix: x//GlobalNetworkPolicy < x//KubernetesClusterNetworkPolicy)', () => {
+    const p = (kind: PolicyId['kind'], name: string, order: number) => ({ order, id: { tier: 'kube-admin', name, kind } as PolicyId });
+    const sorted = [p('KubernetesClusterNetworkPolicy', 'b', 10), p('KubernetesClusterNetworkPolicy', 'a', 10), p('GlobalNetworkPolicy', 'b', 10), p('KubernetesClusterNetworkPolicy', 'z', 5), p('GlobalNetworkPolicy', 'aa', 10)]
+      .sort(comparePolicies)
+      .map((x) => `${x.id.kind}/${x.id.name}`);
+    expect(sorted).toEqual(['KubernetesClusterNetworkPolicy/z', 'KubernetesClusterNetworkPolicy/a', 'GlobalNetworkPolicy/aa', 'GlobalNetworkPolicy/b', 'KubernetesClusterNetworkPolicy/b']);
+    expect(felixPolicyKey({ tier: 'kube-admin', name: 'knp.default.x', kind: 'KubernetesClusterNetworkPolicy' })).toEqual({ name: 'knp.default.x', namespace: '', kind: 'KubernetesClusterNetworkPolicy' });
   });
 });

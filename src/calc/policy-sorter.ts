@@ -11,6 +11,11 @@
  *   the Kubernetes policy `zeta` (`knp.default.zeta`) runs after a Calico NetworkPolicy `m` of
  *   the same order, tier and namespace — `m/…` < `zeta/…` — where comparing the converted
  *   names would put it first (`k` < `m`).
+ *   A ClusterNetworkPolicy is held as Calico 3.32 holds it, under its own name with kind
+ *   `KubernetesClusterNetworkPolicy` and no namespace: two CNPs of equal priority in a tier
+ *   run in name order, and a GlobalNetworkPolicy written into `kube-admin`/`kube-baseline`
+ *   with the same order and name runs before the CNP (`x//GlobalNetworkPolicy` <
+ *   `x//KubernetesClusterNetworkPolicy`); with different names, the name decides.
  * - Untracked (doNotTrack) and pre-DNAT policies stay active but are left out of workload
  *   endpoint tiers: Felix's event sequencer files them under separate untracked / pre-DNAT
  *   tiers, which only host endpoints use (`tierInfoToProtoTierInfo`, `sortHostEndpointTiers`).

@@ -20,6 +20,9 @@
  *   removes nothing and counts nothing: it holds no policy here;
  * - a `discovery.k8s.io/v1` EndpointSlice becomes an `endpointslice` model update
  *   (endpoint-slice-model.ts); one that names no Service is held as deleted;
+ * - a ClusterNetworkPolicy of any served version, and a core v1 Node (for its egress `nodes`
+ *   peer), go to cluster-network-policy-processor.ts: a model policy of kind
+ *   `KubernetesClusterNetworkPolicy` in kube-admin/kube-baseline, failing closed per rule;
  * - a `services` match names `<namespace>/<name>`, an empty namespace meaning the policy's
  *   own (Calico's API documents it; Felix would look up `/<name>` and match nothing, reference
  *   §D.1). A GlobalNetworkPolicy must give one (validation).
@@ -44,6 +47,7 @@ import {
   isStagedKind,
   readStaged,
   type StagedKind,
+  validateClusterNetworkPolicy,
 } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type QoSControls, type RuleAction } from '../proto/index.ts';
@@ -56,6 +60,9 @@ import type { K8sNetworkPolicy } from '../api/index.ts';
 import { updateApiVersion, type AnyUpdate, type Update } from '../syncer/update.ts';
 import type { K8sEndpointSlice } from '../api/index.ts';
 import { ENDPOINT_SLICE_API_VERSION, ENDPOINT_SLICE_KIND, endpointSliceKey, endpointSliceModel } from './endpoint-slice-model.ts';
+import { isClusterNetworkPolicy } from '../api/cluster-network-policy.ts';
+import type { GlobalNetworkPolicy } from '../api/types.ts';
+import { ClusterNetworkPolicyProcessor, type CnpFinding } from './cluster-network-policy-processor.ts';
 
 export const NAMESPACE_LABEL = 'projectcalico.org/namespace';
 export const ORCHESTRATOR_LABEL = 'projectcalico.org/orchestrator';
@@ -92,6 +99,11 @@ export interface UpdateProcessorOptions {
   readonly onInvalid: (invalid: InvalidResource) => void;
   /** Called with the count of fail-closed objects by kind whenever it changes. */
   readonly onFailClosedCount?: (byKind: ReadonlyMap<string, number>) => void;
+  /**
+   * The API validation of a raw ClusterNetworkPolicy: rules it faults fail closed.
+   * @default the errors of `validateClusterNetworkPolicy` (api/, experimental channel: the CRD admitted it)
+   */
+  readonly validateClusterNetworkPolicy?: (raw: unknown) => readonly CnpFinding[];
 }
 
 /** Thrown internally for a value that passed validation but cannot be converted. */
@@ -107,9 +119,19 @@ export class UpdateProcessor {
   /** `<kind>/<ns>/<name>` → kind, for every object currently enforced fail-closed. */
   readonly #failClosed = new Map<string, string>();
 
+  readonly #cnp: ClusterNetworkPolicyProcessor;
+
   constructor(opts: UpdateProcessorOptions) {
     this.#onInvalid = opts.onInvalid;
     this.#onFailClosedCount = opts.onFailClosedCount;
+    this.#cnp = new ClusterNetworkPolicyProcessor({
+      toModel: clusterNetworkPolicyModel,
+      setPolicy: (rk, policy) => this.#setPolicy(rk, policy),
+      deletePolicy: (rk) => this.#deletePolicy(rk),
+      onInvalid: (invalid) => this.#onInvalid(invalid),
+      markFailClosed: (rk, kind) => this.#markFailClosed(rk, kind),
+      validate: opts.validateClusterNetworkPolicy ?? ((raw) => validateClusterNetworkPolicy(raw).filter(isError)),
+    });
   }
 
   /** Records whether the object `rk` is held fail-closed; reports the counts when they change. */
@@ -137,6 +159,11 @@ export class UpdateProcessor {
     return this.#setPolicy(rk, policy);
   }
 
+  /** The converted policy held for the ClusterNetworkPolicy `name` (rules 1:1 with its model's, annotated with the CNP rule each came from). */
+  convertedClusterNetworkPolicy(name: string): GlobalNetworkPolicy | undefined {
+    return this.#cnp.converted(name);
+  }
+
   /** The objects that exist without a datastore object: {@link DEFAULT_ALLOW_PROFILE}. */
   builtIns(): ModelUpdate[] {
     const allowAll = convertRule({ action: 'Allow' }, undefined);
@@ -153,6 +180,10 @@ export class UpdateProcessor {
         return [];
       }
     }
+    const updateKind = update.op === 'delete' ? update.kind : (update.resource as { kind?: unknown } | null)?.kind;
+    const updateGroupVersion = update.op === 'delete' ? updateApiVersion(update) : (update.resource as { apiVersion?: unknown } | null)?.apiVersion;
+    if (isClusterNetworkPolicy(updateGroupVersion, updateKind)) return this.#cnp.process(update, 'cnp');
+    if (updateKind === 'Node' && updateGroupVersion === 'v1') return this.#cnp.process(update, 'node');
     if (update.op === 'delete' ? update.kind === ENDPOINT_SLICE_KIND : (update.resource as { kind?: unknown } | null)?.kind === ENDPOINT_SLICE_KIND) {
       if (updateApiVersion(update) === ENDPOINT_SLICE_API_VERSION) return this.#endpointSlice(update);
     }
@@ -531,6 +562,30 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
     preDnat: gnp?.preDNAT ?? false,
     applyOnForward: gnp?.applyOnForward ?? false,
   };
+}
+
+/**
+ * A converted ClusterNetworkPolicy's model: as a GlobalNetworkPolicy's, of kind
+ * `KubernetesClusterNetworkPolicy`. A rule the model cannot read (none should reach here: the
+ * converter checks what it writes) fails closed as the converter's do: Allow dropped, any
+ * other action a bare Deny.
+ */
+function clusterNetworkPolicyModel(gnp: GlobalNetworkPolicy): { model: ModelPolicy; converted: GlobalNetworkPolicy } {
+  const readable = (rules: readonly V3Rule[] | undefined): V3Rule[] | undefined =>
+    rules?.flatMap((rule): V3Rule[] => {
+      try {
+        convertRule(rule, undefined);
+        return [rule];
+      } catch {
+        return rule.action === 'Allow' ? [] : [{ action: 'Deny', ...(rule.metadata === undefined ? {} : { metadata: rule.metadata }) }];
+      }
+    });
+  const ingress = readable(gnp.spec.ingress);
+  const egress = readable(gnp.spec.egress);
+  const converted: GlobalNetworkPolicy = { ...gnp, spec: { ...gnp.spec, ...(ingress === undefined ? {} : { ingress }), ...(egress === undefined ? {} : { egress }) } };
+  const base = convertPolicy(converted);
+  const id: PolicyId = { ...base.id, kind: 'KubernetesClusterNetworkPolicy' };
+  return { model: { ...base, id, key: policyIdKey(id) }, converted };
 }
 
 /**

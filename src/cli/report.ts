@@ -19,6 +19,7 @@
  * what it was before staged policies existed: every staged addition is conditional.
  */
 import { comparePolicies } from '../calc/index.ts';
+import { convertClusterNetworkPolicy } from '../convert/cluster-network-policy-converter.ts';
 import type { PolicyId } from '../proto/index.ts';
 import {
   describeDecision,
@@ -65,7 +66,22 @@ interface PolicyRow {
 function policyRows(resources: ReadonlyMap<string, SimResource>): { tiers: Array<{ name: string; order: number | undefined; defaultAction: string }>; policies: PolicyRow[] } {
   const tiers: Array<{ name: string; order: number | undefined; defaultAction: string }> = [];
   const policies: Array<{ row: PolicyRow; order: number | undefined; id: PolicyId }> = [];
+  const nodes = [...resources.values()].flatMap((r) =>
+    r.kind === 'Node' ? [{ name: r.metadata.name, labels: r.metadata.labels ?? {}, addresses: (r.status?.addresses ?? []).flatMap((a) => (typeof a?.address === 'string' ? [a.address] : [])) }] : [],
+  );
   for (const r of resources.values()) {
+    if (r.kind === 'ClusterNetworkPolicy') {
+      // Shown in its tier (kube-admin / kube-baseline) as the agents hold it: converted.
+      const gnp = convertClusterNetworkPolicy(r, nodes).policy;
+      if (gnp === null) continue;
+      const tier = gnp.spec.tier ?? 'default';
+      policies.push({
+        row: { tier, order: gnp.spec.order, kind: 'ClusterNetworkPolicy', name: r.metadata.name, selector: `${gnp.spec.selector ?? ''} (namespaces: ${gnp.spec.namespaceSelector ?? ''})`, types: (gnp.spec.types ?? []).join(', ') },
+        order: gnp.spec.order,
+        id: { tier, name: r.metadata.name, kind: 'KubernetesClusterNetworkPolicy' },
+      });
+      continue;
+    }
     if (r.kind === 'Tier') tiers.push({ name: r.metadata.name, order: r.spec.order, defaultAction: r.spec.defaultAction ?? 'Deny' });
     else if (r.kind === 'NetworkPolicy' || r.kind === 'GlobalNetworkPolicy') {
       const spec = r.spec;
@@ -255,8 +271,8 @@ export function renderReport(sim: Simulation, resources: ReadonlyMap<string, Sim
       const v = sim.verdict(from, to, protocol, port, full);
       if (v.allowed) allowedCount++;
       row += v.allowed ? '1' : '0';
-      eg.push(intern(describeDecision(v.egress.decision, 'egress')));
-      ing.push(intern(describeDecision(v.ingress.decision, 'ingress')));
+      eg.push(intern(describeDecision(v.egress.decision, 'egress', names)));
+      ing.push(intern(describeDecision(v.ingress.decision, 'ingress', names)));
       if (full) wk.push(intern(describeVerdict(from, to, protocol, port, v, names).join('\n')));
       if (staged === undefined || stagedEps === undefined) return;
       const sFrom = stagedEps[i] as SimEndpoint;

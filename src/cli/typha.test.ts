@@ -71,8 +71,8 @@ describe('tessera typha arguments', () => {
 
 /**
  * The whole command against a stand-in API server (node:http: each v3 list, and the
- * EndpointSlice list every API server serves, answers with the given items, each watch stays
- * open and quiet), with a real SyncClient as the agent.
+ * EndpointSlice and Node lists every API server serves, answers with the given items, each
+ * watch stays open and quiet), with a real SyncClient as the agent.
  */
 describe('tessera typha (the whole command)', () => {
   const OBJECTS: Record<string, object[]> = {
@@ -84,7 +84,8 @@ describe('tessera typha (the whole command)', () => {
   async function fakeApiServer(): Promise<{ url: string; close(): Promise<void> }> {
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const m = /^\/apis\/(?:projectcalico\.org\/v3|discovery\.k8s\.io\/v1)\/([a-z]+)$/.exec(url.pathname);
+      // Nodes too (core v1: a ClusterNetworkPolicy's egress `nodes` peer); ClusterNetworkPolicies are optional (404: none).
+      const m = /^\/(?:apis\/(?:projectcalico\.org\/v3|discovery\.k8s\.io\/v1)|api\/v1)\/([a-z]+)$/.exec(url.pathname);
       if (m === null) {
         res.writeHead(404).end();
         return;

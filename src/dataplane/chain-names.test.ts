@@ -36,6 +36,9 @@ describe('chain names', () => {
   it('uses <kindcode>/<ns>/<name> for policy chains, hashed when too long', () => {
     expect(policyChainName({ tier: 'default', name: 'web', namespace: 'shop', kind: 'NetworkPolicy' }, 'ingress')).toBe('cali-pi-np/shop/web');
     expect(policyChainName({ tier: 'security', name: 'deny-all', kind: 'GlobalNetworkPolicy' }, 'egress')).toBe('cali-po-gnp/deny-all');
+    // Felix's short kind for a ClusterNetworkPolicy (felix/types/policy_id.go).
+    expect(policyChainName({ tier: 'kube-admin', name: 'deny-all', kind: 'KubernetesClusterNetworkPolicy' }, 'ingress')).toBe('cali-pi-kcnp/deny-all');
+    expect(policyChainName({ tier: 'kube-baseline', name: 'deny-all', kind: 'KubernetesClusterNetworkPolicy' }, 'egress')).toBe('cali-po-kcnp/deny-all');
     const long = policyChainName({ tier: 'default', name: 'knp.default.allow-dns-and-more', namespace: 'production', kind: 'NetworkPolicy' }, 'ingress');
     expect(long).toMatch(/^cali-pi-_[A-Za-z0-9_-]{19}$/);
   });

@@ -6,7 +6,8 @@
  * Felix `MaxChainNameLength = 28`).
  *
  * Policy chain suffix: HEAD-style `<kindcode>/<namespace>/<name>` (`np/shop/web`,
- * `gnp/deny-all` for the cluster-scoped kind). The tier is not part of it: Calico policy names
+ * `gnp/deny-all` for the cluster-scoped kind, `kcnp/<name>` for a ClusterNetworkPolicy). The
+ * tier is not part of it: Calico policy names
  * are unique per kind and namespace across tiers (a non-default tier's policies carry the tier
  * as a name prefix), and leaving it out keeps the chain — and so its rule hashes and packet
  * counters — stable if a policy is re-tiered. Short kind codes keep more names readable
@@ -59,9 +60,11 @@ const KIND_CODE: Record<PolicyId['kind'], string> = {
   GlobalNetworkPolicy: 'gnp',
   StagedNetworkPolicy: 'snp',
   StagedGlobalNetworkPolicy: 'sgnp',
+  // Felix `ShortKindKubernetesClusterNetworkPolicy` (felix/types/policy_id.go).
+  KubernetesClusterNetworkPolicy: 'kcnp',
 };
 
-/** The policy chain suffix: `np/<ns>/<name>` or `gnp/<name>`. */
+/** The policy chain suffix: `np/<ns>/<name>`, `gnp/<name>` or `kcnp/<name>`. */
 export function policyChainSuffix(id: PolicyId): string {
   const code = KIND_CODE[id.kind];
   return id.namespace === undefined || id.namespace === '' ? `${code}/${id.name}` : `${code}/${id.namespace}/${id.name}`;

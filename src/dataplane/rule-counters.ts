@@ -28,7 +28,7 @@ import type { Table } from './table.ts';
 /** One counted decision on this node, summed over IP families (and endpoints, for endpoint drops). */
 export interface RuleCount {
   readonly tier: string;
-  /** `NetworkPolicy`, `GlobalNetworkPolicy`, `StagedNetworkPolicy`, `StagedGlobalNetworkPolicy`, `Profile`; '' for an end-of-tier drop. */
+  /** `NetworkPolicy`, `GlobalNetworkPolicy`, `StagedNetworkPolicy`, `StagedGlobalNetworkPolicy`, `KubernetesClusterNetworkPolicy`, `Profile`; '' for an end-of-tier drop. */
   readonly kind: string;
   readonly namespace: string;
   /** Policy or profile name; '' for endpoint drops. */

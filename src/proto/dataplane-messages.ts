@@ -19,8 +19,13 @@
  * The staged kinds are never enforced: the calc graph files them apart (`TierInfo`'s staged
  * lists) and the dataplane renders them on chains that only count (a StagedKubernetesNetworkPolicy
  * arrives converted, as a StagedNetworkPolicy named `knp.default.<name>`).
+ *
+ * `KubernetesClusterNetworkPolicy` (Calico 3.32 `model.KindKubernetesClusterNetworkPolicy`,
+ * Felix short kind `kcnp`): a SIG-Network ClusterNetworkPolicy, converted to a cluster-scoped
+ * policy of the CNP's own name in `kube-admin` or `kube-baseline`
+ * (convert/cluster-network-policy-converter.ts); enforced like a GlobalNetworkPolicy.
  */
-export type PolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'StagedNetworkPolicy' | 'StagedGlobalNetworkPolicy';
+export type PolicyKind = 'NetworkPolicy' | 'GlobalNetworkPolicy' | 'StagedNetworkPolicy' | 'StagedGlobalNetworkPolicy' | 'KubernetesClusterNetworkPolicy';
 
 /** Whether a policy is staged: evaluated for counting only, never enforced. */
 export function isStagedPolicy(id: { readonly kind: PolicyKind }): boolean {

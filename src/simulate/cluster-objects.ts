@@ -14,6 +14,11 @@
  * - discovery.k8s.io/v1 EndpointSlices as given (what `services` rule matches read, as the
  *   agent reads them); core/v1 Services are carried for the slices derived from them and
  *   their pods where a cluster's slices are not in the input;
+ * - policy.networking.k8s.io ClusterNetworkPolicies (any served version) and core/v1 Nodes as
+ *   given: the calc graph converts them as the agent's does (calc/cluster-network-policy-
+ *   processor.ts); a CNP is validated as the API server would (`validateClusterNetworkPolicy`,
+ *   experimental channel), and a rule the converter fails closed (a `domainNames` peer…) is a
+ *   note;
  * - projectcalico.org/v3 objects as given; a Calico object with the same key as a generated
  *   one (e.g. an explicit WorkloadEndpoint or Profile) replaces it;
  * - every resource, given or generated, is defaulted and validated as the agent's update
@@ -30,6 +35,8 @@ import { isClusterNetworkPolicy, type ClusterNetworkPolicy } from '../api/cluste
 import { InputError, type ObjectProblem } from '../runtime/input-error.ts';
 import type { K8sEndpointSlice, K8sNetworkPolicy, K8sPod, K8sService } from '../api/index.ts';
 import { CONVERSIONS, defaultTiers, type Conversion, type Converted } from '../convert/index.ts';
+import { validateClusterNetworkPolicy, type K8sNode } from '../api/index.ts';
+import { convertClusterNetworkPolicy } from '../convert/cluster-network-policy-converter.ts';
 
 export interface K8sNamespace {
   metadata?: { name?: string; labels?: Record<string, string> };
@@ -67,7 +74,15 @@ export interface ClusterObjects {
    * (endpoint-slices.ts `withServiceEndpoints`).
    */
   readonly endpointSlices?: readonly K8sEndpointSlice[];
+  /** core/v1 Nodes (what a CNP's egress `nodes` peer reads: labels and addresses). */
+  readonly nodes?: readonly K8sNode[];
 }
+
+/** A ClusterNetworkPolicy as the calc graphs read it: named. */
+export type SimClusterNetworkPolicy = ClusterNetworkPolicy & { readonly metadata: { readonly name: string; readonly namespace?: undefined } };
+
+/** A Node as the calc graphs read it: typed and named. */
+export type SimNode = K8sNode & { readonly apiVersion: 'v1'; readonly kind: 'Node'; readonly metadata: { readonly name: string; readonly namespace?: undefined; readonly labels?: Record<string, string> } };
 
 /** An EndpointSlice as the calc graphs read it: typed and named. */
 export type SimEndpointSlice = K8sEndpointSlice & {
@@ -76,11 +91,20 @@ export type SimEndpointSlice = K8sEndpointSlice & {
   readonly metadata: { readonly name: string; readonly namespace: string; readonly labels?: Record<string, string> };
 };
 
-/** What a simulated node's calc graph is fed: the v3 resources and the EndpointSlices. */
-export type SimResource = V3Resource | SimEndpointSlice;
+/** What a simulated node's calc graph is fed: the v3 resources, EndpointSlices, ClusterNetworkPolicies and Nodes. */
+export type SimResource = V3Resource | SimEndpointSlice | SimClusterNetworkPolicy | SimNode;
 
 export function isEndpointSlice(r: SimResource): r is SimEndpointSlice {
   return r.kind === 'EndpointSlice';
+}
+
+export function isSimClusterNetworkPolicy(r: SimResource): r is SimClusterNetworkPolicy {
+  return r.kind === 'ClusterNetworkPolicy';
+}
+
+/** Whether `r` is read by the calc graph but is no projectcalico.org/v3 resource (deletes must name its apiVersion). */
+export function isOtherGroup(r: SimResource): r is SimEndpointSlice | SimClusterNetworkPolicy | SimNode {
+  return r.kind === 'EndpointSlice' || r.kind === 'ClusterNetworkPolicy' || r.kind === 'Node';
 }
 
 export interface TranslatedCluster {
@@ -196,8 +220,37 @@ export function translateCluster(objs: ClusterObjects, opts: TranslateOptions = 
   const invalid: ObjectProblem[] = [];
   const failClosed = new Map<string, string>();
   const warnings: string[] = [];
+  const nodes = (objs.nodes ?? []).flatMap((n): SimNode[] => {
+    const name = n.metadata?.name;
+    return typeof name === 'string' && name !== '' ? [{ ...n, apiVersion: 'v1', kind: 'Node', metadata: { ...n.metadata, name } } as SimNode] : [];
+  });
+  for (const n of nodes) resources.set(resourceKey(n), n);
+  const peerInfo = nodes.map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {}, addresses: (n.status?.addresses ?? []).flatMap((a) => (typeof a?.address === 'string' ? [a.address] : [])) }));
+  for (const c of objs.clusterNetworkPolicies ?? []) {
+    const self = describeInput('ClusterNetworkPolicy', c.metadata);
+    const errors = validateClusterNetworkPolicy(c).filter(isError);
+    const reasons = errors.map((e) => (e.path === '' ? e.message : `${e.path}: ${e.message}`)).join('; ');
+    if (errors.length > 0 && !skipInvalid) {
+      for (const e of errors) invalid.push({ type: 'object', object: `${c.apiVersion} ${self}`, path: e.path, reason: e.message });
+      continue;
+    }
+    const name = c.metadata?.name;
+    if (typeof name !== 'string' || name === '') continue;
+    const converted = convertClusterNetworkPolicy(c, peerInfo);
+    if (errors.length > 0) {
+      notes.push(`${c.apiVersion} ${self}: invalid, its faulty rules enforced fail-closed as the agent would (Deny/Pass → Deny, Accept dropped): ${reasons}`);
+      failClosed.set(self, reasons);
+    } else if (converted.policy === null) {
+      notes.push(`${c.apiVersion} ${self}: ${converted.problem ?? 'cannot be converted'}; not enforced (Calico skips it too)`);
+    }
+    for (const e of converted.errors) {
+      notes.push(`${c.apiVersion} ${self}: ${e.reason} (${e.outcome === 'deny' ? 'enforced as a bare Deny' : 'rule dropped'})`);
+      if (errors.length === 0) failClosed.set(self, [failClosed.get(self), e.reason].filter((x) => x !== undefined).join('; '));
+    }
+    resources.set(resourceKey({ ...c, metadata: { ...c.metadata, name } } as SimClusterNetworkPolicy), { ...c, metadata: { ...c.metadata, name } } as SimClusterNetworkPolicy);
+  }
   for (const [key, r] of resources) {
-    if (isEndpointSlice(r)) continue;
+    if (isOtherGroup(r)) continue;
     const findings = validateResource(applyDefaults(r));
     const errors = findings.filter(isError);
     const origin = origins.get(key);
@@ -254,6 +307,7 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     clusterNetworkPolicies: [] as ClusterNetworkPolicy[],
     services: [] as K8sService[],
     endpointSlices: [] as K8sEndpointSlice[],
+    nodes: [] as K8sNode[],
   };
   for (const v of values) {
     const o = v as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } } | null;
@@ -265,6 +319,7 @@ export function classifyObjects(values: readonly unknown[], notes: string[]): Cl
     else if (api === 'networking.k8s.io/v1' && kind === 'NetworkPolicy') out.networkPolicies.push(v as K8sNetworkPolicy);
     else if (api === 'v1' && kind === 'Service') out.services.push(v as K8sService);
     else if (api === 'discovery.k8s.io/v1' && kind === 'EndpointSlice') out.endpointSlices.push(v as K8sEndpointSlice);
+    else if (api === 'v1' && kind === 'Node') out.nodes.push(v as K8sNode);
     else if (api === API_VERSION && (V3_KINDS as readonly string[]).includes(kind)) out.calico.push(v as V3Resource);
     else if (isClusterNetworkPolicy(api, kind)) out.clusterNetworkPolicies.push(v as ClusterNetworkPolicy);
     else if (api === API_VERSION && isStagedKind(kind)) {

@@ -16,17 +16,25 @@ import type { FlowStage } from './host-flow.ts';
 import { isEndpoint, isHost, type NetworkSetHit, type SimPeer, type Verdict } from './simulation.ts';
 import type { Decision, Direction, DirectionVerdict, RuleTrace } from './verdict-engine.ts';
 
+/** `NetworkPolicy ns/name`, `GlobalNetworkPolicy name`, or `ClusterNetworkPolicy name` for a converted SIG-Network one. */
 export function policyName(id: PolicyId): string {
+  if (id.kind === 'KubernetesClusterNetworkPolicy') return `ClusterNetworkPolicy ${id.name}`;
   return id.kind === 'NetworkPolicy' ? `NetworkPolicy ${id.namespace ?? ''}/${id.name}` : `GlobalNetworkPolicy ${id.name}`;
 }
 
 const ACTION_NAMES: Readonly<Record<string, string>> = { allow: 'Allow', deny: 'Deny', 'next-tier': 'Pass', log: 'Log' };
 
-/** One line: what decided this direction. */
-export function describeDecision(decision: Decision, direction: Direction): string {
+/** `egress[2]`, and for a ClusterNetworkPolicy the CNP rule it came from (`names.ruleName`). */
+function ruleRef(policy: PolicyId, direction: Direction, index: number, names: IpSetNames | undefined): string {
+  const cnpRule = names?.ruleName(policy, direction, index);
+  return cnpRule === undefined ? `${direction}[${index}]` : `${cnpRule} as ${direction}[${index}]`;
+}
+
+/** One line: what decided this direction (`names`: to name a ClusterNetworkPolicy's rule). */
+export function describeDecision(decision: Decision, direction: Direction, names?: IpSetNames): string {
   switch (decision.kind) {
     case 'rule':
-      return `${decision.action === 'allow' ? 'allowed' : 'denied'} by ${policyName(decision.policy)} ${direction}[${decision.ruleIndex}] (${ACTION_NAMES[decision.action]}) in tier ${decision.tier}`;
+      return `${decision.action === 'allow' ? 'allowed' : 'denied'} by ${policyName(decision.policy)} ${ruleRef(decision.policy, direction, decision.ruleIndex, names)} (${ACTION_NAMES[decision.action]}) in tier ${decision.tier}`;
     case 'end-of-tier':
       return `denied at the end of tier ${decision.tier}: no policy in it allowed or passed the packet (defaultAction Deny)`;
     case 'profile':
@@ -65,8 +73,8 @@ function nameSets(text: string, names: IpSetNames | undefined): string {
   });
 }
 
-function ruleLine(r: RuleTrace, direction: Direction, names: IpSetNames | undefined): string {
-  const head = `${direction}[${r.index}] ${ACTION_NAMES[r.action] ?? r.action}`;
+function ruleLine(r: RuleTrace, direction: Direction, names: IpSetNames | undefined, policy?: PolicyId): string {
+  const head = `${policy === undefined ? `${direction}[${r.index}]` : ruleRef(policy, direction, r.index, names)} ${ACTION_NAMES[r.action] ?? r.action}`;
   if (r.returnedOnPassMark === true) return `${head}: no match — ${nameSets(r.mismatch ?? '', names)}; returns anyway: the pass mark is already set`;
   if (r.mismatch !== undefined) return `${head}: no match — ${nameSets(r.mismatch, names)}`;
   // A `services` match names the Service and the member the packet was found as.
@@ -93,16 +101,18 @@ export function describeWalk(
     for (const p of t.policies) {
       lines.push(`${indent}  ${policyName(p.policy)}`);
       const invalid = failClosed.get(policyName(p.policy));
-      if (invalid !== undefined) lines.push(`${indent}    (invalid, enforced fail-closed with no rules: ${invalid})`);
+      // A ClusterNetworkPolicy fails closed rule by rule (its other rules stay), others as a whole.
+      const cnp = p.policy.kind === 'KubernetesClusterNetworkPolicy';
+      if (invalid !== undefined) lines.push(cnp ? `${indent}    (rules that do not convert are enforced fail-closed — Deny/Pass as Deny, Accept dropped: ${invalid})` : `${indent}    (invalid, enforced fail-closed with no rules: ${invalid})`);
       if (p.outcome === 'missing') lines.push(`${indent}    (not programmed on this node)`);
       else if (p.rules.length === 0) lines.push(`${indent}    (no ${dir} rules)`);
-      for (const r of p.rules) lines.push(`${indent}    ${ruleLine(r, dir, names)}`);
+      for (const r of p.rules) lines.push(`${indent}    ${ruleLine(r, dir, names, p.policy)}`);
       if (p.outcome === 'pass') lines.push(`${indent}    → Pass: skip the rest of tier ${t.tier}`);
       else if (p.outcome === 'no-match') lines.push(`${indent}    → no rule decided: next policy`);
     }
     if (t.outcome === 'end-of-tier') {
       lines.push(t.defaultAction === 'Deny' ? `${indent}  end of tier ${t.tier}: defaultAction Deny → DROP` : `${indent}  end of tier ${t.tier}: defaultAction Pass → next tier`);
-      const stand = t.policies.filter((p) => failClosed.has(policyName(p.policy))).map((p) => policyName(p.policy));
+      const stand = t.policies.filter((p) => p.policy.kind !== 'KubernetesClusterNetworkPolicy' && failClosed.has(policyName(p.policy))).map((p) => policyName(p.policy));
       if (t.defaultAction === 'Deny' && stand.length > 0) lines.push(`${indent}  (reached because of the fail-closed stand-in of invalid ${stand.join(', ')})`);
     }
   }
@@ -147,7 +157,7 @@ export function describeStages(stages: readonly FlowStage[], names: IpSetNames |
   for (const st of stages) {
     const mark = st.verdict.allowed ? '' : 'DROPPED at ';
     const reply = st.packet === 'reply' ? 'reply: ' : '';
-    lines.push(`  ${reply}${mark}${st.node} ${st.table} ${st.chain} — ${stageOwner(st)}: ${describeDecision(st.verdict.decision, st.verdict.direction)}`);
+    lines.push(`  ${reply}${mark}${st.node} ${st.table} ${st.chain} — ${stageOwner(st)}: ${describeDecision(st.verdict.decision, st.verdict.direction, names)}`);
     if (st.workload === undefined) lines.push(...describeWalk(st.verdict, names, '      ', missingTiers, failClosed));
   }
   return lines;
@@ -195,10 +205,10 @@ export function describeVerdict(
   }
   // A host side's walk is its stage's, printed with the path already.
   const walk = (peer: SimPeer, d: DirectionVerdict): string[] => (v.stages !== undefined && isHost(peer) ? [] : describeWalk(d, names, '  ', missingTiers, failClosed));
-  lines.push(`egress of ${endpointLabel(from)}: ${describeDecision(v.egress.decision, 'egress')}`);
+  lines.push(`egress of ${endpointLabel(from)}: ${describeDecision(v.egress.decision, 'egress', names)}`);
   lines.push(...walk(from, v.egress));
-  if (!v.egress.allowed) lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')} (not reached: egress already dropped the packet)`);
-  else lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress')}`);
+  if (!v.egress.allowed) lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress', names)} (not reached: egress already dropped the packet)`);
+  else lines.push(`ingress of ${endpointLabel(to)}: ${describeDecision(v.ingress.decision, 'ingress', names)}`);
   lines.push(...walk(to, v.ingress));
   return lines;
 }

@@ -6,8 +6,8 @@
 export { NodeState } from './node-state.ts';
 export { evaluateDirection, makePacket, ruleMismatch } from './verdict-engine.ts';
 export type { ChainKind, Decision, Direction, DirectionVerdict, EndpointToHostAction, Packet, PolicedEndpoint, PolicyTrace, ProbeProtocol, ProfileTrace, RuleTrace, TierTrace } from './verdict-engine.ts';
-export { classifyObjects, defaultNetworkPolicyTypes, isEndpointSlice, resourceKey, translateCluster } from './cluster-objects.ts';
-export type { ClusterObjects, K8sNamespace, K8sServiceAccount, SimEndpointSlice, SimResource, TranslateOptions, TranslatedCluster } from './cluster-objects.ts';
+export { classifyObjects, defaultNetworkPolicyTypes, isEndpointSlice, isOtherGroup, isSimClusterNetworkPolicy, resourceKey, translateCluster } from './cluster-objects.ts';
+export type { ClusterObjects, K8sNamespace, K8sServiceAccount, SimClusterNetworkPolicy, SimEndpointSlice, SimNode, SimResource, TranslateOptions, TranslatedCluster } from './cluster-objects.ts';
 export { deriveEndpointSlices, withDerivedEndpointSlices, withServiceEndpoints } from './endpoint-slices.ts';
 export type { DerivedEndpoint, DerivedEndpointPort, DerivedEndpointSlice } from './endpoint-slices.ts';
 export { endpointInFamily, isEndpoint, isHost, Simulation } from './simulation.ts';

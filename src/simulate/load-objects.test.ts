@@ -80,7 +80,7 @@ describe('loading a simulation', () => {
       notes,
     );
     expect(notes).toEqual([]);
-    const read = objs.namespaces.length + objs.serviceAccounts.length + objs.pods.length + objs.networkPolicies.length + objs.calico.length + (objs.staged?.length ?? 0) + (objs.clusterNetworkPolicies?.length ?? 0) + (objs.services?.length ?? 0) + (objs.endpointSlices?.length ?? 0);
+    const read = objs.namespaces.length + objs.serviceAccounts.length + objs.pods.length + objs.networkPolicies.length + objs.calico.length + (objs.staged?.length ?? 0) + (objs.services?.length ?? 0) + (objs.endpointSlices?.length ?? 0) + (objs.clusterNetworkPolicies?.length ?? 0) + (objs.nodes?.length ?? 0);
     expect(read).toBe(SIMULATED_KINDS.length);
   });
 

@@ -33,6 +33,8 @@ export interface KindSource {
   readonly resource: KubeResource;
   /** Older versions to read where `resource.version` is not served (the kind table's `fallbackVersions`). */
   readonly fallbackVersions?: readonly string[];
+  /** The kind-table row's `optional`: a CRD a cluster may not have (404 is no note). */
+  readonly optional?: boolean;
 }
 
 /** The kinds a simulation reads (the kind table's `simulate` rows), in the order they are listed. */
@@ -41,6 +43,7 @@ export const SIMULATED_KINDS: readonly KindSource[] = kindsWatchedBy('simulate')
   kind: row.kind,
   resource: resourceOf(row),
   ...(row.fallbackVersions === undefined ? {} : { fallbackVersions: row.fallbackVersions }),
+  ...(row.optional === true ? { optional: true } : {}),
 }));
 
 /** `List`, `PodList`…: expanded by the reader, never an object of its own. */
@@ -152,7 +155,8 @@ export async function loadFromListers(listerFor: (kind: KindSource) => ListerWat
     } catch (err) {
       if (err instanceof StatusError) {
         if (err.code === 404) {
-          notes.push(`${resource}: not served by the API server (is its CRD installed?); none listed`);
+          // An optional kind's CRD (staged policies, ClusterNetworkPolicy) is often absent: none, silently, as the agent reads it.
+          if (k.optional !== true) notes.push(`${resource}: not served by the API server (is its CRD installed?); none listed`);
           continue;
         }
         // KubeListerWatcher prefixes what it was doing; the problem names the kind instead.

@@ -26,7 +26,7 @@ import { isNodeEndpoint, nodeProblems, nodesByName, probeNodeProblem, type Scena
 import { classifyObjects, type ClusterObjects, type K8sNamespace, type K8sServiceAccount } from './cluster-objects.ts';
 import { withServiceEndpoints } from './endpoint-slices.ts';
 import type { ProbeProtocol } from './verdict-engine.ts';
-import type { K8sNetworkPolicy, K8sPod } from '../api/index.ts';
+import type { K8sNetworkPolicy, K8sNode, K8sPod } from '../api/index.ts';
 
 export interface ScenarioProbe {
   readonly from: string;
@@ -155,6 +155,8 @@ export interface ScenarioState {
   pods: Map<string, ScenarioPod>;
   /** Policies by `<apiVersion>/<kind>/<namespace>/<name>`, in apply order. */
   policies: Map<string, unknown>;
+  /** The scenario's `nodes`: each is also a Node object (labels, addresses) for ClusterNetworkPolicy `nodes` peers. */
+  nodes?: readonly ScenarioNode[];
 }
 
 function policyKey(o: unknown): string {
@@ -167,6 +169,15 @@ export function initialState(s: Scenario): ScenarioState {
     namespaces: new Map(s.namespaces.map((n) => [n.name, { ...(n.labels ?? {}) }])),
     pods: new Map(s.pods.map((p) => [`${p.namespace}/${p.name}`, p])),
     policies: new Map(s.policies.map((p) => [policyKey(p), p])),
+    ...(s.nodes === undefined ? {} : { nodes: s.nodes }),
+  };
+}
+
+/** A scenario node as the Node object the API server would hold: its labels and its addresses as InternalIPs. */
+function nodeObject(n: ScenarioNode): K8sNode {
+  return {
+    metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name, ...(n.labels ?? {}) } },
+    status: { addresses: [n.ip, ...(n.ip6 === undefined ? [] : [n.ip6])].map((address) => ({ type: 'InternalIP', address })) },
   };
 }
 
@@ -214,5 +225,8 @@ export function stateObjects(state: ScenarioState, notes: string[]): ClusterObje
     ...(policies.unenforced === undefined || policies.unenforced.length === 0 ? {} : { unenforced: policies.unenforced }),
     services: policies.services ?? [],
     endpointSlices: policies.endpointSlices ?? [],
+    clusterNetworkPolicies: policies.clusterNetworkPolicies ?? [],
+    // A Node object among the policies replaces the scenario's node of that name.
+    nodes: [...(state.nodes ?? []).filter((n) => !(policies.nodes ?? []).some((o) => o.metadata?.name === n.name)).map(nodeObject), ...(policies.nodes ?? [])],
   });
 }

@@ -22,7 +22,7 @@ import { decideFlow, type FlowPeer, type FlowStage } from './host-flow.ts';
 import type { HostInterface } from './host-endpoints.ts';
 import type { FailsafeConfig } from '../dataplane/index.ts';
 import type { AnyUpdate, Update } from '../syncer/index.ts';
-import { isEndpointSlice, type SimResource } from './cluster-objects.ts';
+import { isOtherGroup, type SimResource } from './cluster-objects.ts';
 
 /** A pod as the simulation knows it: where it runs and the endpoint its node programmed. */
 export interface SimEndpoint {
@@ -166,7 +166,7 @@ export class Simulation {
       if (next.has(key)) continue;
       updates.push({
         op: 'delete',
-        ...(isEndpointSlice(resource) ? { apiVersion: resource.apiVersion } : {}),
+        ...(isOtherGroup(resource) ? { apiVersion: resource.apiVersion } : {}),
         kind: resource.kind,
         name: resource.metadata.name,
         ...(resource.metadata.namespace !== undefined ? { namespace: resource.metadata.namespace } : {}),

@@ -10,7 +10,8 @@
  * - every upsert carries its row's `apiVersion` and `kind` (list responses carry neither per
  *   item);
  * - an EndpointSlice upsert carries only what the calc graph reads of it
- *   (endpoint-slice-projection.ts), so a write that changes nothing else is a no-op downstream;
+ *   (endpoint-slice-projection.ts), and so does a Node upsert (node-peer-projection.ts: name,
+ *   labels, addresses), so a write that changes nothing else is a no-op downstream;
  * - a delete names (apiVersion, kind, namespace, name), also for a tombstone
  *   (`DeletedFinalStateUnknown`);
  * - a row with `fallbackVersions` is read at the first of its versions the API server serves
@@ -38,8 +39,9 @@ import type { LivenessProbe } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import type { AnyUpdate, SyncedObject, SyncerCallbacks, Update } from './update.ts';
-import type { K8sEndpointSlice } from '../api/index.ts';
+import type { K8sEndpointSlice, K8sNode } from '../api/index.ts';
 import { projectEndpointSlice } from './endpoint-slice-projection.ts';
+import { projectNodeForPeers } from './node-peer-projection.ts';
 import { untilAborted } from '../runtime/until-aborted.ts';
 
 /** The kinds the agent lists and watches when it reads the API server itself (not through Typha). */
@@ -62,7 +64,12 @@ export interface InformerSyncerOptions {
 }
 
 function upsert(row: KindRow, obj: KubeObject): AnyUpdate {
-  const body = row.group === 'discovery.k8s.io' && row.kind === 'EndpointSlice' ? projectEndpointSlice(obj as K8sEndpointSlice) : obj;
+  const body =
+    row.group === 'discovery.k8s.io' && row.kind === 'EndpointSlice'
+      ? projectEndpointSlice(obj as K8sEndpointSlice)
+      : row.group === '' && row.kind === 'Node'
+        ? projectNodeForPeers(obj as K8sNode)
+        : obj;
   return { op: 'upsert', resource: { ...(body as object), apiVersion: apiVersionOf(row), kind: row.kind } as SyncedObject };
 }
 
