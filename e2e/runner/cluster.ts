@@ -32,12 +32,13 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kuberne
 import { ControlPlane, issueServiceAccountToken, locateBinaries, pollUntil, waitForCrdsEstablished } from '../controlplane/index.ts';
 import { registerExitCleanup } from '../controlplane/exit-cleanup.ts';
 import { freePort } from '../controlplane/free-port.ts';
+import { installExperimentalCnpCrd } from './cluster-network-policies.ts';
 import { ClusterNetwork, type HostVethNaming } from './network.ts';
 import { scenarioNodeAddresses } from './node-addresses.ts';
 import { PodServer } from './pod-server.ts';
 import { REPO_ROOT, TesseraProcess } from './processes.ts';
 import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
-import { podKey, type ScenarioNode, type ScenarioPod } from './scenario.ts';
+import { nodeAddress, podKey, type ScenarioNode, type ScenarioPod } from './scenario.ts';
 
 const run = promisify(execFile);
 
@@ -91,6 +92,8 @@ export class E2eCluster implements ScenarioCluster {
   private closing = false;
   /** Node objects created here: deleted by close() on a reused control plane. */
   private readonly registeredNodes = new Set<string>();
+  /** The experimental ClusterNetworkPolicy CRD's install, once per cluster (`ensureClusterNetworkPolicyCrd`). */
+  private cnpCrd: Promise<void> | undefined;
   /** Times the controllers process exited and was restarted. */
   controllerRestarts = 0;
   private readonly unregister: () => void;
@@ -347,6 +350,20 @@ export class E2eCluster implements ScenarioCluster {
   async stopNode(n: ScenarioNode): Promise<void> {
     this.network.clearNodeAddresses(n.name);
     await this.setNodeObject(n.name, registeredNodeLabels(n.name), []);
+  }
+
+  /** `startNode` writes the scenario's addresses into the Node's status: they are what it reports. */
+  reportedNodeAddress(n: ScenarioNode, family: 4 | 6): string | undefined {
+    return nodeAddress(n, family);
+  }
+
+  /** Applies manifests/experimental/clusternetworkpolicies.yaml over manifests/' standard CRD, once. */
+  ensureClusterNetworkPolicyCrd(): Promise<void> {
+    this.cnpCrd ??= installExperimentalCnpCrd(locateBinaries().kubectl, this.adminKubeconfigPath, this.admin).catch((e: unknown) => {
+      this.cnpCrd = undefined;
+      throw e;
+    });
+    return this.cnpCrd;
   }
 
   /** Scenario node names are the Node objects' names here. */

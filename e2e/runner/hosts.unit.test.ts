@@ -19,7 +19,7 @@ import { nodeAddressCommands, nodeRouteCommands } from './network.ts';
 import { scenarioNodeAddresses } from './node-addresses.ts';
 import { probeRequest, sourceList } from './pod-server.ts';
 import { ScenarioRun, withClusterNodeName } from './run-scenario.ts';
-import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
+import type { PodProber, ScenarioCluster, StartNodeOptions } from './scenario-cluster.ts';
 import { parseScenarioFile, type Scenario, type ScenarioNode } from './scenario.ts';
 
 const TESTDATA = fileURLToPath(new URL('testdata/hosts-as-endpoints.json', import.meta.url));
@@ -185,8 +185,8 @@ function fakeCluster(opts: { failStart?: string } = {}) {
     },
     startPod: () => Promise.reject(new Error('no pods here')),
     stopPod: () => Promise.resolve(),
-    startNode: (n: ScenarioNode) => {
-      calls.push(`start ${n.name}`);
+    startNode: (n: ScenarioNode, o?: StartNodeOptions) => {
+      calls.push(`start ${n.name}${o?.atReportedAddresses === true ? ' (and at its reported address)' : ''}`);
       if (n.name === opts.failStart) return Promise.reject(new Error('no such luck'));
       const prober: PodProber = {
         probe: (protocol, host, port) => {
@@ -199,6 +199,12 @@ function fakeCluster(opts: { failStart?: string } = {}) {
     },
     stopNode: (n) => {
       calls.push(`stop ${n.name}`);
+      return Promise.resolve();
+    },
+    /** A kind-like cluster: the Node reports an address of its own (192.0.2.<last octet>). */
+    reportedNodeAddress: (n, family) => (family === 4 ? `192.0.2.${n.ip.split('.').pop() ?? ''}` : undefined),
+    ensureClusterNetworkPolicyCrd: () => {
+      calls.push('ensure cnp crd');
       return Promise.resolve();
     },
     clusterNodeName: (n) => n,
@@ -249,6 +255,41 @@ describe('ScenarioRun with nodes', () => {
     const { cluster, calls } = fakeCluster({ failStart: 'node-2' });
     await expect(new ScenarioRun(cluster, scenario, { settleMs: 0 }).run()).rejects.toThrow(/scenario hosts: 1 of 2 pods and nodes did not start: node node-2 could not be made an endpoint: no such luck/);
     expect(calls.filter((c) => c.startsWith('stop node'))).toEqual(['stop node-1', 'stop node-2']);
+  });
+});
+
+describe('ScenarioRun with a ClusterNetworkPolicy egress nodes peer', () => {
+  const denyInfra = {
+    apiVersion: 'policy.networking.k8s.io/v1beta1',
+    kind: 'ClusterNetworkPolicy',
+    metadata: { name: 'deny-infra' },
+    spec: { tier: 'Admin', priority: 1, subject: { namespaces: {} }, egress: [{ action: 'Deny', to: [{ nodes: { matchLabels: { role: 'infra' } } }] }] },
+  };
+  const scenario = (policies: Scenario['policies']): Scenario => ({
+    name: 'node-peers',
+    namespaces: [],
+    pods: [],
+    nodes: [{ name: 'node-2', labels: { role: 'infra' }, ip: '10.66.0.2', hostPorts: [{ port: 8080 }] }],
+    policies,
+    probes: [],
+  });
+
+  it('serves and probes nodes at the addresses their Node objects report (a kind node’s own), and only then', async () => {
+    const { cluster, calls } = fakeCluster();
+    const run = new ScenarioRun(cluster, scenario([denyInfra]), { settleMs: 0 });
+    await run.setUp();
+    expect(calls).toContain('start node-2 (and at its reported address)');
+    expect(run.targetAddress({ from: 'x/a', to: 'node-2', port: 8080, expected: false })).toBe('192.0.2.2');
+    await run.tearDown();
+    const plain = new ScenarioRun(fakeCluster().cluster, scenario([]));
+    expect(plain.targetAddress({ from: 'x/a', to: 'node-2', port: 8080, expected: true })).toBe('10.66.0.2');
+  });
+
+  it('makes the cluster serve the experimental CRD before the first ClusterNetworkPolicy, and a failure to apply one names it', async () => {
+    const { cluster, calls } = fakeCluster();
+    const run = new ScenarioRun(cluster, scenario([]), { settleMs: 0 });
+    await expect(run.upsert(denyInfra)).rejects.toThrow(/^cannot apply policy\.networking\.k8s\.io\/v1beta1 ClusterNetworkPolicy deny-infra: /);
+    expect(calls).toEqual(['ensure cnp crd']);
   });
 });
 

@@ -20,7 +20,13 @@
  * so in the node's host network namespace), and probes from the node run in that pod, each
  * socket bound to the scenario address. The scenario's node labels are set on top of the kind
  * node's own (which a real node keeps) and the originals restored after the scenario. The Node's
- * status addresses stay kubelet's: it owns them and would overwrite a patch.
+ * status addresses stay kubelet's: it owns them and would overwrite a patch. So a scenario with a
+ * ClusterNetworkPolicy `nodes` peer (which matches those addresses) is probed at the kind node's
+ * own InternalIP (`reportedNodeAddress`), where the host pod then serves the hostPorts as well.
+ *
+ * ClusterNetworkPolicies: before the first, the run applies
+ * manifests/experimental/clusternetworkpolicies.yaml (the experimental-channel CRD over the
+ * standard one e2e/kind/deploy.sh installed) and waits until it is served.
  *
  * Scenario node names (`node-1`, `node-2`, …) map in sorted order onto the workers (sorted),
  * then the control plane; pods tolerate every taint. "Every agent has applied the change" is
@@ -34,7 +40,8 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { PollAbort, pollUntil } from '../controlplane/index.ts';
 import { KIND_KUBECONFIG, KIND_KUBECTL, onNode, TESSERA_VERSION } from '../kind/kind-tools.ts';
 import { PodServer, sourceList, type ProbeSources } from './pod-server.ts';
-import { metricValue, type PodProber, type ScenarioCluster } from './scenario-cluster.ts';
+import { installExperimentalCnpCrd } from './cluster-network-policies.ts';
+import { metricValue, type PodProber, type ScenarioCluster, type StartNodeOptions } from './scenario-cluster.ts';
 import { scenarioNodeAddresses, type NodeAddresses } from './node-addresses.ts';
 import { podKey, type ScenarioNode, type ScenarioPod } from './scenario.ts';
 
@@ -151,6 +158,8 @@ export class KindCluster implements ScenarioCluster {
   private readonly nodeMap = new Map<string, KindNode>();
   /** Kind node name → its labels before `startNode` added the scenario's (restored by `stopNode`). */
   private readonly originalLabels = new Map<string, Record<string, string>>();
+  /** The experimental ClusterNetworkPolicy CRD's install, once per run (`ensureClusterNetworkPolicyCrd`). */
+  private cnpCrd: Promise<void> | undefined;
   /** The cluster's nodes: workers by name, then the control plane. */
   nodes: KindNode[] = [];
 
@@ -309,18 +318,38 @@ export class KindCluster implements ScenarioCluster {
     return this.node(node).name;
   }
 
-  /** See the file comment: address on eth0 and routes, labels, a hostNetwork pod serving and probing. */
-  async startNode(n: ScenarioNode): Promise<PodProber> {
+  /** The kind node's own InternalIP of `family`: kubelet's, what its Node reports. */
+  reportedNodeAddress(n: ScenarioNode, family: 4 | 6): string | undefined {
+    const node = this.node(n.name);
+    return family === 6 ? node.ipv6 : node.ipv4;
+  }
+
+  /** Applies manifests/experimental/clusternetworkpolicies.yaml, once per run. */
+  ensureClusterNetworkPolicyCrd(): Promise<void> {
+    this.cnpCrd ??= installExperimentalCnpCrd(this.kubectl, this.kubeconfigPath, this.admin).catch((e: unknown) => {
+      this.cnpCrd = undefined;
+      throw e;
+    });
+    return this.cnpCrd;
+  }
+
+  /**
+   * See the file comment: address on eth0 and routes, labels, a hostNetwork pod serving and
+   * probing; with `atReportedAddresses`, the pod serves at the kind node's InternalIPs too.
+   */
+  async startNode(n: ScenarioNode, opts: StartNodeOptions = {}): Promise<PodProber> {
     const node = this.node(n.name);
     const addrs = scenarioNodeAddresses(n);
+    const reported = opts.atReportedAddresses === true ? [node.ipv4, node.ipv6].filter((a): a is string => a !== undefined) : [];
+    const served = [...new Set([...sourceList(addrs), ...reported])];
     await this.setNodeLabels(node.name, n.labels ?? {});
     await this.nodeAddresses(n, 'add');
     const ports = (n.hostPorts ?? []).filter((h) => (h.protocol ?? 'TCP') !== 'SCTP').map((h) => ({ port: h.port, protocol: (h.protocol ?? 'TCP') as 'TCP' | 'UDP' }));
     const name = hostPodName(node.name);
     await this.deleteHostPod(name);
-    await this.core.createNamespacedPod({ namespace: HOST_POD_NAMESPACE, body: hostPodManifest(name, node.name, this.probeImage, ports, sourceList(addrs)) });
+    await this.core.createNamespacedPod({ namespace: HOST_POD_NAMESPACE, body: hostPodManifest(name, node.name, this.probeImage, ports, served) });
     await this.waitRunning(HOST_POD_NAMESPACE, name, node.name, []);
-    return this.attachProber(HOST_POD_NAMESPACE, name, ports, sourceList(addrs), addrs);
+    return this.attachProber(HOST_POD_NAMESPACE, name, ports, served, addrs);
   }
 
   /** Undoes `startNode` (whatever part of it was done). */

@@ -17,6 +17,9 @@
  *   - namespace labels: `kubernetes.io/metadata.name` (the API server sets it to the real name);
  *   - Kubernetes NetworkPolicy peers: `namespaceSelector` matchLabels / matchExpressions on
  *     `kubernetes.io/metadata.name`;
+ *   - ClusterNetworkPolicy (`policy.networking.k8s.io`): the same, in the subject's `namespaces`
+ *     and `pods.namespaceSelector` and in every ingress/egress peer's `namespaces` and
+ *     `pods.namespaceSelector`;
  *   - Calico `namespaceSelector` (a policy's, a rule side's): `kubernetes.io/metadata.name` and
  *     `projectcalico.org/name` (the name label of a namespace profile);
  *   - Calico endpoint selectors (`selector`, `notSelector`): `projectcalico.org/namespace` and
@@ -156,6 +159,7 @@ export class NamespaceNames {
     if (!isObject(spec)) return { ...o, metadata };
     if (o.apiVersion === 'networking.k8s.io/v1') return { ...o, metadata, spec: this.kubernetesSpec(spec) };
     if (o.apiVersion.startsWith('projectcalico.org/')) return { ...o, metadata, spec: this.calicoSpec(spec) };
+    if (o.apiVersion.startsWith('policy.networking.k8s.io/')) return { ...o, metadata, spec: this.clusterNetworkPolicySpec(spec) };
     return { ...o, metadata };
   }
 
@@ -193,6 +197,29 @@ export class NamespaceNames {
       ...spec,
       ...('ingress' in spec ? { ingress: peers(spec['ingress'], 'from') } : {}),
       ...('egress' in spec ? { egress: peers(spec['egress'], 'to') } : {}),
+    };
+  }
+
+  /**
+   * A ClusterNetworkPolicy spec: the namespace selectors of its subject and of its rules' peers
+   * (`namespaces`, `pods.namespaceSelector`); `nodes`, `networks` and the rest as written.
+   */
+  private clusterNetworkPolicySpec(spec: Json): Json {
+    const target = (t: unknown): unknown => {
+      if (!isObject(t)) return t;
+      const out: Json = { ...t };
+      if (isObject(t['namespaces'])) out['namespaces'] = this.labelSelector(t['namespaces']);
+      const pods = t['pods'];
+      if (isObject(pods) && isObject(pods['namespaceSelector'])) out['pods'] = { ...pods, namespaceSelector: this.labelSelector(pods['namespaceSelector']) };
+      return out;
+    };
+    const rules = (list: unknown, side: 'from' | 'to'): unknown =>
+      Array.isArray(list) ? list.map((r: unknown) => (isObject(r) && Array.isArray(r[side]) ? { ...r, [side]: (r[side] as unknown[]).map(target) } : r)) : list;
+    return {
+      ...spec,
+      ...('subject' in spec ? { subject: target(spec['subject']) } : {}),
+      ...('ingress' in spec ? { ingress: rules(spec['ingress'], 'from') } : {}),
+      ...('egress' in spec ? { egress: rules(spec['egress'], 'to') } : {}),
     };
   }
 

@@ -95,6 +95,34 @@ describe('NamespaceNames', () => {
     expect(np.metadata.namespace).toBe('x');
   });
 
+  it('rewrites a ClusterNetworkPolicy (any version): subject and peer namespace selectors on kubernetes.io/metadata.name, nothing else', () => {
+    const meta = (v: string) => ({ matchLabels: { 'kubernetes.io/metadata.name': v } });
+    const cnp = (apiVersion: string, subject: object): ManifestObject => ({
+      apiVersion,
+      kind: 'ClusterNetworkPolicy',
+      metadata: { name: 'c' },
+      spec: {
+        tier: 'Admin',
+        priority: 1,
+        subject,
+        ingress: [{ action: 'Deny', from: [{ namespaces: meta('y') }, { pods: { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['z', 'kube-system'] }] }, podSelector: meta('y') } }] }],
+        egress: [{ action: 'Accept', to: [{ networks: ['10.0.0.0/8'] }, { nodes: meta('x') }, { namespaces: { matchLabels: { ns: 'y' } } }], protocols: [{ tcp: { destinationPort: { number: 80 } } }] }],
+      },
+    });
+    const a = names.manifest(cnp('policy.networking.k8s.io/v1beta1', { namespaces: meta('x') }));
+    expect(a.metadata).toEqual({ name: 'c' });
+    expect(at(a, 'subject')).toEqual({ namespaces: meta('x-r1') });
+    expect(at(a, 'ingress', 0, 'from')).toEqual([
+      { namespaces: meta('y-r1') },
+      { pods: { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['z-r1', 'kube-system'] }] }, podSelector: meta('y') } },
+    ]);
+    // nodes select Node labels, networks are addresses, `ns` is an ordinary label: as written.
+    expect(at(a, 'egress', 0, 'to')).toEqual([{ networks: ['10.0.0.0/8'] }, { nodes: meta('x') }, { namespaces: { matchLabels: { ns: 'y' } } }]);
+    const b = names.manifest(cnp('policy.networking.k8s.io/v1alpha2', { pods: { namespaceSelector: meta('z'), podSelector: meta('z') } }));
+    expect(at(b, 'subject')).toEqual({ pods: { namespaceSelector: meta('z-r1'), podSelector: meta('z') } });
+    expect(at(b, 'priority')).toBe(1);
+  });
+
   it('rewrites Calico namespaceSelectors on kubernetes.io/metadata.name and projectcalico.org/name', () => {
     const out = names.manifest(
       calico({

@@ -17,6 +17,13 @@
  * cluster names the node (`clusterNodeName`); a cluster without the HostEndpoint resource fails
  * the scenario naming the object.
  *
+ * ClusterNetworkPolicies (cluster-network-policies.ts): before the first one the cluster serves
+ * the experimental-channel CRD (`ensureClusterNetworkPolicyCrd`); each is written with strict
+ * field validation, so one the CRD cannot hold fails the scenario naming it. A scenario with an
+ * egress `nodes` peer probes nodes at the addresses their Node objects report
+ * (`reportedNodeAddress`: the scenario's on the process runner, the real ones on kind), the
+ * addresses such a peer matches.
+ *
  * Kubernetes namespaces are not the scenario's: every name is mapped to a unique one
  * (`<name>-<run id>`, namespace-names.ts) and the scenario rewritten once, up front, so runs
  * sharing a control plane, or following a killed one, never meet. Everything here works on the
@@ -35,6 +42,7 @@ import { execFileSync } from 'node:child_process';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 
 import { pollUntil } from '../controlplane/index.ts';
+import { isClusterNetworkPolicyObject, scenarioUsesNodePeers } from './cluster-network-policies.ts';
 import { NamespaceNames, RUN_ANNOTATION } from './namespace-names.ts';
 import type { PodProber, ScenarioCluster } from './scenario-cluster.ts';
 import { isNodeEndpoint, nodeAddress, podKey, scenarioNodes, stepsOf, type ManifestObject, type PolicyRef, type Probe, type Scenario, type ScenarioNode, type ScenarioPod } from './scenario.ts';
@@ -115,6 +123,8 @@ export class ScenarioRun {
   private readonly applied = new Map<string, PolicyRef>();
   private readonly probeTimeoutMs: number;
   private readonly settleMs: number;
+  /** The scenario selects nodes by a ClusterNetworkPolicy `nodes` peer: node probes go to the Nodes' reported addresses. */
+  private readonly nodePeers: boolean;
   readonly names: NamespaceNames;
   /** `scenario` with the Kubernetes namespace names: what every method here works on. */
   readonly live: Scenario;
@@ -132,6 +142,7 @@ export class ScenarioRun {
     this.live = this.names.scenario(scenario);
     this.pods = new Map(this.live.pods.map((p) => [podKey(p), p]));
     this.nodes = new Map((this.live.nodes ?? []).map((n) => [n.name, n]));
+    this.nodePeers = scenarioUsesNodePeers(this.live);
   }
 
   /** Runs every step; returns one result per probe. Always cleans up. */
@@ -173,7 +184,7 @@ export class ScenarioRun {
       ...(s.nodes ?? []).map(async (n) => {
         this.startedNodes.add(n.name);
         try {
-          this.nodeServers.set(n.name, await this.cluster.startNode(n));
+          this.nodeServers.set(n.name, await this.cluster.startNode(n, { atReportedAddresses: this.nodePeers }));
         } catch (e) {
           throw new Error(`node ${n.name} could not be made an endpoint: ${(e as Error).message}`, { cause: e });
         }
@@ -224,7 +235,10 @@ export class ScenarioRun {
     try {
       if (isService(o)) await applyService(this.cluster.admin, o);
       else if (o.apiVersion === 'v1') throw new Error('the runner applies no core/v1 kind but Service');
-      else await this.upsertObject(withClusterNodeName(o, (n) => this.cluster.clusterNodeName(n)), ref);
+      else if (isClusterNetworkPolicyObject(o)) {
+        await this.cluster.ensureClusterNetworkPolicyCrd();
+        await this.upsertObject(o, ref, 'Strict');
+      } else await this.upsertObject(withClusterNodeName(o, (n) => this.cluster.clusterNodeName(n)), ref);
     } catch (e) {
       const missing = isMissingResource(e) ? ` (the API server has no ${locate(ref).plural}.${locate(ref).group} resource: its CRD is not installed)` : '';
       throw new Error(`cannot apply ${ScenarioRun.describe(ref)}${missing}: ${(e as Error).message}`, { cause: e });
@@ -233,20 +247,22 @@ export class ScenarioRun {
     this.applied.set(refKey(ref), ref);
   }
 
-  private async upsertObject(o: ManifestObject, ref: PolicyRef): Promise<void> {
+  /** Creates or replaces `o`; `fieldValidation` as the API server takes it (its default when undefined). */
+  private async upsertObject(o: ManifestObject, ref: PolicyRef, fieldValidation?: 'Strict'): Promise<void> {
     const at = locate(ref);
+    const fv = fieldValidation === undefined ? {} : { fieldValidation };
     const body = structuredClone(o) as ManifestObject & { metadata: { resourceVersion?: string } };
     try {
       const existing = (await (at.namespace === undefined
         ? this.objects.getClusterCustomObject(at)
         : this.objects.getNamespacedCustomObject({ ...at, namespace: at.namespace }))) as { metadata?: { resourceVersion?: string } };
       body.metadata.resourceVersion = existing.metadata?.resourceVersion ?? '';
-      if (at.namespace === undefined) await this.objects.replaceClusterCustomObject({ ...at, body });
-      else await this.objects.replaceNamespacedCustomObject({ ...at, namespace: at.namespace, body });
+      if (at.namespace === undefined) await this.objects.replaceClusterCustomObject({ ...at, body, ...fv });
+      else await this.objects.replaceNamespacedCustomObject({ ...at, namespace: at.namespace, body, ...fv });
     } catch (e) {
       if (!isNotFound(e)) throw e;
-      if (at.namespace === undefined) await this.objects.createClusterCustomObject({ group: at.group, version: at.version, plural: at.plural, body });
-      else await this.objects.createNamespacedCustomObject({ group: at.group, version: at.version, plural: at.plural, namespace: at.namespace, body });
+      if (at.namespace === undefined) await this.objects.createClusterCustomObject({ group: at.group, version: at.version, plural: at.plural, body, ...fv });
+      else await this.objects.createNamespacedCustomObject({ group: at.group, version: at.version, plural: at.plural, namespace: at.namespace, body, ...fv });
     }
   }
 
@@ -284,13 +300,16 @@ export class ScenarioRun {
     return from.probe(protocol, host, probe.port, timeoutMs);
   }
 
-  /** The address `probe` connects to: its target pod's or node's, of the probe's family. */
+  /**
+   * The address `probe` connects to: its target pod's or node's, of the probe's family; in a
+   * scenario with a ClusterNetworkPolicy `nodes` peer, the address the node's Node object reports.
+   */
   targetAddress(probe: Probe): string {
     const family = probe.ipVersion ?? 4;
     const node = isNodeEndpoint(probe.to) ? this.nodes.get(probe.to) : undefined;
     const pod = isNodeEndpoint(probe.to) ? undefined : this.pods.get(probe.to);
     if (node === undefined && pod === undefined) throw new Error(`probe ${probe.from} → ${probe.to}: unknown ${isNodeEndpoint(probe.to) ? 'node' : 'pod'} ${probe.to}`);
-    const host = node !== undefined ? nodeAddress(node, family) : family === 6 ? pod?.ip6 : pod?.ip;
+    const host = node !== undefined ? (this.nodePeers ? this.cluster.reportedNodeAddress(node, family) : nodeAddress(node, family)) : family === 6 ? pod?.ip6 : pod?.ip;
     if (host === undefined) throw new Error(`probe ${probe.from} → ${probe.to} over IPv${family}: ${probe.to} has no IPv${family} address`);
     return host;
   }

@@ -19,6 +19,14 @@ export interface PodProber {
   stop(): void;
 }
 
+export interface StartNodeOptions {
+  /**
+   * Also serve the hostPorts at the addresses the Node object reports (`reportedNodeAddress`),
+   * where probes of a scenario with a ClusterNetworkPolicy `nodes` peer go. @default false
+   */
+  readonly atReportedAddresses?: boolean;
+}
+
 export interface ScenarioCluster {
   /** Admin credentials: the run writes namespaces, pods' labels and policies with them. */
   readonly admin: KubeConfig;
@@ -43,9 +51,22 @@ export interface ScenarioCluster {
    * network namespace. Resolves once it serves them, with a prober that connects from the node
    * (its host network, bound to its scenario address of the target's family).
    */
-  startNode(node: ScenarioNode): Promise<PodProber>;
+  startNode(node: ScenarioNode, opts?: StartNodeOptions): Promise<PodProber>;
   /** Undoes `startNode` (the prober is stopped by the caller): addresses, servers, labels. */
   stopNode(node: ScenarioNode): Promise<void>;
+  /**
+   * The IPv`family` address the Node object of scenario node `node` reports in
+   * `status.addresses` — what a ClusterNetworkPolicy `nodes` peer matches: the scenario's own
+   * address where the runner writes the Node's status, the node's real InternalIP where kubelet
+   * owns it (kind). undefined: none of that family.
+   */
+  reportedNodeAddress(node: ScenarioNode, family: 4 | 6): string | undefined;
+  /**
+   * Makes the experimental-channel ClusterNetworkPolicy CRD the one the API server serves
+   * (cluster-network-policies.ts); the run calls it before applying its first
+   * ClusterNetworkPolicy. Idempotent.
+   */
+  ensureClusterNetworkPolicyCrd(): Promise<void>;
   /** The cluster's name for scenario node `node` (what a HostEndpoint's `spec.node` must say). */
   clusterNodeName(node: string): string;
   /** Resolves once every agent has programmed every calc-graph batch it computed. */

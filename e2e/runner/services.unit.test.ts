@@ -15,6 +15,8 @@ function unreachableCluster(): ScenarioCluster {
     stopPod: () => Promise.resolve(),
     startNode: () => Promise.reject(new Error('not used')),
     stopNode: () => Promise.resolve(),
+    reportedNodeAddress: () => undefined,
+    ensureClusterNetworkPolicyCrd: () => Promise.reject(new Error('not used')),
     clusterNodeName: (n) => n,
     agentsIdle: () => Promise.resolve(),
   };
