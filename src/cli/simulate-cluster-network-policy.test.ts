@@ -101,15 +101,30 @@ const SCENARIOS = {
       policies: [cnp('no-kubelet-on-workers', { tier: 'Admin', priority: 1, subject: shop, egress: [{ action: 'Deny', to: [{ nodes: { matchLabels: { role: 'worker' } } }], protocols: [{ tcp: { destinationPort: { number: 10250 } } }] }] })],
       probes: [probe('shop/a', 'node-1', false, 10250), probe('shop/a', 'node-2', true, 10250), probe('other/c', 'node-1', true, 10250)],
     },
+    {
+      // Calico 3.32 writes a `namespaces` peer as a bare namespaceSelector, which also selects the
+      // NetworkSets of those namespaces; the API's peer is their pods only (the converter's one
+      // deliberate difference from Calico): node-2's address listed in a NetworkSet of `other`
+      // is not denied by a Deny to `namespaces: other`.
+      name: 'a namespaces peer is the pods of those namespaces, not their NetworkSets',
+      namespaces,
+      pods,
+      nodes,
+      policies: [
+        { apiVersion: 'projectcalico.org/v3', kind: 'NetworkSet', metadata: { name: 'node-2', namespace: 'other', labels: { any: 'x' } }, spec: { nets: ['192.168.0.2/32'] } },
+        cnp('no-egress-to-other', { tier: 'Admin', priority: 1, subject: shop, egress: [{ action: 'Deny', to: [{ namespaces: { matchLabels: { team: 'other' } } }] }] }),
+      ],
+      probes: [probe('shop/a', 'other/c', false), probe('shop/a', 'node-2', true, 10250)],
+    },
   ],
 };
 
 describe('tessera simulate: ClusterNetworkPolicy scenarios', () => {
-  it('every probe as expected: admin Deny over NP allow, Pass to NP, Baseline only where no NP isolates, admin Accept over NP isolation, rule order and priority, networks 0.0.0.0/0, the nodes peer', async () => {
+  it('every probe as expected: admin Deny over NP allow, Pass to NP, Baseline only where no NP isolates, admin Accept over NP isolation, rule order and priority, networks 0.0.0.0/0, the nodes peer, namespaces peers without NetworkSets', async () => {
     writeFileSync(path.join(dir, 'cnp.json'), JSON.stringify(SCENARIOS));
     const r = await capture(runSimulate, ['--scenarios', path.join(dir, 'cnp.json')]);
     expect(lines(r.stderr)).toEqual([]);
-    expect(JSON.parse(lines(r.stdout).at(-1)!)).toEqual({ scenarios: 6, probes: 15, passed: 15, failed: 0 });
+    expect(JSON.parse(lines(r.stdout).at(-1)!)).toEqual({ scenarios: 7, probes: 17, passed: 17, failed: 0 });
     expect(r.code).toBe(0);
   });
 });

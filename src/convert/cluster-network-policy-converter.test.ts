@@ -57,7 +57,7 @@ describe("Calico's vectors: Admin tier", () => {
     expect(p.spec.namespaceSelector).toBe("label == 'value' && label2 == 'value2'");
     expect(p.spec.selector).toBe(ORCH);
     expect(p.spec.ingress).toEqual([
-      { metadata: meta('ingress', 0, 'The first ingress rule'), action: 'Allow', protocol: 'TCP', source: { namespaceSelector: "k == 'v' && k2 == 'v2'" }, destination: { ports: [80] } },
+      { metadata: meta('ingress', 0, 'The first ingress rule'), action: 'Allow', protocol: 'TCP', source: { selector: ORCH, namespaceSelector: "k == 'v' && k2 == 'v2'" }, destination: { ports: [80] } },
     ]);
     expect(p.spec.egress).toBeUndefined();
     expect(p.spec.types).toEqual(['Ingress']);
@@ -83,10 +83,10 @@ describe("Calico's vectors: Admin tier", () => {
       ['egress', 1, 'dropped', 'k8s rule couldn\'t be converted: spec.egress[1].action: unsupported cluster network policy action "Drop"'],
     ]);
     expect(r.policy?.spec.ingress).toEqual([
-      { metadata: meta('ingress', 1, 'A random ingress rule 2'), action: 'Allow', protocol: 'TCP', source: { namespaceSelector: "k10 == 'v10' && k20 == 'v20'" }, destination: { ports: [80, '2000:3000'] } },
+      { metadata: meta('ingress', 1, 'A random ingress rule 2'), action: 'Allow', protocol: 'TCP', source: { selector: ORCH, namespaceSelector: "k10 == 'v10' && k20 == 'v20'" }, destination: { ports: [80, '2000:3000'] } },
     ]);
     expect(r.policy?.spec.egress).toEqual([
-      { metadata: meta('egress', 0, 'A random egress rule'), action: 'Deny', protocol: 'TCP', destination: { namespaceSelector: "k3 == 'v3' && k4 == 'v4'", ports: [80, '2000:3000'] } },
+      { metadata: meta('egress', 0, 'A random egress rule'), action: 'Deny', protocol: 'TCP', destination: { selector: ORCH, namespaceSelector: "k3 == 'v3' && k4 == 'v4'", ports: [80, '2000:3000'] } },
     ]);
   });
 
@@ -98,8 +98,8 @@ describe("Calico's vectors: Admin tier", () => {
       ingress: [{ name: 'A random ingress rule', action: 'Pass', from: [{ namespaces: { matchLabels: { k: 'v', k2: 'v2' } } }] }],
       egress: [{ name: 'A random egress rule', action: 'Deny', to: [{ namespaces: { matchLabels: { k3: 'v3', k4: 'v4' } } }] }],
     });
-    expect(p.spec.ingress).toEqual([{ metadata: meta('ingress', 0, 'A random ingress rule'), action: 'Pass', source: { namespaceSelector: "k == 'v' && k2 == 'v2'" }, destination: {} }]);
-    expect(p.spec.egress).toEqual([{ metadata: meta('egress', 0, 'A random egress rule'), action: 'Deny', destination: { namespaceSelector: "k3 == 'v3' && k4 == 'v4'" } }]);
+    expect(p.spec.ingress).toEqual([{ metadata: meta('ingress', 0, 'A random ingress rule'), action: 'Pass', source: { selector: ORCH, namespaceSelector: "k == 'v' && k2 == 'v2'" }, destination: {} }]);
+    expect(p.spec.egress).toEqual([{ metadata: meta('egress', 0, 'A random egress rule'), action: 'Deny', destination: { selector: ORCH, namespaceSelector: "k3 == 'v3' && k4 == 'v4'" } }]);
   });
 
   it('should drop rules with invalid ports in a k8s ClusterNetworkPolicy', () => {
@@ -123,8 +123,8 @@ describe("Calico's vectors: Admin tier", () => {
       ['egress', 1, 'dropped', 'spec.egress[1].protocols[1].tcp.destinationPort.range'],
     ]);
     expect(r.errors[0]?.reason).toContain('minimum port number (1000) is greater than maximum port number (10) in port range');
-    expect(r.policy?.spec.ingress?.map(bare)).toEqual([{ action: 'Pass', protocol: 'TCP', source: { namespaceSelector: "k10 == 'v10' && k20 == 'v20'" }, destination: { ports: [80, '2000:3000'] } }]);
-    expect(r.policy?.spec.egress?.map(bare)).toEqual([{ action: 'Deny', protocol: 'TCP', destination: { namespaceSelector: "k3 == 'v3' && k4 == 'v4'", ports: [80, '2000:3000'] } }]);
+    expect(r.policy?.spec.ingress?.map(bare)).toEqual([{ action: 'Pass', protocol: 'TCP', source: { selector: ORCH, namespaceSelector: "k10 == 'v10' && k20 == 'v20'" }, destination: { ports: [80, '2000:3000'] } }]);
+    expect(r.policy?.spec.egress?.map(bare)).toEqual([{ action: 'Deny', protocol: 'TCP', destination: { selector: ORCH, namespaceSelector: "k3 == 'v3' && k4 == 'v4'", ports: [80, '2000:3000'] } }]);
   });
 
   it('should parse an ClusterNetworkPolicy with no rules', () => {
@@ -150,8 +150,8 @@ describe("Calico's vectors: Admin tier", () => {
     const p = gnp({ priority: 600, tier: 'Admin', subject: NS_SUBJECT, ...multiPeers });
     expect(p.spec.namespaceSelector).toBe("label == 'value' && label2 == 'value2'");
     expect(p.spec.selector).toBe(ORCH);
-    expect(p.spec.ingress?.map((r) => r.source)).toEqual([{ namespaceSelector: "k == 'v'" }, { namespaceSelector: 'all()', selector: `${ORCH} && k2 == 'v2'` }]);
-    expect(p.spec.egress?.map((r) => r.destination)).toEqual([{ namespaceSelector: "k3 == 'v3'" }, { namespaceSelector: "k4 == 'v4'", selector: `${ORCH} && k5 == 'v5'` }]);
+    expect(p.spec.ingress?.map((r) => r.source)).toEqual([{ selector: ORCH, namespaceSelector: "k == 'v'" }, { namespaceSelector: 'all()', selector: `${ORCH} && k2 == 'v2'` }]);
+    expect(p.spec.egress?.map((r) => r.destination)).toEqual([{ selector: ORCH, namespaceSelector: "k3 == 'v3'" }, { namespaceSelector: "k4 == 'v4'", selector: `${ORCH} && k5 == 'v5'` }]);
     expect(p.spec.types).toEqual(['Ingress', 'Egress']);
   });
 
@@ -181,7 +181,7 @@ describe("Calico's vectors: Admin tier", () => {
   it('should parse an ClusterNetworkPolicy with multiple peers and ports (named ports first, then TCP, then UDP; peers within)', () => {
     const protocols = [tcp(80), range('udp', 20, 30), { destinationNamedPort: 'http-port' }, { destinationNamedPort: '8080' }];
     const p = gnp({ priority: 600, tier: 'Admin', subject: NS_SUBJECT, ...multiPeers, ingress: [{ ...multiPeers.ingress[0], protocols }], egress: [{ ...multiPeers.egress[0], protocols }] });
-    const peerA = { namespaceSelector: "k == 'v'" };
+    const peerA = { selector: ORCH, namespaceSelector: "k == 'v'" };
     const peerB = { namespaceSelector: 'all()', selector: `${ORCH} && k2 == 'v2'` };
     // Calico keeps "8080" as a port name; it is no IANA service name, so no container port has
     // it and Tessera leaves it out (the same match: nothing).
@@ -193,7 +193,7 @@ describe("Calico's vectors: Admin tier", () => {
       ['UDP', peerA, ['20:30']],
       ['UDP', peerB, ['20:30']],
     ]);
-    const egA = { namespaceSelector: "k3 == 'v3'" };
+    const egA = { selector: ORCH, namespaceSelector: "k3 == 'v3'" };
     const egB = { namespaceSelector: "k4 == 'v4'", selector: `${ORCH} && k5 == 'v5'` };
     expect(p.spec.egress?.map((r) => [r.protocol, r.destination])).toEqual([
       [undefined, { ports: ['http-port'], ...egA }],
@@ -220,7 +220,7 @@ describe("Calico's vectors: Admin tier", () => {
     const p = gnp({ tier: 'Admin', priority: 600, subject: podSubject, ingress: [{ name: 'r', action: 'Accept', from: [{ namespaces: { matchLabels: { namespaceRole: 'dev', namespaceFoo: 'bar' } } }] }] });
     expect(p.spec.selector).toBe(`${ORCH} && label == 'value'`);
     expect(p.spec.namespaceSelector).toBe('all()');
-    expect(p.spec.ingress?.[0]?.source).toEqual({ namespaceSelector: "namespaceFoo == 'bar' && namespaceRole == 'dev'" });
+    expect(p.spec.ingress?.[0]?.source).toEqual({ selector: ORCH, namespaceSelector: "namespaceFoo == 'bar' && namespaceRole == 'dev'" });
   });
 
   it('should parse an ClusterNetworkPolicy with a rule with podSelector', () => {
@@ -249,7 +249,7 @@ describe("Calico's vectors: Admin tier", () => {
       ingress: [{ action: 'Accept', from: [{ namespaces: { matchLabels: {} } }] }],
       egress: [{ action: 'Pass', to: [{ pods: { namespaceSelector: { matchLabels: {} }, podSelector: { matchLabels: {} } } }] }],
     });
-    expect(p.spec.ingress?.[0]?.source).toEqual({ namespaceSelector: 'all()' });
+    expect(p.spec.ingress?.[0]?.source).toEqual({ selector: ORCH, namespaceSelector: 'all()' });
     expect(p.spec.egress?.[0]?.destination).toEqual({ namespaceSelector: 'all()', selector: ORCH });
   });
 
@@ -285,7 +285,7 @@ describe("Calico's vectors: Admin tier", () => {
       ],
     });
     expect(r.policy?.spec.ingress?.map(bare)).toEqual([{ action: 'Deny' }]);
-    expect(r.policy?.spec.egress?.map(bare)).toEqual([{ action: 'Deny' }, { action: 'Deny', protocol: 'TCP', destination: { ports: [80], namespaceSelector: "k4 == 'v4'" } }]);
+    expect(r.policy?.spec.egress?.map(bare)).toEqual([{ action: 'Deny' }, { action: 'Deny', protocol: 'TCP', destination: { selector: ORCH, ports: [80], namespaceSelector: "k4 == 'v4'" } }]);
     expect(r.policy?.spec.ingress?.[0]?.metadata?.annotations).toMatchObject({ name: 'A random ingress rule', 'tessera.io/cnp-rule-index': '0' });
     expect(r.policy?.spec.types).toEqual(['Ingress', 'Egress']);
   });
@@ -305,7 +305,7 @@ describe("Calico's vectors: Admin tier", () => {
       const ports = protocols ? { ports: [80] } : {};
       const proto = protocols ? { protocol: 'TCP' } : {};
       expect(p.spec.egress).toEqual([
-        { metadata: meta('egress', 0, 'A random egress rule'), action: 'Deny', ...proto, destination: { ...ports, namespaceSelector: "k3 == 'v3'" } },
+        { metadata: meta('egress', 0, 'A random egress rule'), action: 'Deny', ...proto, destination: { selector: ORCH, ...ports, namespaceSelector: "k3 == 'v3'" } },
         { metadata: meta('egress', 0, 'A random egress rule'), action: 'Deny', ...proto, destination: { ...ports, nets: [...nets] } },
       ]);
     }
@@ -320,7 +320,7 @@ describe("Calico's vectors: Admin tier", () => {
       egress: [{ name: 'out', action: 'Deny', protocols: [tcp(80)], to: [{ namespaces: { matchLabels: { k3: 'v3' } } }, { networks: ['10.10.10.0/24', '1.1.1.1/66'] }] }],
     });
     expect(r.errors.map((e) => e.field)).toEqual(['spec.egress[0].to[1].networks[1]']);
-    expect(r.policy?.spec.ingress?.map(bare)).toEqual([{ action: 'Pass', protocol: 'TCP', source: { namespaceSelector: "k == 'v'" }, destination: { ports: [80] } }]);
+    expect(r.policy?.spec.ingress?.map(bare)).toEqual([{ action: 'Pass', protocol: 'TCP', source: { selector: ORCH, namespaceSelector: "k == 'v'" }, destination: { ports: [80] } }]);
     expect(r.policy?.spec.egress?.map(bare)).toEqual([{ action: 'Deny' }]);
   });
 });
@@ -340,7 +340,7 @@ describe("Calico's vectors: Baseline tier and malformed policies", () => {
     expect(p.spec.order).toBe(0);
     expect(p.spec.namespaceSelector).toBe("label == 'value' && label2 == 'value2'");
     expect(p.spec.selector).toBe(`${ORCH} && foo == 'bar'`);
-    const src = { namespaceSelector: "k == 'v' && k2 == 'v2'" };
+    const src = { selector: ORCH, namespaceSelector: "k == 'v' && k2 == 'v2'" };
     expect(p.spec.ingress).toEqual([
       { metadata: meta('ingress', 0, 'The first ingress rule'), action: 'Allow', source: src, destination: { ports: ['http-port'] } },
       { metadata: meta('ingress', 0, 'The first ingress rule'), action: 'Allow', protocol: 'TCP', source: src, destination: { ports: [80] } },
@@ -388,8 +388,8 @@ describe('fail closed: what Calico widens or does not know', () => {
       const r = convert({ ...base, egress: [{ name: 'x', action, to: [peer, bad] }, { action: 'Accept', to: [peer] }] });
       expect(r.errors.map((e) => e.field)).toEqual([field]);
       const rules = r.policy?.spec.egress ?? [];
-      if (action === 'Accept') expect(rules.map(bare)).toEqual([{ action: 'Allow', destination: { namespaceSelector: "a == 'b'" } }]);
-      else expect(rules.map(bare)).toEqual([{ action: 'Deny' }, { action: 'Allow', destination: { namespaceSelector: "a == 'b'" } }]);
+      if (action === 'Accept') expect(rules.map(bare)).toEqual([{ action: 'Allow', destination: { selector: ORCH, namespaceSelector: "a == 'b'" } }]);
+      else expect(rules.map(bare)).toEqual([{ action: 'Deny' }, { action: 'Allow', destination: { selector: ORCH, namespaceSelector: "a == 'b'" } }]);
     }
   });
 

@@ -11,10 +11,13 @@
  *   `pods.namespaceSelector` (absent or empty: `all()`), `selector` = the orchestrator term AND
  *   the pod selector's terms. The orchestrator term keeps host endpoints (and network sets) out
  *   of every subject;
- * - peers as Calico writes them: a `namespaces` peer is a bare `namespaceSelector` (no
- *   orchestrator term — Calico's own output; host endpoints have no namespace, so none
- *   matches); a `pods` peer is `namespaceSelector` + a pod `selector` WITH the orchestrator
- *   term; egress `networks` → `nets` (each CIDR as Go's `net.ParseCIDR` prints its network);
+ * - peers: a `pods` peer is `namespaceSelector` + a pod `selector` WITH the orchestrator term,
+ *   as Calico writes it; a `namespaces` peer is that `namespaceSelector` + the orchestrator term
+ *   alone. **One deliberate difference from Calico**, whose `namespaces` peer is a bare
+ *   `namespaceSelector`: a bare one also selects the namespaced NetworkSets of those namespaces,
+ *   so an Accept from `namespaces: {}` would admit every CIDR listed in any NetworkSet — the API
+ *   says the peer is the pods of those namespaces, and only the pods match here; egress
+ *   `networks` → `nets` (each CIDR as Go's `net.ParseCIDR` prints its network);
  * - `types`: Ingress / Egress only when the converted rule list of that direction is non-empty
  *   (both tiers default to Pass, so a policy with no rules in a direction changes nothing there);
  * - per CNP rule: its `protocols` grouped by protocol (TCP, UDP, SCTP; named ports in a
@@ -229,7 +232,8 @@ function peerFields(v: unknown, at: string, direction: CnpDirection, nodes: read
   const fa = `${at}.${field}`;
   switch (field) {
     case 'namespaces':
-      return { namespaceSelector: calicoSelector(labelSelector(o[field], fa) ?? {}, false, fa) };
+      // Pods only, never the namespaces' NetworkSets (module comment: the one difference from Calico).
+      return { selector: CNP_POD_SELECTOR, namespaceSelector: calicoSelector(labelSelector(o[field], fa) ?? {}, false, fa) };
     case 'pods': {
       const p = namespacedPod(o[field], fa);
       return { selector: p.selector, namespaceSelector: p.namespaceSelector };
