@@ -50,7 +50,8 @@
  * A named port that is not an IANA service name (`"8080"`, `"HTTP"`) can name no container port
  * (Kubernetes validates pod port names so), so it matches nothing: it is left out of its group,
  * and a group left with no port emits no rule — never "every port". Calico keeps it as a name
- * that matches nothing; the verdicts are the same.
+ * that matches nothing (the same verdicts) — except an all-digit name, which Typha's JSON round
+ * trip turns into that port number (e2e/calico-cnp/README.md, Findings).
  *
  * **Beyond Calico** (which rejects it): the experimental egress `nodes` peer → `nets` = the /32
  * (IPv4) and /128 (IPv6) of every `status.addresses` IP of every Node its selector picks, among
