@@ -15,7 +15,8 @@
  * `failClosedCnp` is a valid policy whose one direction holds a single rule with one of the
  * inputs Tessera deliberately fails closed where Calico's Go decoder widens (the converter's
  * module comment): an unknown field, an unknown selector operator, a two-field peer, a protocol
- * entry without a port, port 0, a named port that no container port can have — and two that
+ * entry without a port, port 0, a protocol entry with two protocols, a port with a number and a
+ * range, a named port that no container port can have — and two that
  * both sides fail closed: a `domainNames` peer (egress; an empty peer on ingress) and `{}`.
  */
 import type { CnpDirection } from '../../src/convert/cluster-network-policy-converter.ts';
@@ -44,7 +45,7 @@ const VALUES = ['a', 'b', 'web', 'db', 'prod', 'kube-system', '', 'v1.2', 'A_b-c
 /** Label text no Kubernetes object can carry, which the CRD's LabelSelector schema still admits. */
 const ODD = ["it's", 'a"b', 'x y', 'a\\', 'has(x)', '}', 'a,b', 'ü'];
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
-const RULE_NAMES = ['allow-dns', 'deny-all', 'r', 'pass to baseline', 'x'.repeat(100)];
+const RULE_NAMES = ['allow-dns', 'deny-all', 'r', 'pass to baseline', 'x'.repeat(100), ''];
 const NAMED_PORTS = ['http', 'https', 'dns', 'dns-tcp', 'metrics', 'web8080', 'a'];
 
 /** Draws, and whether label selectors may hold what the CRD admits but no Kubernetes object can carry. */
@@ -57,6 +58,9 @@ export function labelSelector(g: Gen): Json {
   const d = g.d;
   const odd = (p: number): boolean => g.oddLabels && d.chance(p);
   const sel: Json = {};
+  // Explicitly empty lists and maps now and then: the same as absent to both sides.
+  if (d.chance(0.05)) sel['matchLabels'] = {};
+  if (d.chance(0.05)) sel['matchExpressions'] = [];
   if (d.chance(0.5)) {
     const labels: Record<string, string> = {};
     for (let i = d.int(1, 2); i > 0; i--) labels[odd(0.03) ? d.pick(ODD) : d.pick(KEYS)] = odd(0.05) ? d.pick(ODD) : d.pick(VALUES);
@@ -76,13 +80,15 @@ export function labelSelector(g: Gen): Json {
 }
 
 function namespacedPod(g: Gen): Json {
-  return { namespaceSelector: labelSelector(g), podSelector: labelSelector(g) };
+  // namespaceSelector is optional (Go's zero LabelSelector: every namespace).
+  return g.d.chance(0.2) ? { podSelector: labelSelector(g) } : { namespaceSelector: labelSelector(g), podSelector: labelSelector(g) };
 }
 
 const hex = (n: number): string => n.toString(16);
 
 function cidr(d: Draw): string {
-  const special = ['0.0.0.0/0', '::/0', '10.0.0.0/8', '192.168.1.7/32', 'fd00::/8', '2001:db8::1/128'];
+  // Go prints an IPv4-mapped network as IPv4 (`::ffff:10.0.0.0/104` → `10.0.0.0/8`), upper-case hex in lower case.
+  const special = ['0.0.0.0/0', '::/0', '10.0.0.0/8', '192.168.1.7/32', 'fd00::/8', '2001:db8::1/128', '::ffff:10.0.0.0/104', '::ffff:0:0/96', '::ffff:10.1.2.3/128', '2001:DB8::/32', '::1.2.3.4/128'];
   if (d.chance(0.2)) return d.pick(special);
   if (d.chance(0.6)) {
     const bits = d.int(0, 32);
@@ -167,6 +173,8 @@ export const FAIL_CLOSED_KINDS = [
   'non-IANA named port',
   'domainNames peer',
   'empty peer',
+  'two-protocol entry',
+  'number and range',
 ] as const;
 export type FailClosedKind = (typeof FAIL_CLOSED_KINDS)[number];
 
@@ -207,6 +215,12 @@ function mutate(g: Gen, r: Json, direction: CnpDirection, kind: FailClosedKind):
       return;
     case 'empty peer':
       peers.splice(d.int(0, peers.length), 0, {});
+      return;
+    case 'two-protocol entry':
+      r['protocols'] = [...((r['protocols'] as Json[] | undefined) ?? []), { tcp: { destinationPort: port(d) }, udp: { destinationPort: port(d) } }];
+      return;
+    case 'number and range':
+      r['protocols'] = [...((r['protocols'] as Json[] | undefined) ?? []), { [d.pick(['tcp', 'udp', 'sctp'])]: { destinationPort: { number: d.int(1, 65535), range: { start: 1, end: 100 } } } }];
       return;
     case 'non-IANA named port':
       r['protocols'] = [...((r['protocols'] as Json[] | undefined) ?? []), { destinationNamedPort: d.pick(['8080', 'HTTP', 'web--x', '-a', 'abcdefghijklmnop']) }];
