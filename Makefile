@@ -1,5 +1,5 @@
 # Developer entry points. `make setup` once on a fresh machine, then `make test`.
-.PHONY: setup deps controlplane felix network-policy-api calico-cnp build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers kind-images kind-up kind-down kind-deploy kind-e2e kind-test
+.PHONY: setup deps controlplane felix network-policy-api calico-cnp cnp-conformance-build cnp-conformance build test unit integration dataplane e2e lint bench demo cluster-up cluster-down ci image images containers kind-images kind-up kind-down kind-deploy kind-e2e kind-test
 
 # Debian packages the tests need: etcd for the real control plane; iptables, ipset and
 # iproute2 for the dataplane tests in network namespaces; iputils-ping (ICMP probes) and conntrack
@@ -9,7 +9,7 @@
 # dnsname CNI plugin lets kind's nodes resolve each other (e2e/kind).
 DEBIAN_PACKAGES := etcd-server iptables ipset iproute2 iputils-ping conntrack tcpdump ca-certificates chromium podman runc debootstrap golang-github-containernetworking-plugin-dnsname
 
-setup: deps controlplane felix network-policy-api
+setup: deps controlplane felix network-policy-api cnp-conformance-build
 
 deps:
 	apt-get update
@@ -40,6 +40,13 @@ calico-cnp:
 # ClusterNetworkPolicy CRDs e2e/cluster-network-policy-crds.unit.test.ts compares ours with.
 network-policy-api:
 	bash e2e/network-policy-api.sh >/dev/null
+
+# Builds the upstream ClusterNetworkPolicy conformance suite (go test -c, network-policy-api
+# v0.3.0), a static agnhost and its image registry.k8s.io/e2e-test-images/agnhost:2.45 (saved for
+# kind load) into $$HOME/.cache/tessera/cnp-conformance/<digest>/ (e2e/cnp-conformance; no-op
+# when cached, ~75 s cold).
+cnp-conformance-build:
+	bash e2e/cnp-conformance/build.sh >/dev/null
 
 # Builds dist/ (build.mjs: tsc type-checks, esbuild bundles): what bin/tessera.js and the image run.
 # `npm test` builds first (its pretest script).
