@@ -6,7 +6,7 @@
 #     agnhost.tar        image registry.k8s.io/e2e-test-images/agnhost:2.45 (agnhost.Containerfile
 #                        on the local Debian base, images/base.sh), a docker-archive for
 #                        `kind load image-archive`
-# and prints that directory on its last line (progress and timings go to stderr). The digest
+# (agnhost's Go tests run first) and prints that directory on its last line (progress and timings go to stderr). The digest
 # covers this directory's sources (go.mod, go.sum, agnhost/*.go, the Containerfile, this
 # script): when all three outputs are there it does nothing (cheap enough for `make setup`).
 # Modules come from the Go module proxy into Tessera's shared Go caches (../go-env.sh); go.sum
@@ -47,6 +47,8 @@ mv "$out_dir/conformance.test.tmp" "$out_dir/conformance.test"
 echo "build.sh: conformance.test built in $((SECONDS - start)) s" >&2
 
 start=$SECONDS
+# The SCTP tolerance's own tests (agnhost/sctp_tolerance_test.go) before the binary is used.
+"$go_bin" test ./agnhost >&2
 "$go_bin" build -trimpath -o "$out_dir/agnhost.tmp" ./agnhost >&2
 mv "$out_dir/agnhost.tmp" "$out_dir/agnhost"
 echo "build.sh: agnhost built in $((SECONDS - start)) s" >&2
