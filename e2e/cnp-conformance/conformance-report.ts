@@ -64,11 +64,31 @@ const FAILED_EXEC = /FAILED to execute command \[([^\]]*)\]/;
 const PROTOCOL = /--protocol=(\w+)/;
 const TARGET = /\s(\S+:\d+)$/;
 const ERROR_MESSAGE = /^\s*Error:\s*(.*)$/;
+const ERROR_CONTINUATION = /^\s*\t\s+\t(.*)$/;
 
 interface PendingProbe {
   protocol: string;
   target: string;
   reason: string;
+}
+
+/**
+ * testify's `Error:` field after an `Error Trace:` line at `from`, with its continuation lines
+ * (tab, blank label, tab) joined: "Received unexpected error: <the error>".
+ */
+function errorMessage(lines: string[], from: number): string {
+  for (let j = from; j < Math.min(lines.length, from + 12); j++) {
+    const first = ERROR_MESSAGE.exec(lines[j] ?? '')?.[1];
+    if (first === undefined) continue;
+    const parts = [first.trim()];
+    for (let k = j + 1; k < lines.length; k++) {
+      const more = ERROR_CONTINUATION.exec(lines[k] ?? '')?.[1];
+      if (more === undefined) break;
+      parts.push(more.trim());
+    }
+    return parts.filter((p) => p.length > 0).join(' ');
+  }
+  return 'error';
 }
 
 /** Parses test2json lines; lines that are not JSON events (build noise) are ignored. */
@@ -122,7 +142,7 @@ function failuresIn(test: string, lines: string[]): ProbeFailure[] {
       continue;
     }
     if (!/Error Trace:/.test(line)) continue;
-    const message = lines.slice(i + 1, i + 6).map((l) => ERROR_MESSAGE.exec(l)?.[1]).find((m) => m !== undefined) ?? 'error';
+    const message = errorMessage(lines, i + 1);
     const probeError = probe !== undefined && /Condition never satisfied|Should be true/.test(message);
     if (probe && probeError) {
       failures.push({ test, protocol: probe.protocol, target: probe.target, reason: probe.reason, class: classify(probe.protocol, probe.reason) });
@@ -170,8 +190,8 @@ export function conformanceReport(events: GoTestEvent[], exitCode: number): Conf
   const bad = all.filter((f) => f.class !== 'sctp');
   const unexplained = tests.filter((t) => (t.status === 'FAIL' || t.status === 'UNFINISHED') && t.failures.length === 0);
   let why = '';
-  if (tests.length === 0) why = 'no conformance test ran';
-  else if (bad.length > 0) why = `${bad.length} failure(s) not explained by missing SCTP`;
+  if (bad.length > 0) why = `${bad.length} failure(s) not explained by missing SCTP`;
+  else if (tests.length === 0) why = 'no conformance test ran';
   else if (unexplained.length > 0) why = `${unexplained.map((t) => t.name).join(', ')} failed with no failing probe found`;
   else if (exitCode !== 0 && all.length === 0) why = `the test binary exited with ${exitCode} and no failure was found`;
   return { tests, suiteFailures, verdict: why === '', why };

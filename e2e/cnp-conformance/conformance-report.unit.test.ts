@@ -80,6 +80,29 @@ describe('conformance report', () => {
     expect(report.verdict).toBe(false);
   });
 
+  it('reports a set-up failure on TestConformance with testify\'s whole error (namespaces still terminating)', () => {
+    const lines = [
+      '    apply.go:148: ',
+      '        \tError Trace:\tsigs.k8s.io/network-policy-api@v0.3.0/conformance/utils/kubernetes/apply.go:148',
+      '        \t            \t\t\t\tsigs.k8s.io/network-policy-api@v0.3.0/conformance/utils/suite/suite.go:158',
+      '        \tError:      \tReceived unexpected error:',
+      '        \t            \tstatefulsets.apps "harry-potter" is forbidden: unable to create new content in namespace network-policy-conformance-gryffindor because it is being terminated',
+      '        \tTest:       \tTestConformance',
+      '        \tMessages:   \terror creating resource',
+    ];
+    const report = conformanceReport([{ Action: 'run', Test: SUITE }, ...output(SUITE, lines), { Action: 'fail', Test: SUITE, Elapsed: 0.07 }], 1);
+    expect(report.suiteFailures).toEqual([
+      {
+        test: SUITE,
+        protocol: '',
+        target: '',
+        reason: 'Received unexpected error: statefulsets.apps "harry-potter" is forbidden: unable to create new content in namespace network-policy-conformance-gryffindor because it is being terminated',
+        class: 'other',
+      },
+    ]);
+    expect(report.why).toBe('1 failure(s) not explained by missing SCTP');
+  });
+
   it('ignores failed attempts of a probe that eventually succeeded (its subtest passed)', () => {
     const connected = 'Expected connection to fail from ns/a to 10.0.0.1, but instead it successfully connected.';
     const report = conformanceReport(run(attempt('tcp', '10.0.0.1:80', connected), 'pass'), 0);

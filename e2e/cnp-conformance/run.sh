@@ -48,6 +48,9 @@ fi
 out_dir="$(bash "$here/build.sh" | tail -n1)"
 
 start=$SECONDS
+# The suite's clean-up deletes its namespaces without waiting: a run right after another one
+# fails to create its pods in namespaces still terminating.
+"$kubectl" wait --for=delete namespace -l conformance-house --timeout=300s >&2 2>/dev/null || true
 "$kubectl" apply -f "$root/manifests/experimental/clusternetworkpolicies.yaml" >&2
 "$kubectl" wait --for condition=established --timeout=60s crd/clusternetworkpolicies.policy.networking.k8s.io >&2
 CONTAINERS_CONF="$kind_dir/containers.conf" KIND_EXPERIMENTAL_PROVIDER=podman \
