@@ -11,6 +11,12 @@
  * error block belongs to the probe logged last before it in the same (sub)test. An error block
  * with no probe before it (a manifest that fails to apply, pods not Ready) is a set-up failure.
  *
+ * The variant binary build.sh makes (`conformance-nosctp.test`, run.sh with
+ * `CNP_CONFORMANCE_SCTP=skip`) runs no SCTP probe: its PokeServer logs {@link SCTP_NOT_RUN} and
+ * returns, so the TCP/UDP probes after an SCTP one in the same subtest run at all (the
+ * unmodified suite ends a subtest at its first failing probe). Each result counts those lines
+ * (`sctpNotRun`): a test that passes there passed its TCP/UDP probes only, and the table says so.
+ *
  * Classes: `sctp` = an SCTP probe whose client said `protocol not supported` (no SCTP in the
  * kernel; counted apart, never as a pass); `tcp-udp` = a TCP or UDP probe; `other` = anything
  * else (an SCTP probe failing for another reason, a set-up failure). Only `sctp` failures are
@@ -46,7 +52,12 @@ export interface ConformanceTestResult {
   status: 'PASS' | 'FAIL' | 'SKIP' | 'UNFINISHED';
   seconds: number;
   failures: ProbeFailure[];
+  /** SCTP probes the variant binary did not run (0 with the unmodified suite). */
+  sctpNotRun: number;
 }
+
+/** What the variant's PokeServer logs for an SCTP probe it does not run (build.sh's patch). */
+export const SCTP_NOT_RUN = 'TESSERA-SCTP-PROBE-NOT-RUN';
 
 export interface ConformanceReport {
   tests: ConformanceTestResult[];
@@ -182,7 +193,10 @@ export function conformanceReport(events: GoTestEvent[], exitCode: number): Conf
       .filter(([name]) => ended.get(name)?.Action !== 'pass')
       .flatMap(([name, lines]) => failuresIn(name, lines));
     const status = end === undefined ? 'UNFINISHED' : end.Action === 'pass' ? 'PASS' : end.Action === 'skip' ? 'SKIP' : 'FAIL';
-    return { name: shortNameOf(test) ?? test, status, seconds: end?.Elapsed ?? 0, failures };
+    const sctpNotRun = [...output.entries()]
+      .filter(([name]) => name === test || name.startsWith(`${test}/`))
+      .reduce((sum, [, lines]) => sum + lines.filter((l) => l.includes(SCTP_NOT_RUN)).length, 0);
+    return { name: shortNameOf(test) ?? test, status, seconds: end?.Elapsed ?? 0, failures, sctpNotRun };
   });
   const suiteFailures = failuresIn(SUITE, output.get(SUITE) ?? []);
 
@@ -200,15 +214,21 @@ export function conformanceReport(events: GoTestEvent[], exitCode: number): Conf
 /** The per-test table and, per failing test, its failures; one line per row. */
 export function formatReport(report: ConformanceReport): string {
   const width = Math.max(4, ...report.tests.map((t) => t.name.length));
-  const out = [`${'test'.padEnd(width)}  result      seconds  failing probes (SCTP / TCP-UDP / other)`];
+  const variant = report.tests.some((t) => t.sctpNotRun > 0);
+  const out = [`${'test'.padEnd(width)}  result      seconds  failing probes (SCTP / TCP-UDP / other)${variant ? '  SCTP probes not run' : ''}`];
   for (const t of report.tests) {
     const n = (c: FailureClass): number => t.failures.filter((f) => f.class === c).length;
-    const counts = t.failures.length > 0 ? `${n('sctp')} / ${n('tcp-udp')} / ${n('other')}` : '';
-    out.push(`${t.name.padEnd(width)}  ${t.status.padEnd(10)}  ${t.seconds.toFixed(1).padStart(7)}  ${counts}`.trimEnd());
+    const counts = (t.failures.length > 0 ? `${n('sctp')} / ${n('tcp-udp')} / ${n('other')}` : '').padEnd(variant ? 39 : 0);
+    const notRun = t.sctpNotRun > 0 ? `  ${t.sctpNotRun}` : '';
+    out.push(`${t.name.padEnd(width)}  ${t.status.padEnd(10)}  ${t.seconds.toFixed(1).padStart(7)}  ${counts}${notRun}`.trimEnd());
   }
   const passed = report.tests.filter((t) => t.status === 'PASS').length;
   const total = report.tests.reduce((s, t) => s + t.seconds, 0);
   out.push(`${passed}/${report.tests.length} passed, ${total.toFixed(0)} s in tests`);
+  if (variant) {
+    const notRun = report.tests.reduce((sum, t) => sum + t.sctpNotRun, 0);
+    out.push(`SCTP probes not run: ${notRun} (the SCTP-less variant of the suite: a PASS above covers its TCP/UDP probes only)`);
+  }
   const failing = [...(report.suiteFailures.length > 0 ? [{ name: SUITE, failures: report.suiteFailures }] : []), ...report.tests.filter((t) => t.failures.length > 0)];
   for (const t of failing) {
     out.push('', `${t.name}:`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classify, conformanceReport, formatReport, parseGoTestEvents, type GoTestEvent } from './conformance-report.ts';
+import { classify, conformanceReport, formatReport, parseGoTestEvents, SCTP_NOT_RUN, type GoTestEvent } from './conformance-report.ts';
 
 const SUITE = 'TestConformance';
 const TEST = `${SUITE}/CNPAdminTierIngressSCTP`;
@@ -35,6 +35,14 @@ function run(leafLines: string[], leafAction: 'pass' | 'fail'): GoTestEvent[] {
 const SCTP_REFUSED = 'Expected connection to succeed from ns/a to 10.0.0.1, but instead it miserably failed. stderr: OTHER: protocol not supported\n';
 
 describe('conformance report', () => {
+  it('counts the SCTP probes the SCTP-less variant did not run, and says a PASS there covers TCP/UDP only', () => {
+    const lines = [`    helper.go:70: ${SCTP_NOT_RUN} sctp ns/a -> 10.0.0.1:9003 (shouldConnect=true)`, `    helper.go:70: ${SCTP_NOT_RUN} sctp ns/a -> 10.0.0.1:9005 (shouldConnect=false)`];
+    const report = conformanceReport(run(lines, 'pass'), 0);
+    expect(report.tests.map((t) => [t.name, t.status, t.sctpNotRun])).toEqual([['CNPAdminTierIngressSCTP', 'PASS', 2]]);
+    expect(report.verdict).toBe(true);
+    expect(formatReport(report)).toContain('SCTP probes not run: 2 (the SCTP-less variant of the suite: a PASS above covers its TCP/UDP probes only)');
+  });
+
   it('counts an SCTP probe the kernel refuses apart and passes the verdict', () => {
     const lines = [...attempt('sctp', '10.0.0.1:9003', SCTP_REFUSED), ...attempt('sctp', '10.0.0.1:9003', SCTP_REFUSED), ...errorBlock(LEAF, 'Condition never satisfied')];
     const report = conformanceReport(run(lines, 'fail'), 1);
@@ -44,6 +52,7 @@ describe('conformance report', () => {
         status: 'FAIL',
         seconds: 12.5,
         failures: [{ test: LEAF, protocol: 'sctp', target: '10.0.0.1:9003', reason: SCTP_REFUSED.trim(), class: 'sctp' }],
+        sctpNotRun: 0,
       },
     ]);
     expect(report.verdict).toBe(true);
