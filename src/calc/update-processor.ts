@@ -180,7 +180,8 @@ export class UpdateProcessor {
   }
 
   process(update: Update | AnyUpdate): ModelUpdate[] {
-    if ((update.op === 'delete' ? update.kind : (update.resource as { kind?: unknown } | null)?.kind) === 'Profile') {
+    const updateKind = update.op === 'delete' ? update.kind : (update.resource as { kind?: unknown } | null)?.kind;
+    if (updateKind === 'Profile') {
       const name = update.op === 'delete' ? update.name : (update.resource as { metadata?: { name?: unknown } }).metadata?.name;
       if (name === DEFAULT_ALLOW_PROFILE) {
         // A stored object cannot replace or delete the built-in one (Calico's backends never
@@ -189,13 +190,10 @@ export class UpdateProcessor {
         return [];
       }
     }
-    const updateKind = update.op === 'delete' ? update.kind : (update.resource as { kind?: unknown } | null)?.kind;
     const updateGroupVersion = update.op === 'delete' ? updateApiVersion(update) : (update.resource as { apiVersion?: unknown } | null)?.apiVersion;
     if (isClusterNetworkPolicy(updateGroupVersion, updateKind)) return this.#cnp.process(update, 'cnp');
     if (updateKind === 'Node' && updateGroupVersion === 'v1') return this.#cnp.process(update, 'node');
-    if (update.op === 'delete' ? update.kind === ENDPOINT_SLICE_KIND : (update.resource as { kind?: unknown } | null)?.kind === ENDPOINT_SLICE_KIND) {
-      if (updateApiVersion(update) === ENDPOINT_SLICE_API_VERSION) return this.#endpointSlice(update);
-    }
+    if (updateKind === ENDPOINT_SLICE_KIND && updateGroupVersion === ENDPOINT_SLICE_API_VERSION) return this.#endpointSlice(update);
     if (update.op === 'delete' && !isKind(update.kind) && !isStagedKind(update.kind)) {
       this.#onInvalid({ kind: update.kind, name: update.name, reason: `not a kind the calc graph reads (${updateApiVersion(update)})` });
       return [];
@@ -541,7 +539,8 @@ function isKind(kind: string): kind is V3Kind {
   return (DECLARED_V3_KINDS as readonly string[]).includes(kind);
 }
 
-function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' }>): ModelPolicy {
+/** `rules`, when given, are the spec's rules already converted (in order), not converted again. */
+function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalNetworkPolicy' }>, rules?: { inbound: ModelRule[]; outbound: ModelRule[] }): ModelPolicy {
   const spec = r.spec;
   const namespace = r.kind === 'NetworkPolicy' ? (r.metadata.namespace ?? 'default') : undefined;
   const id: PolicyId = {
@@ -562,8 +561,8 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
     key: policyIdKey(id),
     order: spec.order,
     selector,
-    inboundRules: (spec.ingress ?? []).map((rule) => convertRule(rule, namespace)),
-    outboundRules: (spec.egress ?? []).map((rule) => convertRule(rule, namespace)),
+    inboundRules: rules?.inbound ?? (spec.ingress ?? []).map((rule) => convertRule(rule, namespace)),
+    outboundRules: rules?.outbound ?? (spec.egress ?? []).map((rule) => convertRule(rule, namespace)),
     // Felix: empty types means both directions (back-compatibility).
     governsIngress: types.length === 0 || types.some((t) => t.toLowerCase() === 'ingress'),
     governsEgress: types.length === 0 || types.some((t) => t.toLowerCase() === 'egress'),
@@ -580,19 +579,31 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
  * other action a bare Deny.
  */
 function clusterNetworkPolicyModel(gnp: GlobalNetworkPolicy): { model: ModelPolicy; converted: GlobalNetworkPolicy } {
-  const readable = (rules: readonly V3Rule[] | undefined): V3Rule[] | undefined =>
-    rules?.flatMap((rule): V3Rule[] => {
+  /** Each rule with its model, converted once; an unreadable one replaced by its fail-closed form. */
+  const readable = (rules: readonly V3Rule[] | undefined): { rules: V3Rule[]; models: ModelRule[] } | undefined => {
+    if (rules === undefined) return undefined;
+    const out: { rules: V3Rule[]; models: ModelRule[] } = { rules: [], models: [] };
+    for (const rule of rules) {
       try {
-        convertRule(rule, undefined);
-        return [rule];
+        const model = convertRule(rule, undefined);
+        out.rules.push(rule);
+        out.models.push(model);
       } catch {
-        return rule.action === 'Allow' ? [] : [{ action: 'Deny', ...(rule.metadata === undefined ? {} : { metadata: rule.metadata }) }];
+        if (rule.action === 'Allow') continue;
+        const deny: V3Rule = { action: 'Deny', ...(rule.metadata === undefined ? {} : { metadata: rule.metadata }) };
+        out.rules.push(deny);
+        out.models.push(convertRule(deny, undefined));
       }
-    });
+    }
+    return out;
+  };
   const ingress = readable(gnp.spec.ingress);
   const egress = readable(gnp.spec.egress);
-  const converted: GlobalNetworkPolicy = { ...gnp, spec: { ...gnp.spec, ...(ingress === undefined ? {} : { ingress }), ...(egress === undefined ? {} : { egress }) } };
-  const base = convertPolicy(converted);
+  const converted: GlobalNetworkPolicy = {
+    ...gnp,
+    spec: { ...gnp.spec, ...(ingress === undefined ? {} : { ingress: ingress.rules }), ...(egress === undefined ? {} : { egress: egress.rules }) },
+  };
+  const base = convertPolicy(converted, { inbound: ingress?.models ?? [], outbound: egress?.models ?? [] });
   const id: PolicyId = { ...base.id, kind: 'KubernetesClusterNetworkPolicy' };
   return { model: { ...base, id, key: policyIdKey(id) }, converted };
 }
