@@ -37,7 +37,7 @@ import type { Clock, Timer } from '../runtime/clock.ts';
 import { every } from '../runtime/clock.ts';
 import { Deferred } from '../runtime/deferred.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { BreadcrumbSource } from './breadcrumb.ts';
+import type { Breadcrumb, BreadcrumbSource } from './breadcrumb.ts';
 import { negotiateCompression, type CompressionAlgorithm } from './compression.ts';
 import { ConnectionClosedError, MessageReader, MessageWriter, WriteTimeoutError } from './message-stream.ts';
 import { serverMaySend, SYNCER_TYPE_FELIX, type ClientHello, type Message } from './messages.ts';
@@ -72,6 +72,8 @@ export interface SyncConnectionDeps {
   readonly sharedDeltas: (algorithm: CompressionAlgorithm) => SharedDeltaStream;
   readonly log: Logger;
   readonly version: string;
+  /** See `SyncServerOptions.onCrumbsWritten`. */
+  readonly onCrumbsWritten?: (connId: number, from: Breadcrumb, to: Breadcrumb) => void;
 }
 
 /**
@@ -316,6 +318,7 @@ export class SyncConnection {
           shared.members++;
         }
         if (shared.members >= COALESCE_MIN_MEMBERS) await shared.tick(clock);
+        const from = crumb;
         const parts = [frames];
         for (let next = crumb.nextIfPublished; next !== undefined && parts.length < MAX_CRUMBS_PER_WRITE; next = crumb.nextIfPublished) {
           // Every published crumb, not only those already compressed: they are queued on the
@@ -328,6 +331,7 @@ export class SyncConnection {
           crumb = next;
         }
         await this.#sendShared(parts, compression);
+        this.#deps.onCrumbsWritten?.(this.id, from, crumb);
         status = crumb.syncStatus;
         continue;
       }
@@ -358,6 +362,7 @@ export class SyncConnection {
         status = crumb.syncStatus;
         await this.#writer.send({ type: 'sync-status', status });
       }
+      this.#deps.onCrumbsWritten?.(this.id, first, crumb);
     }
   }
 

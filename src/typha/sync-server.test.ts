@@ -225,6 +225,30 @@ describe('SyncServer snapshot and deltas', () => {
     expect([lagging.closed, late.closed]).toEqual([false, false]);
   });
 
+  it('onCrumbsWritten reports every crumb after the snapshot exactly once per connection, in order, on its own stream and on the shared one', async () => {
+    const clock = new FakeClock();
+    const crumbClock = new CrumbClock();
+    const crumbs = new TestBreadcrumbs(crumbClock);
+    const written = new Map<number, number[]>();
+    const { port } = await startServer({
+      source: crumbs,
+      clock,
+      onCrumbsWritten: (connId, from, to) => {
+        const seqs = written.get(connId) ?? [];
+        for (let c: typeof from | undefined = from; c !== undefined; c = c === to ? undefined : c.nextIfPublished) seqs.push(c.seq);
+        written.set(connId, seqs);
+        expect(seqs.at(-1)).toBe(to.seq);
+      },
+    });
+    const first = crumbs.latest().seq;
+    const plain = await streamingClient(port, hello({ supportedCompression: [] }));
+    const shared = await streamingClient(port, hello({ hostname: 'node-2' }));
+    publishThirtyCrumbsAtOnce(crumbs, crumbClock);
+    await waitFor(() => [plain, shared].every((c) => c.kvs().length === 150), 'all deltas');
+    await waitFor(() => [...written.values()].every((s) => s.length === 30) && written.size === 2, 'every crumb reported');
+    for (const seqs of written.values()) expect(seqs).toEqual(Array.from({ length: 30 }, (_, i) => first + 1 + i));
+  });
+
   it('a client more than 300 s behind is kept within 300 s of its snapshot (grace, counted once), and dropped after', async () => {
     const clock = new FakeClock();
     const crumbClock = new CrumbClock();

@@ -24,7 +24,7 @@ import { realClock, type Clock, type Timer } from '../runtime/clock.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { newRegistry, type Registry } from '../runtime/metrics.ts';
 import { VERSION } from '../runtime/version.ts';
-import type { BreadcrumbSource } from './breadcrumb.ts';
+import type { Breadcrumb, BreadcrumbSource } from './breadcrumb.ts';
 import { DEFAULT_SERVER_COMPRESSION, type CompressionAlgorithm } from './compression.ts';
 import { DEFAULT_MAX_FRAME_BYTES } from './frame-codec.ts';
 import { MAX_KVS_PER_MESSAGE } from './messages.ts';
@@ -90,6 +90,13 @@ export interface SyncServerOptions {
   readonly registry?: Registry;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * Observation only (the fan-out bench): called after the bytes of crumbs `from` … `to` (in
+   * list order, inclusive) were accepted by connection `connId`'s socket — written without
+   * backpressure, or drained. Every crumb after a connection's snapshot is reported exactly
+   * once per connection, in order. Must not throw.
+   */
+  readonly onCrumbsWritten?: (connId: number, from: Breadcrumb, to: Breadcrumb) => void;
 }
 
 function positive(name: string, v: number): number {
@@ -128,6 +135,7 @@ export class SyncServer {
   readonly #crumbMessages: CrumbMessageCache;
   readonly #sharedDeltas = new Map<CompressionAlgorithm, SharedDeltaStream>();
   readonly #connections = new Set<SyncConnection>();
+  readonly #onCrumbsWritten: SyncServerOptions['onCrumbsWritten'];
   #maxConns: number;
   #server: net.Server | undefined;
   #dropTimer: Timer | undefined;
@@ -164,6 +172,7 @@ export class SyncServer {
     nonNegativeInt('port', port);
     if (port > 65535) throw new RangeError(`SyncServer: port must be at most 65535, got ${port}`);
     this.#source = source;
+    this.#onCrumbsWritten = opts.onCrumbsWritten;
     this.#host = host;
     this.#port = port;
     this.#tls = opts.tls;
@@ -303,6 +312,7 @@ export class SyncServer {
         sharedDeltas: (algorithm) => this.#sharedDelta(algorithm),
         log: this.#log,
         version: VERSION,
+        ...(this.#onCrumbsWritten === undefined ? {} : { onCrumbsWritten: this.#onCrumbsWritten }),
       },
       (c) => {
         this.#connections.delete(c);
