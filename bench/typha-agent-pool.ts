@@ -35,6 +35,7 @@ function percentile(sorted: readonly number[], p: number): number {
 }
 
 interface Worker {
+  readonly role: AgentRole;
   readonly child: ChildProcess;
   inSync: number;
   closed: number;
@@ -53,6 +54,10 @@ export interface DeliveryFigures {
   agentCpuUsPerDelivery: number;
   updatesDeliveredToAll: number;
   undelivered: number;
+  /** Drain readers (no stamps read): their workers' CPU (% of one core), and what they received since the mark. */
+  drainCpuPercent: number;
+  drainFrames: number;
+  drainBytes: number;
 }
 
 export class AgentPool {
@@ -78,7 +83,7 @@ export class AgentPool {
       execArgv: ['--import', 'tsx', ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const w: Worker = { child, inSync: 0, closed: 0, failures: 0 };
+    const w: Worker = { role, child, inSync: 0, closed: 0, failures: 0 };
     child.on('message', (m: { type: string; inSync?: number; closed?: number; failures?: number }) => {
       if (m.type === 'state') {
         w.inSync = m.inSync as number;
@@ -116,17 +121,35 @@ export class AgentPool {
     for (const w of this.#workers) w.child.send({ type: 'mark' });
   }
 
+  /** Drain readers stop acking (every snapshot was sent; see bench/typha-agents.ts). */
+  stopAcks(): void {
+    for (const w of this.#workers) w.child.send({ type: 'stop-acks' });
+  }
+
+  /** Frames and bytes the drain readers received so far. */
+  async drainCounts(): Promise<{ frames: number; bytes: number }> {
+    const drains = this.#workers.filter((w) => w.role === 'drain');
+    for (const w of drains) {
+      w.report = undefined;
+      w.child.send({ type: 'report' });
+    }
+    await until(() => drains.every((w) => w.report !== undefined || w.child.exitCode !== null), 'drain reports', 120_000);
+    return { frames: drains.reduce((n, w) => n + (w.report?.framesReceived ?? 0), 0), bytes: drains.reduce((n, w) => n + (w.report?.bytesReceived ?? 0), 0) };
+  }
+
   /** Collects reports until every update reached every agent or `graceMs` passed, and sums them up. */
   async collect(graceMs: number): Promise<DeliveryFigures> {
     const deadline = performance.now() + graceMs;
     let reports: WorkerReport[] = [];
+    let all: WorkerReport[] = [];
     for (;;) {
       for (const w of this.#workers) {
         w.report = undefined;
         w.child.send({ type: 'report' });
       }
       await until(() => this.#workers.every((w) => w.report !== undefined || w.child.exitCode !== null), 'worker reports', 120_000);
-      reports = this.#workers.flatMap((w) => (w.report === undefined ? [] : [w.report]));
+      all = this.#workers.flatMap((w) => (w.report === undefined ? [] : [w.report]));
+      reports = all.filter((r) => r.agents > 0);
       const missing = reports.reduce((n, r) => n + r.counts.reduce((m, c) => m + (c < r.agents ? r.agents - c : 0), 0), 0);
       if (missing === 0 || performance.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 1000));
@@ -161,6 +184,8 @@ export class AgentPool {
       return NaN;
     };
     const agentsCpuMs = reports.reduce((n, r) => n + r.cpuMsSinceMark, 0);
+    const drains = all.filter((r) => r.agents === 0);
+    const drainCpuMs = drains.reduce((n, r) => n + r.cpuMsSinceMark, 0);
     const agentDeliveries = reports.reduce((n, r) => n + r.deliveriesSinceMark, 0);
     return {
       deliveryP50Ms: Math.round(percentile(allAgents, 50)),
@@ -172,6 +197,9 @@ export class AgentPool {
       agentCpuUsPerDelivery: Number(((agentsCpuMs * 1000) / Math.max(1, agentDeliveries)).toFixed(2)),
       updatesDeliveredToAll: allAgents.length,
       undelivered,
+      drainCpuPercent: Math.round((drainCpuMs / markToReportMs) * 100),
+      drainFrames: drains.reduce((n, r) => n + r.framesReceived, 0),
+      drainBytes: drains.reduce((n, r) => n + r.bytesReceived, 0),
     };
   }
 

@@ -4,11 +4,12 @@
  */
 
 /**
- * What a worker's agents are: `light`/`full` Typha clients (wire-level, or real SyncClients),
+ * What a worker's agents are: `drain` Typha connections (read and frame, no inflate),
+ * `light`/`full` Typha clients (wire-level with inflate, or real SyncClients),
  * `direct-light`/`direct-full` clients of the API server itself (a raw list + watch stream, or a
  * real SharedIndexInformer).
  */
-export type AgentRole = 'light' | 'full' | 'direct-light' | 'direct-full';
+export type AgentRole = 'drain' | 'light' | 'full' | 'direct-light' | 'direct-full';
 
 /** The label the bench stamps its updates with: `<update id>_<epoch ms when it called SnapshotCache.onUpdates>`. */
 export const STAMP_LABEL = 'bench-stamp';
@@ -18,7 +19,11 @@ export const HISTOGRAM_MS = 120_000;
 
 export interface WorkerReport {
   readonly type: 'report';
+  /** Agents that read stamps (0 for drain readers, which never look into a frame). */
   readonly agents: number;
+  /** Drain readers: frames and bytes received in all. */
+  readonly framesReceived: number;
+  readonly bytesReceived: number;
   /** Per update id: agents of this worker that received it. */
   readonly counts: number[];
   /** Per update id: the largest latency (ms) among them. */

@@ -10,6 +10,16 @@
  *   frame; into a scratch buffer the frame is handled in before the next) → message type from the payload's first bytes; `kvs` payloads are not JSON-parsed — the bench
  *   stamps are found with `indexOf`. What a real agent does on top (parse, apply) is its own
  *   node's CPU, which the 10 full agents account for.
+ * - `drain`: `count` connections whose readers drain and frame the bytes and do nothing more
+ *   (bench/typha-frame-counter.ts; no inflate, no decode: that is each node's CPU, measured
+ *   apart by bench/typha-node-cost.ts). They negotiate deflate-raw as an agent does, so Typha
+ *   does exactly the work it does for a real agent; the handshake's two plain frames are read,
+ *   the first restart acked. Everything after is compressed and not looked into, so a drain
+ *   reader cannot see the restart ending its snapshot: it acks once per quiet period (nothing
+ *   received for a 500 ms tick, something since its last ack) until the parent says every snapshot was sent (`{type:'stop-acks'}`) —
+ *   Typha ignores an ack it is not waiting for, and counts one after the snapshot's last byte
+ *   was written as the snapshot read, which it then is (the reader drained it). Nor can it
+ *   see a ping: the bench runs Typha without pings. `inSync` counts finished handshakes.
  * - `full`: `count` real SyncClients (decode, validate, resync buffer) feeding a consumer that
  *   keeps every key and reads each update's stamp from its labels.
  *
@@ -37,6 +47,7 @@ import { encodeFrame, FrameDecoder } from '../src/typha/frame-codec.ts';
 import { encodeMessage } from '../src/typha/messages.ts';
 import { SyncClient } from '../src/typha/sync-client.ts';
 import { HISTOGRAM_MS, STAMP_LABEL, type WorkerReport } from './typha-agent-protocol.ts';
+import { FrameCounter } from './typha-frame-counter.ts';
 import { SyncInflater } from './typha-sync-inflate.ts';
 import type { SyncStatus, Update } from '../src/syncer/index.ts';
 
@@ -157,6 +168,48 @@ function lightAgent(index: number): Promise<void> {
         for (const f of got) handle(inflater === undefined ? f : inflater.inflate(f), nowMs());
       } catch {
         socket.destroy();
+      }
+    });
+  });
+}
+
+/** Every drain reader's counter, and whether it still acks when quiet. */
+const drains: Array<{ counter: FrameCounter; socket: net.Socket; lastTick: number; ackedAt: number; handshaken: boolean }> = [];
+let drainAcks: NodeJS.Timeout | undefined;
+
+/** One connection that drains and frames what Typha sends, nothing more (see the header). */
+function drainAgent(index: number): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
+    const d = { counter: new FrameCounter(), socket, lastTick: 0, ackedAt: 0, handshaken: false };
+    drains.push(d);
+    let head: Buffer = Buffer.alloc(0);
+    const send = (msg: Parameters<typeof encodeMessage>[0]): void => void socket.write(encodeFrame(encodeMessage(msg)));
+    socket.once('connect', () => {
+      resolve();
+      send({ type: 'client-hello', hostname: `node-${index}`, info: 'typha bench', version: 'bench', syncerType: 'felix', supportsDecoderRestart: true, supportedCompression: ['deflate-raw'], clientConnId: 1 });
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed++;
+      if (d.handshaken) inSync--;
+      stateChanged();
+      resolve();
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (d.handshaken) return d.counter.push(chunk);
+      // The handshake: server-hello and decoder-restart, plain; the rest is counted.
+      head = Buffer.concat([head, chunk]);
+      while (!d.handshaken && head.length >= 4 && head.length >= 4 + head.readUInt32BE(0)) {
+        const m = JSON.parse(head.subarray(4, 4 + head.readUInt32BE(0)).toString()) as { type: string };
+        head = head.subarray(4 + head.readUInt32BE(0));
+        if (m.type === 'decoder-restart') {
+          send({ type: 'ack' });
+          d.handshaken = true;
+          inSync++;
+          stateChanged();
+          d.counter.push(head);
+        }
       }
     });
   });
@@ -315,15 +368,32 @@ process.on('message', (m: { type: string }) => {
   } else if (m.type === 'report') {
     const sparse: Array<[number, number]> = [];
     histogram.forEach((n, i) => n > 0 && sparse.push([i, n]));
-    const report: WorkerReport = { type: 'report', agents: count, counts: Array.from(counts), maxLatencyMs: Array.from(maxLatency), histogram: sparse, kvsFrames, cpuMsSinceMark: cpuMs(process.cpuUsage(markCpu)), deliveriesSinceMark: deliveries - markDeliveries };
+    const frames = drains.reduce((n, d) => n + d.counter.frames, 0);
+    const bytes = drains.reduce((n, d) => n + d.counter.bytes, 0);
+    const report: WorkerReport = { type: 'report', agents: role === 'drain' ? 0 : count, framesReceived: frames, bytesReceived: bytes, counts: Array.from(counts), maxLatencyMs: Array.from(maxLatency), histogram: sparse, kvsFrames, cpuMsSinceMark: cpuMs(process.cpuUsage(markCpu)), deliveriesSinceMark: deliveries - markDeliveries };
     process.send?.(report);
+  } else if (m.type === 'stop-acks') {
+    clearInterval(drainAcks);
   } else if (m.type === 'exit') {
     stop.abort();
     setTimeout(() => process.exit(0), 100);
   }
 });
 
-if (role === 'light') {
+if (role === 'drain') {
+  drainAcks = setInterval(() => {
+    // Once per quiet period (nothing received for a tick, something since the last ack).
+    for (const d of drains) {
+      const bytes = d.counter.bytes;
+      if (d.handshaken && bytes === d.lastTick && bytes !== d.ackedAt) {
+        d.ackedAt = bytes;
+        d.socket.write(encodeFrame(encodeMessage({ type: 'ack' })));
+      }
+      d.lastTick = bytes;
+    }
+  }, 500);
+  for (let i = 0; i < count; i++) await drainAgent(first + i);
+} else if (role === 'light') {
   for (let i = 0; i < count; i++) await lightAgent(first + i);
 } else if (role === 'direct-light') {
   const kc = new KubeConfig();

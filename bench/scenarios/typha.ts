@@ -6,28 +6,21 @@
  *   the snapshot's form, in shuffled order: insert / update / delete per second, in batches of
  *   100 (as the cache applies them) and one at a time; get per second; heap of the map; extra
  *   heap of 1,000 retained versions of 100 scattered updates each (crumbs a slow client pins).
- * - `fanout [agents=1000] [objects=100000] [seconds=60] [rate=1000] [full=10] [workers=4]`
- *   (issue 15's target): one Typha in THIS process — a SnapshotCache fed `objects`
- *   WorkloadEndpoints (the realistic fixture), behind a SyncServer on 127.0.0.1 — and `agents`
- *   simulated agents in child processes (bench/typha-agents.ts): `full` real SyncClients in one
- *   worker, the rest light wire-level agents (framing, inflate, acks, pongs; no JSON parse of
- *   kvs) spread over `workers` processes. All connect at once. Then `rate` updates/s for
- *   `seconds` s (every 10 ms, rate/100 label changes of existing endpoints, each stamped with
- *   its id and the time the bench called `SnapshotCache.onUpdates`).
- *   Figures: allInSyncSeconds (first connect → every agent in sync with the whole snapshot),
- *   typhaRssMiB (peak, sampled every 100 ms in this process; the fixture's objects — the
- *   "API side" — included), typhaCpuPercent (this process, % of one core) during the fan-out and
- *   during the updates, deliveryP50Ms / deliveryP99Ms (per update, the time until the LAST
- *   agent received it), perAgentP50Ms / perAgentP99Ms (over every delivery), agentsCpuPercent
- *   (all agent workers together, % of one core, from the first update to the report),
- *   typhaLagP50AtMostMs / typhaLagP99AtMostMs (during the updates, how far behind the newest
- *   breadcrumb each connection was as it took up a crumb — `tessera_typha_client_latency_secs`,
- *   so at its buckets' resolution: Typha's side of the delay, before the agents read) and
- *   agentCpuUsPerDelivery (their CPU per update received by one agent), undelivered
- *   (update × agent pairs missing 30 s after the last update), disconnects, uptime (load).
- *   On a small machine every process shares the same cores: Typha's CPU figure is its own, but
- *   the agents' work competes with it, which a real cluster (one agent per node) does not.
- *   `TYPHA_BENCH_WORKER_PROF=<dir>` writes a CPU profile of every agent worker there.
+ * - `fanout [agents=1000] [objects=100000] [seconds=60] [rate=1000] [full=10] [workers=2]`
+ *   (issue 31: Typha's capacity): one Typha in THIS process serving `objects` WorkloadEndpoints
+ *   to `agents` connections — `full` real SyncClients (decode, apply, stamp end-to-end latency)
+ *   and the rest readers that drain and frame the bytes without inflating, over `workers`
+ *   processes — then `rate` label changes/s for `seconds` s. Each node's own cost (inflate,
+ *   decode, per update and per snapshot) is measured apart and reported beside as `node`.
+ *   Figures and their meaning: bench/typha-fanout.ts.
+ * - `fanout-endpointslices [agents=1000] [objects=100000] [seconds=60] [rate=300] [full=10]
+ *   [workers=2]`: the same with one projected EndpointSlice per Service of 50 endpoints in the
+ *   snapshot, and `rate` pod replacements/s (4 KVs each at every agent: bench/typha-fanout-workload.ts).
+ * - `fanout-inflating [agents=1000] [objects=100000] [seconds=60] [rate=1000] [full=10]
+ *   [workers=4]` (issue 15's bench): the readers also inflate every frame and read its stamps —
+ *   on a 2-core machine 1,000 of them measure the readers more than Typha.
+ *   `TYPHA_BENCH_WORKER_PROF=<dir>` writes a CPU profile of every reader worker there;
+ *   `TYPHA_BENCH_NODE_COST=0` skips the per-node measurement.
  *
  * - `direct [agents=100] [objects=100000] [seconds=60] [rate=1000] [full=10] [workers=4]`: the
  *   comparison — the same agents each listing and watching a real kube-apiserver (bench/typha-direct.ts).
@@ -35,20 +28,10 @@
  * Figures are one JSON line per case (`report`); heap needs `--expose-gc` (`npm run bench`
  * passes it).
  */
-import { loadavg } from 'node:os';
-
 import { report, type BenchScenario } from '../scenario.ts';
-import type { WorkloadEndpoint } from '../../src/api/index.ts';
-import { newRegistry, type Registry } from '../../src/runtime/metrics.ts';
 import { PersistentMap } from '../../src/typha/persistent-map.ts';
-import { decodeUpdate } from '../../src/typha/serialized-update.ts';
-import { SnapshotCache } from '../../src/typha/snapshot-cache.ts';
-import { SyncServer } from '../../src/typha/sync-server.ts';
-import { workloadEndpointSnapshot } from '../../test/typha/workload-endpoint-fixture.ts';
-import { AgentPool, until } from '../typha-agent-pool.ts';
 import { runDirect } from '../typha-direct.ts';
-import { sendStamped, stampNow, STAMP_LABEL } from '../typha-agent-protocol.ts';
-import type { Update } from '../../src/syncer/index.ts';
+import { runFanout, type FanoutOptions } from '../typha-fanout.ts';
 
 function heapMB(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -119,105 +102,6 @@ function runMap(n: number): void {
   report('typha', 'map', { ...figures, mapMB, mapSize: again.size, thousandVersionsMB: versionsMB, retainedVersions: versions.length });
 }
 
-/** How far behind the newest crumb a connection is as it takes up a crumb: Typha's own lag. */
-const LAG_METRIC = 'tessera_typha_client_latency_secs';
-
-/** CPU of this process (% of one core) between two `process.cpuUsage()` readings `ms` apart. */
-function cpuPercent(from: NodeJS.CpuUsage, ms: number): number {
-  const d = process.cpuUsage(from);
-  return Math.round(((d.user + d.system) / 1000 / ms) * 100);
-}
-
-/** Cumulative bucket counts (by `le`) of a histogram in `registry`. */
-async function histogramBuckets(registry: Registry, name: string): Promise<Map<string, number>> {
-  const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
-  return new Map(values.filter((v) => (v as { metricName?: string }).metricName === `${name}_bucket`).map((v) => [String(v.labels['le']), v.value]));
-}
-
-/**
- * The bucket bound (ms) under which `p` % of the observations between two readings fall (the
- * histogram's resolution: an upper bound, not an interpolation); NaN without observations.
- */
-function bucketPercentileMs(before: Map<string, number>, after: Map<string, number>, p: number): number {
-  const rows = [...after].map(([le, n]) => [le === '+Inf' ? Infinity : Number(le), n - (before.get(le) ?? 0)] as const).sort((a, b) => a[0] - b[0]);
-  const total = rows.at(-1)?.[1] ?? 0;
-  if (total === 0) return NaN;
-  const row = rows.find(([, n]) => n >= (p / 100) * total);
-  return row === undefined ? NaN : row[0] * 1000;
-}
-
-async function runFanout(agents: number, objects: number, seconds: number, rate: number, fullAgents: number, lightWorkers: number): Promise<void> {
-  const fixture = workloadEndpointSnapshot(objects).map(decodeUpdate);
-  const totalUpdates = Math.round(rate * seconds);
-  const stop = new AbortController();
-  const cache = new SnapshotCache();
-  void cache.start(stop.signal);
-  cache.onStatusUpdated('resync-in-progress');
-  for (let i = 0; i < fixture.length; i += 1000) cache.onUpdates(fixture.slice(i, i + 1000));
-  cache.onStatusUpdated('in-sync');
-  await until(() => cache.latest().syncStatus === 'in-sync', 'the cache to ingest the objects', 600_000);
-  const registry = newRegistry();
-  const server = new SyncServer({ source: cache, host: '127.0.0.1', port: 0, registry });
-  const { port } = await server.listen();
-
-  let peakRss = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
-  const full = Math.min(fullAgents, agents);
-  const pool = new AgentPool(objects, totalUpdates);
-  const t0 = performance.now();
-  let cpu0 = process.cpuUsage();
-  pool.startAll(agents, full, lightWorkers, { full: 'full', light: 'light' }, String(port));
-  const progress = (): string => `${pool.inSync}/${agents} in sync, ${pool.closed} disconnected, ${server.connectionCount} connections, Typha RSS ${Math.round(process.memoryUsage().rss / 1048576)} MiB`;
-  await until(() => pool.inSync + pool.closed >= agents, 'every agent to be in sync', 1_800_000, progress);
-  const allInSyncSeconds = (performance.now() - t0) / 1000;
-  const fanoutCpuPercent = cpuPercent(cpu0, performance.now() - t0);
-  const fanoutRssMiB = Math.round(peakRss / 1048576);
-
-  // Updates: every 10 ms, rate/100 label changes, stamped with their id and send time.
-  cpu0 = process.cpuUsage();
-  const lagBefore = await histogramBuckets(registry, LAG_METRIC);
-  pool.mark();
-  const t1 = performance.now();
-  await sendStamped(totalUpdates, rate, (first, end) => {
-    const batch: Update[] = [];
-    for (let id = first; id < end; id++) {
-      const base = fixture[id % fixture.length] as Extract<Update, { op: 'upsert' }>;
-      const wep = base.resource as WorkloadEndpoint;
-      batch.push({ op: 'upsert', resource: { ...wep, metadata: { ...wep.metadata, labels: { ...wep.metadata.labels, [STAMP_LABEL]: stampNow(id) } } } });
-    }
-    cache.onUpdates(batch);
-  });
-  const sendSeconds = (performance.now() - t1) / 1000;
-  const updatesCpuPercent = cpuPercent(cpu0, performance.now() - t1);
-  // Let the stragglers arrive (bounded), then collect.
-  const lagAfter = await histogramBuckets(registry, LAG_METRIC);
-  const delivery = await pool.collect(30_000);
-  clearInterval(sampler);
-  report('typha', 'fanout', {
-    agents,
-    fullAgents: full,
-    lightWorkers,
-    snapshotObjects: objects,
-    allInSyncSeconds: Number(allInSyncSeconds.toFixed(1)),
-    fanoutCpuPercent,
-    fanoutRssMiB,
-    typhaRssMiB: Math.round(peakRss / 1048576),
-    updatesPerSecond: Math.round(totalUpdates / sendSeconds),
-    updateSeconds: Number(sendSeconds.toFixed(1)),
-    typhaCpuPercent: updatesCpuPercent,
-    typhaLagP50AtMostMs: bucketPercentileMs(lagBefore, lagAfter, 50),
-    typhaLagP99AtMostMs: bucketPercentileMs(lagBefore, lagAfter, 99),
-    ...delivery,
-    disconnects: pool.closed,
-    serverCloses: Object.fromEntries(((await registry.getSingleMetric('tessera_typha_connections_closed')?.get())?.values ?? []).map((v) => [v.labels['reason'], v.value])),
-    heapMB: heapMB(),
-    loadavg: loadavg().map((l) => Number(l.toFixed(2))),
-  });
-  await pool.exit();
-  await server.close();
-  stop.abort();
-}
-
 const scenario: BenchScenario = {
   description: "Typha: the snapshot's persistent map, and one Typha fanning 100,000 objects and 1,000 updates/s out to N agents in worker processes over loopback TCP",
   includeInDefaultRun: false,
@@ -225,7 +109,19 @@ const scenario: BenchScenario = {
     const [which, ...rest] = args;
     const num = (i: number, d: number): number => (rest[i] === undefined ? d : Number(rest[i]));
     if (which === undefined || which === 'map') runMap(num(0, 100_000));
-    if (which === undefined || which === 'fanout') await runFanout(num(0, 1000), num(1, 100_000), num(2, 60), num(3, 1000), num(4, 10), num(5, 4));
+    const fanout = (readers: FanoutOptions['readers'], workload: FanoutOptions['workload'], rate: number, workers: number): FanoutOptions => ({
+      readers,
+      workload,
+      agents: num(0, 1000),
+      objects: num(1, 100_000),
+      seconds: num(2, 60),
+      rate: num(3, rate),
+      full: num(4, 10),
+      workers: num(5, workers),
+    });
+    if (which === undefined || which === 'fanout') await runFanout(fanout('drain', 'labels', 1000, 2));
+    if (which === 'fanout-endpointslices') await runFanout(fanout('drain', 'churn', 300, 2));
+    if (which === 'fanout-inflating') await runFanout(fanout('inflating', 'labels', 1000, 4));
     if (which === 'direct') await runDirect(num(0, 100), num(1, 100_000), num(2, 60), num(3, 1000), num(4, 10), num(5, 4));
   },
 };
