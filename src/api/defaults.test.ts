@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyDefaults, defaultPolicyTypes } from './defaults.ts';
+import { applyDefaults, defaultPolicyTypes, withDefaults } from './defaults.ts';
+import type { V3Resource } from './types.ts';
 import type { GlobalNetworkPolicy, NetworkPolicy, Profile, Rule, Tier } from './types.ts';
 
 const allow: Rule = { action: 'Allow' };
@@ -92,5 +93,37 @@ describe('applyDefaults', () => {
     expect(applyDefaults(profile)).toEqual(profile);
     const broken = { ...policy({}), spec: 'nonsense' } as unknown as NetworkPolicy;
     expect(applyDefaults(broken).spec).toBe('nonsense');
+  });
+});
+
+describe('withDefaults: applyDefaults without the deep copy', () => {
+  const cases: [string, unknown][] = [
+    ['a policy with tier and types', policy({ tier: 't', types: ['Ingress'], ingress: [allow] })],
+    ['a policy with neither', policy({ ingress: [allow], egress: [allow] })],
+    ['a policy with an empty tier and null types', policy({ tier: '', types: null as unknown as [], egress: [allow] })],
+    ['a policy without a namespace', { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'p' }, spec: { tier: 'default', types: ['Egress'] } }],
+    ['a policy with an empty namespace and no spec', { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'p', namespace: '' } }],
+    ['a policy whose spec is not an object', { apiVersion: 'projectcalico.org/v3', kind: 'NetworkPolicy', metadata: { name: 'p', namespace: 'a' }, spec: [] }],
+    ['a GlobalNetworkPolicy with a namespace', { apiVersion: 'projectcalico.org/v3', kind: 'GlobalNetworkPolicy', metadata: { name: 'g', namespace: '' }, spec: { types: [] } }],
+    ['a Tier without defaultAction', { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name: 't' }, spec: { order: 1 } }],
+    ['a Tier with one', { apiVersion: 'projectcalico.org/v3', kind: 'Tier', metadata: { name: 't' }, spec: { defaultAction: 'Pass' } }],
+    ['a WorkloadEndpoint without a namespace', { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', metadata: { name: 'w' }, spec: {} }],
+    ['a WorkloadEndpoint whose metadata is not an object', { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', metadata: 'x' }],
+    ['a Profile', { apiVersion: 'projectcalico.org/v3', kind: 'Profile', metadata: { name: 'p' }, spec: {} }],
+  ];
+  it.each(cases)('%s: equal to applyDefaults, input untouched, unchanged parts shared', (_name, input) => {
+    const before = structuredClone(input);
+    const out = withDefaults(input as V3Resource);
+    expect(out).toEqual(applyDefaults(input as V3Resource));
+    expect(input).toEqual(before);
+    const deep = JSON.stringify(applyDefaults(input as V3Resource)) === JSON.stringify(input);
+    if (deep) expect(out).toBe(input);
+    const r = input as { spec?: { ingress?: unknown } };
+    if (r.spec?.ingress !== undefined) expect((out as unknown as { spec: { ingress: unknown } }).spec.ingress).toBe(r.spec.ingress);
+  });
+
+  it('is idempotent', () => {
+    const once = withDefaults(policy({ egress: [allow] }));
+    expect(withDefaults(once)).toBe(once);
   });
 });

@@ -18,7 +18,8 @@
  *
  * `applyDefaults` never mutates its argument and is idempotent. It tolerates malformed
  * input (a `spec` that is missing or not an object is left alone) so it can run before
- * validation.
+ * validation. `withDefaults` applies the same defaults without the deep copy, for readers
+ * that never mutate what they read (the calc graph, once per object of a sync).
  */
 import { DEFAULT_TIER_NAME } from './tiers.ts';
 import { NAMESPACED_KINDS } from './types.ts';
@@ -64,4 +65,40 @@ export function applyDefaults<T extends V3Resource>(resource: T): T {
     }
   }
   return copy;
+}
+
+/**
+ * `applyDefaults(resource)` by value, without its deep copy: `resource` itself when no default
+ * applies, else a copy of just the envelope and the `metadata`/`spec` a default changes, the
+ * rest shared with `resource` (never mutated). For readers that never mutate what they get: a
+ * policy's `structuredClone` was ~10 µs of every policy of a sync.
+ */
+export function withDefaults<T extends V3Resource>(resource: T): T {
+  const r = resource as unknown as Record<string, unknown>;
+  const kind = r['kind'] as V3Kind;
+  const meta = r['metadata'];
+  let metadata: Record<string, unknown> | undefined;
+  if (NAMESPACED_KINDS.has(kind) && isRecord(meta)) {
+    const ns = meta['namespace'];
+    if (ns === undefined || ns === '') metadata = { ...meta, namespace: 'default' };
+  }
+  let spec: Record<string, unknown> | undefined;
+  const s = r['spec'];
+  if ((kind === 'NetworkPolicy' || kind === 'GlobalNetworkPolicy' || kind === 'Tier') && isRecord(s)) {
+    if (kind === 'Tier') {
+      if (s['defaultAction'] === undefined) spec = { ...s, defaultAction: 'Deny' };
+    } else {
+      const tier = s['tier'];
+      const types = s['types'];
+      const defaultTier = tier === undefined || tier === '';
+      const defaultTypes = types === undefined || types === null || (Array.isArray(types) && types.length === 0);
+      if (defaultTier || defaultTypes) {
+        spec = { ...s };
+        if (defaultTier) spec['tier'] = DEFAULT_TIER_NAME;
+        if (defaultTypes) spec['types'] = defaultPolicyTypes(s);
+      }
+    }
+  }
+  if (metadata === undefined && spec === undefined) return resource;
+  return { ...r, ...(metadata === undefined ? {} : { metadata }), ...(spec === undefined ? {} : { spec }) } as unknown as T;
 }

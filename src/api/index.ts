@@ -78,7 +78,7 @@ export {
 } from './names.ts';
 export { DEFAULT_TIER_NAME, WELL_KNOWN_TIERS, wellKnownTier } from './tiers.ts';
 export type { WellKnownTier } from './tiers.ts';
-export { applyDefaults, defaultPolicyTypes } from './defaults.ts';
+export { applyDefaults, defaultPolicyTypes, withDefaults } from './defaults.ts';
 
 export { fieldPath, indexPath, isError, severityOf } from './field-error.ts';
 export type { FieldError, Severity } from './field-error.ts';

@@ -9,7 +9,7 @@
  * valid only as the whole of an EntityRule `namespaceSelector` (validator.go
  * `validateEntityRule`; CEL rules on the policy specs and EntityRule).
  */
-import { parseSelector, SelectorParseError } from '../selector/index.ts';
+import { parseSelectorNode, SelectorParseError } from '../selector/index.ts';
 import type { FieldErrorCollector } from './field-error.ts';
 import { MAX_SELECTOR_LENGTH } from './schema-rule.ts';
 import { describeType, isAbsent } from './shape.ts';
@@ -50,7 +50,8 @@ export function checkSelectorField(
   let isGlobalOnly = PARSED.get(value);
   if (isGlobalOnly === undefined) {
     try {
-      isGlobalOnly = parseSelector(value).root.kind === 'global';
+      // The tree only: a parser tree is the `Selector`'s root as is, and validation never evaluates.
+      isGlobalOnly = parseSelectorNode(value).kind === 'global';
     } catch (err) {
       if (err instanceof SelectorParseError) {
         c.error(path, err.message);

@@ -28,7 +28,6 @@
  *   §D.1). A GlobalNetworkPolicy must give one (validation).
  */
 import {
-  applyDefaults,
   DEFAULT_ALLOW_PROFILE,
   isError,
   NAMESPACE_LABEL_PREFIX,
@@ -48,10 +47,11 @@ import {
   readStaged,
   type StagedKind,
   validateClusterNetworkPolicy,
+  withDefaults,
 } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type QoSControls, type RuleAction } from '../proto/index.ts';
-import { parseSelector, prefixLabels, type Selector } from '../selector/index.ts';
+import { parseSelector, parseSelectorNode, prefixLabels, toCanonicalString, toRoundTripString, type Selector, type SelectorNode } from '../selector/index.ts';
 import { flat } from '../runtime/flat-string.ts';
 import { failClosedPolicy, failClosedProfile, type PolicySelectorFields } from './fail-closed.ts';
 import { Interner } from './interner.ts';
@@ -210,7 +210,9 @@ export class UpdateProcessor {
     let resource: V3Resource;
     try {
       resource = defaulted(update.resource as V3Resource);
-      const errors = validateResource(resource).filter(isError);
+      const findings = validateResource(resource);
+      // Most objects have no findings at all: no filtered copy for them.
+      const errors = findings.length === 0 ? findings : findings.filter(isError);
       if (errors.length > 0) {
         throw new ConversionError(errors.map((e) => `${e.path}: ${e.message}`).join('; '));
       }
@@ -347,27 +349,25 @@ export class UpdateProcessor {
         }
         // Held by the graph's indexes for as long as the endpoint lives: flat, not a rope.
         const key = flat(`${ns}/${r.metadata.name}`);
-        return [
-          {
-            kind: 'endpoint',
-            key,
-            value: {
-              key,
-              endpointType: 'workload',
-              namespace: ns,
-              name: r.metadata.name,
-              node: intern.string(r.spec.node ?? ''),
-              labels: endpointLabels(intern, r, ns),
-              profileIds: intern.strings(r.spec.profiles ?? []),
-              ipv4Nets,
-              ipv6Nets: ipv6Nets.length === 0 ? intern.strings(ipv6Nets) : ipv6Nets,
-              ports: endpointPorts(intern, r.spec.ports ?? []),
-              interfaceName: r.spec.interfaceName ?? '',
-              mac: r.spec.mac ?? '',
-              ...qosControlsOf(r.spec.qosControls),
-            },
-          },
-        ];
+        // One literal of one shape (no spread: that copies through the runtime); the rare
+        // QoS limits are added after.
+        const value: { -readonly [K in keyof ModelEndpoint]: ModelEndpoint[K] } = {
+          key,
+          endpointType: 'workload',
+          namespace: ns,
+          name: r.metadata.name,
+          node: intern.string(r.spec.node ?? ''),
+          labels: endpointLabels(intern, r, ns),
+          profileIds: intern.strings(r.spec.profiles ?? []),
+          ipv4Nets,
+          ipv6Nets: ipv6Nets.length === 0 ? intern.strings(ipv6Nets) : ipv6Nets,
+          ports: endpointPorts(intern, r.spec.ports ?? []),
+          interfaceName: r.spec.interfaceName ?? '',
+          mac: r.spec.mac ?? '',
+        };
+        const qosControls = qosControlsOf(r.spec.qosControls);
+        if (qosControls !== undefined) value.qosControls = qosControls;
+        return [{ kind: 'endpoint', key, value }];
       }
       case 'NetworkSet':
       case 'GlobalNetworkSet': {
@@ -467,18 +467,9 @@ function endpointPorts(intern: Interner, raw: readonly { name?: string; protocol
   return intern.hold('wep-ports', key, ports);
 }
 
-/**
- * `applyDefaults`, without its deep copy for the kinds whose only default is the
- * namespace (WorkloadEndpoint, Profile): at 250k endpoints the copy alone costs seconds.
- * The input is never mutated either way.
- */
+/** `applyDefaults` by value, without its deep copy (the input is never mutated either way). */
 function defaulted(r: V3Resource): V3Resource {
-  if (r.kind === 'Profile' || r.kind === 'GlobalNetworkSet' || r.kind === 'HostEndpoint') return r;
-  if (r.kind === 'WorkloadEndpoint' || r.kind === 'NetworkSet') {
-    const ns = r.metadata?.namespace;
-    return ns === undefined || ns === '' ? { ...r, metadata: { ...r.metadata, namespace: 'default' } } : r;
-  }
-  return applyDefaults(r);
+  return withDefaults(r);
 }
 
 /** Canonical IPv4 host CIDRs (`10.0.0.1/32`, no leading zeros) need no re-normalising. */
@@ -670,9 +661,31 @@ function parse(text: string): Selector {
  * The selector's text for combining and re-parsing downstream: canonical, except that a
  * negated negation keeps its parentheses, so the tree the rule scanner parses — and so the IP
  * set's ID — is the one Calico gets from the text as written (`!(!has(a))` → `!!has(a)`).
+ *
+ * A pure function of `text`, so remembered (bounded, like the validator's parse cache): policies
+ * repeat their rules' selectors across namespaces. Only the tree is built, not the matcher a
+ * `Selector` compiles (the graph compiles what it evaluates); a parser tree needs no
+ * normalising, so the text is the `Selector`'s. A text that does not parse is never remembered.
  */
 function canonical(text: string): string {
-  return parse(text).toRoundTripString();
+  let out = CANONICAL.get(text);
+  if (out === undefined) {
+    out = toRoundTripString(parseNode(text));
+    if (CANONICAL.size >= CANONICAL_MAX) CANONICAL.clear();
+    CANONICAL.set(text, out);
+  }
+  return out;
+}
+
+const CANONICAL = new Map<string, string>();
+const CANONICAL_MAX = 4096;
+
+function parseNode(text: string): SelectorNode {
+  try {
+    return parseSelectorNode(text.trim());
+  } catch (err) {
+    throw new ConversionError(`selector ${JSON.stringify(text)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /**
@@ -697,7 +710,7 @@ function serviceAccountSelector(sa: { names?: readonly string[]; selector?: stri
   const prefixed = sel.trim() === '' ? '' : prefixLabels(parse(sel), SERVICE_ACCOUNT_LABEL_PREFIX).toString();
   const names = sa?.names ?? [];
   if (names.length === 0) return prefixed;
-  const byName = parse(`${SERVICE_ACCOUNT_LABEL} in { '${names.join("', '")}' }`).toString();
+  const byName = toCanonicalString(parseNode(`${SERVICE_ACCOUNT_LABEL} in { '${names.join("', '")}' }`));
   return prefixed === '' ? byName : `(${prefixed}) && (${byName})`;
 }
 
@@ -793,11 +806,11 @@ const QOS_FIELDS = [
 ] as const satisfies readonly (keyof QoSControls)[];
 
 /**
- * `{ qosControls }` with the non-zero limits of `spec.qosControls`, or `{}` when there are
- * none: a zero field means "no limit" in Felix, so it is left out rather than carried.
+ * The non-zero limits of `spec.qosControls`, or `undefined` when there are none: a zero field
+ * means "no limit" in Felix, so it is left out rather than carried.
  */
-function qosControlsOf(qos: Readonly<Record<string, unknown>> | undefined): { qosControls?: QoSControls } {
-  if (qos === undefined) return {};
+function qosControlsOf(qos: Readonly<Record<string, unknown>> | undefined): QoSControls | undefined {
+  if (qos === undefined) return undefined;
   const out: Record<string, number | string> = {};
   let any = false;
   const dscp = qos['dscp'];
@@ -812,5 +825,5 @@ function qosControlsOf(qos: Readonly<Record<string, unknown>> | undefined): { qo
       any = true;
     }
   }
-  return any ? { qosControls: out } : {};
+  return any ? out : undefined;
 }
