@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CidrParseError, cidrContains, formatIP, normaliseCidr, parseCidr, parseCidrUncached, parseIP } from './cidr.ts';
+import { CidrParseError, cidrContains, formatIP, isCanonicalIPv4HostCidr, normaliseCidr, parseCidr, parseCidrUncached, parseIP } from './cidr.ts';
 
 describe('normaliseCidr', () => {
   it.each([
@@ -170,4 +170,21 @@ describe('parseCidr IPv4 fast path', () => {
     }
     for (const t of texts) expect(parseCidr(t), t).toEqual(parseCidrUncached(t));
   });
+});
+
+describe('isCanonicalIPv4HostCidr', () => {
+  it.each(['10.0.0.1/32', '0.0.0.0/32', '255.255.255.255/32', '192.168.100.9/32', '1.22.133.244/32'])('%s: a /32 parseCidr reads as its own network', (text) => {
+    expect(isCanonicalIPv4HostCidr(text)).toBe(true);
+    const r = parseCidr(text);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value).toMatchObject({ version: 4, prefixLength: 32, network: text, address: text.slice(0, -3), hasHostBits: false, isAddress: false });
+  });
+
+  it.each(['10.0.0.1', '10.0.0.1/31', '10.0.0.0/24', '010.0.0.1/32', '10.0.0.01/32', '256.0.0.1/32', '10.0.0.1/032', '10.0.0.1/32\n', ' 10.0.0.1/32', '10.0.0/32', '::1/128', '::ffff:10.0.0.1/128', ''])(
+    '%j: not one (the general path judges it)',
+    (text) => {
+      expect(isCanonicalIPv4HostCidr(text)).toBe(false);
+    },
+  );
 });

@@ -272,6 +272,18 @@ const PARSED = new Map<string, ParseResult<ParsedCidr>>();
 const PARSED_MAX = 1 << 14;
 
 /**
+ * True for an IPv4 host network in canonical form (`10.0.0.1/32`: decimal octets 0-255 without
+ * leading zeros, prefix 32): `parseCidr` accepts it as a /32 network, its own address and
+ * network text. Allocates nothing — an endpoint's addresses are checked and normalised with it
+ * on every update, where a parse built a result, its bytes and its strings.
+ */
+export function isCanonicalIPv4HostCidr(text: string): boolean {
+  return CANONICAL_V4_HOST.test(text);
+}
+
+const CANONICAL_V4_HOST = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\/32$/;
+
+/**
  * `a.b.c.d` or `a.b.c.d/n` in canonical form — decimal octets 0-255 without leading zeros (as Go
  * requires), a prefix 0-32 without leading zeros — parsed in one pass; undefined for anything
  * else, which takes the general path (that one also accepts a prefix with leading zeros, and

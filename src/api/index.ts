@@ -56,7 +56,7 @@ export {
   supportsPorts,
 } from './protocol.ts';
 export type { Protocol, ProtocolName } from './protocol.ts';
-export { CidrParseError, cidrContains, formatIP, normaliseCidr, parseCidr, parseIP } from './cidr.ts';
+export { CidrParseError, cidrContains, formatIP, isCanonicalIPv4HostCidr, normaliseCidr, parseCidr, parseIP } from './cidr.ts';
 export type { IPVersion, ParsedCidr, ParsedIP } from './cidr.ts';
 
 export {

@@ -63,3 +63,15 @@ describe('protocol properties', () => {
     expect(formatProtocol(p(6))).toBe(6);
   });
 });
+
+describe('parseProtocol: named results are shared', () => {
+  it('returns one frozen result per name, equal to a fresh parse', () => {
+    const a = parseProtocol('TCP');
+    expect(parseProtocol(JSON.parse('"TCP"') as string)).toBe(a);
+    expect(a).toEqual({ ok: true, value: { number: 6, name: 'TCP' } });
+    expect(Object.isFrozen(a)).toBe(true);
+    if (a.ok) expect(Object.isFrozen(a.value)).toBe(true);
+    expect(parseProtocol('tcp').ok).toBe(false);
+    expect(parseProtocol('6')).toEqual({ ok: true, value: { number: 6 } });
+  });
+});

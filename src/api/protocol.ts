@@ -28,9 +28,13 @@ export interface Protocol {
   readonly name?: ProtocolName;
 }
 
-function isProtocolName(s: string): s is ProtocolName {
-  return (PROTOCOL_NAMES as readonly string[]).includes(s);
-}
+/**
+ * The result for each name, shared and frozen: every endpoint port and most rules name their
+ * protocol, and a sync parsed (and allocated) one per port.
+ */
+const NAMED: ReadonlyMap<string, ParseResult<Protocol>> = new Map(
+  PROTOCOL_NAMES.map((name) => [name, Object.freeze(parsed(Object.freeze({ number: PROTOCOL_NUMBERS[name], name })))]),
+);
 
 const validForms = `use ${PROTOCOL_NAMES.join(', ')} or a number 1-255`;
 
@@ -43,12 +47,13 @@ export function parseProtocol(value: unknown): ParseResult<Protocol> {
     return parsed({ number: value });
   }
   if (typeof value !== 'string') return failed(`${show(value)} is not a protocol (${validForms})`);
+  const named = NAMED.get(value);
+  if (named !== undefined) return named;
   if (/^\d+$/.test(value)) {
     const n = Number(value);
     if (n < 1 || n > 255) return failed(`protocol ${value} is out of range (1-255)`);
     return parsed({ number: n });
   }
-  if (isProtocolName(value)) return parsed({ number: PROTOCOL_NUMBERS[value], name: value });
   const folded = PROTOCOL_NAMES.find((n) => n.toLowerCase() === value.toLowerCase());
   if (folded !== undefined) {
     return failed(`protocol ${show(value)} is not valid: names are case-sensitive (use "${folded}")`);

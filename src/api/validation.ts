@@ -34,7 +34,7 @@
  * The `knp.default.` name prefix is not judged here: converter-written objects carry it
  * legitimately. `checkReservedName` says whether an object may use it.
  */
-import { cidrContains, parseCidr, parseIP } from './cidr.ts';
+import { cidrContains, isCanonicalIPv4HostCidr, parseCidr, parseIP } from './cidr.ts';
 import type { ParsedCidr } from './cidr.ts';
 import { fieldPath, FieldErrorCollector, indexPath, isError } from './field-error.ts';
 import type { FieldError } from './field-error.ts';
@@ -514,9 +514,14 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
 
   const networks: ParsedCidr[] = [];
   const ipNetworks = spec['ipNetworks'];
+  const nats = spec['ipNATs'];
+  // The NAT check below reads the parsed networks; without NATs, a canonical IPv4 /32 (what
+  // almost every endpoint has) is known valid without parsing it.
+  const needNetworks = !isAbsent(nats);
   if (!isAbsent(ipNetworks) && expectArray(c, 'spec.ipNetworks', ipNetworks)) {
     for (let i = 0; i < ipNetworks.length; i++) {
       const n: unknown = ipNetworks[i];
+      if (!needNetworks && typeof n === 'string' && isCanonicalIPv4HostCidr(n)) continue;
       const result = parseCidr(n);
       if (!result.ok) {
         c.error(indexPath('spec.ipNetworks', i), result.message);
@@ -534,7 +539,6 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   checkGateway(c, 'ipv4Gateway', spec['ipv4Gateway'], 4);
   checkGateway(c, 'ipv6Gateway', spec['ipv6Gateway'], 6);
 
-  const nats = spec['ipNATs'];
   if (!isAbsent(nats) && expectArray(c, 'spec.ipNATs', nats)) {
     nats.forEach((nat, i) => {
       const at = indexPath('spec.ipNATs', i);
@@ -564,7 +568,7 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
 
   const ports = spec['ports'];
   if (!isAbsent(ports) && expectArray(c, 'spec.ports', ports)) {
-    ports.forEach((p, i) => checkEndpointPort(c, indexPath('spec.ports', i), p));
+    ports.forEach((p, i) => checkEndpointPort(c, PORT_PATHS[i] ?? indexPath('spec.ports', i), p));
   }
 
   const spoofed = spec['allowSpoofedSourcePrefixes'];
@@ -578,6 +582,9 @@ function checkWorkloadEndpointSpec(c: FieldErrorCollector, spec: Record<string, 
   const qos = spec['qosControls'];
   if (!isAbsent(qos) && expectRecord(c, 'spec.qosControls', qos)) checkQoSControls(c, 'spec.qosControls', qos);
 }
+
+/** `spec.ports[i]` for the first few ports, built once: the path is passed down on every update. */
+const PORT_PATHS: readonly string[] = Array.from({ length: 8 }, (_, i) => indexPath('spec.ports', i));
 
 function checkEndpointPort(c: FieldErrorCollector, path: string, port: unknown): void {
   if (!ENDPOINT_PORT_SHAPE.check(c, path, port)) return;

@@ -29,6 +29,7 @@
  */
 import {
   DEFAULT_ALLOW_PROFILE,
+  isCanonicalIPv4HostCidr,
   isError,
   NAMESPACE_LABEL_PREFIX,
   NAMESPACE_PROFILE_PREFIX,
@@ -341,11 +342,20 @@ export class UpdateProcessor {
         // profiles, ports, the namespace and node names) is interned, see interner.ts.
         const intern = this.#intern;
         const ns = intern.string(r.metadata.namespace ?? 'default');
-        const ipv4Nets: string[] = [];
-        const ipv6Nets: string[] = [];
-        for (const net of r.spec.ipNetworks ?? []) {
-          const n = normaliseNet(net);
-          (n.includes(':') ? ipv6Nets : ipv4Nets).push(n);
+        const nets = r.spec.ipNetworks ?? [];
+        let ipv4Nets: string[];
+        let ipv6Nets: string[] = NO_NETS;
+        const only = nets.length === 1 ? (nets[0] as string) : undefined;
+        // The usual endpoint: one canonical IPv4 address, held in a list of exactly one (a list
+        // grown by push reserves room for 16 more, for as long as the endpoint lives).
+        if (only !== undefined && isCanonicalIPv4HostCidr(only)) ipv4Nets = [only];
+        else {
+          ipv4Nets = [];
+          ipv6Nets = [];
+          for (const net of nets) {
+            const n = normaliseNet(net);
+            (n.includes(':') ? ipv6Nets : ipv4Nets).push(n);
+          }
         }
         // Held by the graph's indexes for as long as the endpoint lives: flat, not a rope.
         const key = flat(`${ns}/${r.metadata.name}`);
@@ -424,15 +434,19 @@ function endpointLabels(intern: Interner, r: Extract<V3Resource, { kind: 'Worklo
   const sa = r.spec.serviceAccountName ?? '';
   const stamped = (k: string): boolean =>
     k === NAMESPACE_LABEL || k === ORCHESTRATOR_LABEL || (sa !== '' && k === SERVICE_ACCOUNT_LABEL) || k.startsWith(NAMESPACE_LABEL_PREFIX) || k.startsWith(SERVICE_ACCOUNT_LABEL_PREFIX);
-  // NUL cannot appear in a label key or value (validation), so it separates unambiguously.
-  let key = '';
+  // NUL cannot appear in a label key or value (validation), so it separates unambiguously:
+  // `k\0v\0…k\0v\0\0ns\0orchestrator\0sa`. Joined from a reused list, so the key is one flat
+  // string, not a rope of a dozen pieces flattened again to be hashed.
+  const parts = KEY_PARTS;
+  parts.length = 0;
   if (own !== undefined) {
     for (const k in own) {
       if (!Object.prototype.hasOwnProperty.call(own, k) || stamped(k)) continue;
-      key += `${k}\u0000${own[k] as string}\u0000`;
+      parts.push(k, own[k] as string);
     }
   }
-  key += `\u0000${ns}\u0000${orchestrator}\u0000${sa}`;
+  parts.push('', ns, orchestrator, sa);
+  const key = parts.join('\u0000');
   const held = intern.held<Readonly<Record<string, string>>>('wep-labels', key);
   if (held !== undefined) return held;
   const labels: Record<string, string> = {};
@@ -443,6 +457,12 @@ function endpointLabels(intern: Interner, r: Extract<V3Resource, { kind: 'Worklo
   return intern.hold('wep-labels', key, labels);
 }
 
+/** The empty address list (never pushed to: a list with addresses is a new one). */
+const NO_NETS: string[] = [];
+
+/** Scratch list the interning keys are joined from (never held: joined and emptied per use). */
+const KEY_PARTS: string[] = [];
+
 const NO_PORTS: readonly EndpointPort[] = Object.freeze([]);
 
 /**
@@ -451,8 +471,12 @@ const NO_PORTS: readonly EndpointPort[] = Object.freeze([]);
  */
 function endpointPorts(intern: Interner, raw: readonly { name?: string; protocol?: unknown; port: number }[]): readonly EndpointPort[] {
   if (raw.length === 0) return NO_PORTS;
-  let key = '';
-  for (const p of raw) key += `${p.name ?? ''}\u0000${String(p.protocol)}\u0000${p.port}\u0000`;
+  // `name\0protocol\0port\0` per port, joined flat as the label keys are.
+  const parts = KEY_PARTS;
+  parts.length = 0;
+  for (const p of raw) parts.push(p.name ?? '', String(p.protocol), String(p.port));
+  parts.push('');
+  const key = parts.join('\u0000');
   const held = intern.held<readonly EndpointPort[]>('wep-ports', key);
   if (held !== undefined) return held;
   const ports: EndpointPort[] = [];
@@ -473,10 +497,8 @@ function defaulted(r: V3Resource): V3Resource {
 }
 
 /** Canonical IPv4 host CIDRs (`10.0.0.1/32`, no leading zeros) need no re-normalising. */
-const CANONICAL_V4_HOST = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\/32$/;
-
 function normaliseNet(net: string): string {
-  return CANONICAL_V4_HOST.test(net) ? net : normaliseCidr(net);
+  return isCanonicalIPv4HostCidr(net) ? net : normaliseCidr(net);
 }
 
 /** What {@link hostEndpointModel} reads of a HostEndpoint (validated). */
