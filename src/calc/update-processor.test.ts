@@ -316,3 +316,40 @@ describe('UpdateProcessor: invalid policies and profiles fail closed', () => {
     expect(counts).toEqual([new Map([['Profile', 1]])]);
   });
 });
+
+describe('scoped selectors built from their parts equal the joined text re-parsed', () => {
+  // What the processor printed before it built the scoped tree from its parts: the joined text, parsed and printed.
+  const roundTrip = (s: string): string => parseSelector(s.trim()).toRoundTripString();
+  const NS = "projectcalico.org/namespace == 'prod'";
+  it.each([
+    "app == 'web'",
+    "a == 'x' || b == 'y'",
+    "a == 'x' && b == 'y'",
+    '!(!has(a))',
+    '!has(a)',
+    'all()',
+    "((a == 'x' || b == 'y') && !(c in {'z', 'y'})) || has(d)",
+    "  a  ==  'x'  ",
+    "a == \"all()\" && b starts with 'q'",
+  ])('%s', (sel) => {
+    const p = policyOf({
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'p', namespace: 'prod' },
+      spec: {
+        selector: sel,
+        ingress: [
+          { action: 'Allow', source: { selector: sel } },
+          { action: 'Allow', source: { selector: sel, namespaceSelector: "team == 'ops' || all()" } },
+          { action: 'Allow', source: { selector: sel, serviceAccounts: { names: ['sa'], selector: "x == 'y'" } } },
+        ],
+      },
+    });
+    expect(p.selector).toBe(roundTrip(`(${roundTrip(sel)}) && ${NS}`));
+    expect(p.inboundRules[0]?.src.selector).toBe(roundTrip(`(${NS}) && (${roundTrip(sel)})`));
+    const nsSel = "pcns.team == \"ops\" || has(projectcalico.org/namespace)";
+    expect(p.inboundRules[1]?.src.selector).toBe(roundTrip(`(${nsSel}) && (${roundTrip(sel)})`));
+    const sa = `(pcsa.x == "y") && (projectcalico.org/serviceaccount in {"sa"})`;
+    expect(p.inboundRules[2]?.src.selector).toBe(roundTrip(`(${NS}) && ((${sa}) && (${roundTrip(sel)}))`));
+  });
+});

@@ -52,7 +52,7 @@ import {
 } from '../api/index.ts';
 import { convertNetworkPolicy } from '../convert/policy-converter.ts';
 import { policyIdKey, type PolicyId, type PortRange, type QoSControls, type RuleAction } from '../proto/index.ts';
-import { parseSelector, parseSelectorNode, prefixLabels, toCanonicalString, toRoundTripString, type Selector, type SelectorNode } from '../selector/index.ts';
+import { makeGroup, parseSelector, parseSelectorNode, prefixLabels, toCanonicalString, toRoundTripString, type Selector, type SelectorNode } from '../selector/index.ts';
 import { flat } from '../runtime/flat-string.ts';
 import { failClosedPolicy, failClosedProfile, type PolicySelectorFields } from './fail-closed.ts';
 import { Interner } from './interner.ts';
@@ -638,7 +638,9 @@ function policySelector(namespace: string | undefined, fields: PolicySelectorFie
  */
 function namespacedPolicySelector(spec: { selector?: string; serviceAccountSelector?: string }, namespace: string): string {
   const sel = spec.selector?.trim() ?? '';
-  let text = sel === '' ? `${NAMESPACE_LABEL} == '${namespace}'` : `(${canonical(sel)}) && ${NAMESPACE_LABEL} == '${namespace}'`;
+  const inNamespace = `${NAMESPACE_LABEL} == '${namespace}'`;
+  if (sel !== '' && (spec.serviceAccountSelector === undefined || spec.serviceAccountSelector.trim() === '')) return canonicalAnd(canonical(sel), inNamespace);
+  let text = sel === '' ? inNamespace : `(${canonical(sel)}) && ${inNamespace}`;
   text = appendPrefixed(text, spec.serviceAccountSelector, SERVICE_ACCOUNT_LABEL_PREFIX);
   return canonical(text);
 }
@@ -701,6 +703,32 @@ function canonical(text: string): string {
 
 const CANONICAL = new Map<string, string>();
 const CANONICAL_MAX = 4096;
+
+/**
+ * `canonical(`(${a}) && (${b})`)` without parsing the joined text, which is new for nearly every
+ * policy (it names the policy's namespace): the parser reads a parenthesised text as that
+ * text's own tree and `x && y` as a two-operand `and` (it never flattens a nested one), so the
+ * tree is built from the trees of `a` and `b`, each parsed once and remembered. Both are texts
+ * the processor printed, which parse; joined they nest one level deeper, far inside the
+ * parser's limit for a selector the CRD's length admits. `b` may be given bare when it is one
+ * comparison (`(a) && k == 'v'` parses the same).
+ */
+function canonicalAnd(a: string, b: string): string {
+  return toRoundTripString(makeGroup('and', [tree(a), tree(b)]));
+}
+
+function tree(text: string): SelectorNode {
+  let node = TREES.get(text);
+  if (node === undefined) {
+    node = parseNode(text);
+    if (TREES.size >= CANONICAL_MAX) TREES.clear();
+    TREES.set(text, node);
+  }
+  return node;
+}
+
+/** Parsed trees by text (immutable, never leave this module but as printed text). */
+const TREES = new Map<string, SelectorNode>();
 
 function parseNode(text: string): SelectorNode {
   try {
@@ -778,7 +806,12 @@ function convertEntity(e: EntityRule | undefined, namespace: string | undefined)
   const parts = [...(saSel === '' ? [] : [saSel]), ...(sel === '' ? [] : [canonical(sel)])];
   let selector = parts.length === 0 ? '' : parts.length === 1 ? (parts[0] as string) : `(${parts.join(') && (')})`;
   const nsSel = nsSelText !== '' ? namespaceSelector(nsSelText) : namespace !== undefined ? `${NAMESPACE_LABEL} == '${namespace}'` : '';
-  if (nsSel !== '' && (selector !== '' || notSel !== '' || nsSelText !== '')) selector = selector === '' ? nsSel : `(${nsSel}) && (${selector})`;
+  // The scoped selector's canonical text, built from its two parts' trees (canonicalAnd).
+  let scoped: string | undefined;
+  if (nsSel !== '' && (selector !== '' || notSel !== '' || nsSelText !== '')) {
+    if (selector === '') selector = nsSel;
+    else scoped = canonicalAnd(nsSel, selector);
+  }
   const svcName = e?.services?.name ?? '';
   const svcNs = e?.services?.namespace ?? '';
   const ports: PortRange[] = [];
@@ -788,7 +821,7 @@ function convertEntity(e: EntityRule | undefined, namespace: string | undefined)
   splitPorts(e?.ports ?? [], ports, namedPorts);
   splitPorts(e?.notPorts ?? [], notPorts, notNamedPorts);
   return {
-    selector: selector === '' ? '' : canonical(selector),
+    selector: scoped ?? (selector === '' ? '' : canonical(selector)),
     notSelector: notSel === '' ? '' : canonical(notSel),
     nets: (e?.nets ?? []).map(normaliseCidr),
     notNets: (e?.notNets ?? []).map(normaliseCidr),
