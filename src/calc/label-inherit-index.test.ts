@@ -122,3 +122,35 @@ describe('LabelInheritIndex', () => {
     });
   }
 });
+
+describe('LabelInheritIndex: an item matching many selectors', () => {
+  it('reports every match across the array/Set switch (16 ids) both ways, and the item’s matches follow', () => {
+    const pairs = new Set<string>();
+    const idx = new LabelInheritIndex({
+      onMatchStarted: (s, i) => {
+        expect(pairs.has(`${s}|${i}`)).toBe(false);
+        pairs.add(`${s}|${i}`);
+      },
+      onMatchStopped: (s, i) => {
+        expect(pairs.delete(`${s}|${i}`)).toBe(true);
+      },
+    });
+    idx.updateItem('i', { a: 'x', n: '1' }, []);
+    idx.updateItem('j', { a: 'y', n: '1' }, []);
+    for (let s = 0; s < 20; s++) idx.updateSelector(`s${s}`, parseSelector(s % 2 === 0 ? `n == '1'` : `a == 'x' && n == '1'`));
+    const of = (item: string): string[] => [...idx.matchesOfItem(item)].sort();
+    expect(of('i')).toHaveLength(20);
+    expect(of('j')).toHaveLength(10);
+    // A relabel drops i to 10 matches (a Set becomes an array), then back to 20.
+    idx.updateItem('i', { a: 'z', n: '1' }, []);
+    expect(of('i')).toEqual(of('j'));
+    idx.updateItem('i', { a: 'x', n: '1' }, []);
+    expect(of('i')).toHaveLength(20);
+    for (let s = 0; s < 20; s += 3) idx.deleteSelector(`s${s}`);
+    expect(of('i')).toHaveLength(13);
+    expect([...pairs].filter((p) => p.endsWith('|i'))).toHaveLength(13);
+    idx.deleteItem('i');
+    expect([...pairs].filter((p) => p.endsWith('|i'))).toEqual([]);
+    expect(of('j')).toHaveLength(6);
+  });
+});

@@ -36,9 +36,19 @@ interface Item {
   own: Labels;
   parents: readonly string[];
   merged: Labels;
-  /** Selector ids matching this item; undefined when none (saves a Set per item). */
-  matches: Set<string> | undefined;
+  /** Selector ids matching this item; undefined when none (see {@link Matches}). */
+  matches: Matches | undefined;
 }
+
+/**
+ * An item's matching selector ids: an exact-sized array up to {@link MATCHES_AS_ARRAY} ids, a
+ * Set beyond. Nearly every item matches a handful of selectors, and a Set's hash table is
+ * ~130 bytes where an array of three ids is ~36 (13 MB at 100k endpoints); the few items that
+ * match many (a local endpoint under hundreds of policies) keep the Set's constant lookups.
+ * Arrays are replaced, never grown in place: `push` would give them 17 slots.
+ */
+type Matches = readonly string[] | Set<string>;
+const MATCHES_AS_ARRAY = 16;
 
 /** Where a selector is filed in the selector index. */
 type Slot =
@@ -103,8 +113,8 @@ export class LabelInheritIndex {
   }
 
   /** Selector ids currently matching `itemId`. */
-  matchesOfItem(itemId: string): ReadonlySet<string> {
-    return this.#items.get(itemId)?.matches ?? new Set();
+  matchesOfItem(itemId: string): Iterable<string> {
+    return this.#items.get(itemId)?.matches ?? [];
   }
 
   /** Item ids currently matching `selectorId`. */
@@ -276,7 +286,7 @@ export class LabelInheritIndex {
         this.evaluations++;
         if (!entry.selector.evaluate(labels)) continue;
         (matched ??= []).push(selId);
-        if (old === undefined || !old.has(selId)) {
+        if (old === undefined || !hasMatch(old, selId)) {
           entry.matches.add(itemId);
           this.#cb.onMatchStarted(selId, itemId);
         }
@@ -302,20 +312,31 @@ export class LabelInheritIndex {
       }
     }
     if (old === undefined) {
-      if (matched !== undefined) item.matches = new Set(matched);
+      if (matched !== undefined) item.matches = toMatches(matched);
       return;
     }
-    // The item's set is updated in place: most reevaluations change nothing or one match.
+    // The item keeps its old matches' order, then the new ones (as a Set updated in place would).
     // (An endpoint matching many policies' selectors gets a set to look them up in.)
-    const matchedSet = matched !== undefined && matched.length > 16 ? new Set(matched) : undefined;
+    const matchedSet = matched !== undefined && matched.length > MATCHES_AS_ARRAY ? new Set(matched) : undefined;
+    let next: string[] | undefined;
+    let changed = false;
     for (const selId of old) {
-      if (matchedSet !== undefined ? matchedSet.has(selId) : matched?.includes(selId)) continue;
-      old.delete(selId);
+      if (matchedSet !== undefined ? matchedSet.has(selId) : matched?.includes(selId)) {
+        (next ??= []).push(selId);
+        continue;
+      }
+      changed = true;
       this.#selectors.get(selId)?.matches.delete(itemId);
       this.#cb.onMatchStopped(selId, itemId);
     }
-    if (matched !== undefined) for (const selId of matched) old.add(selId);
-    if (old.size === 0) item.matches = undefined;
+    if (matched !== undefined) {
+      for (const selId of matched) {
+        if (hasMatch(old, selId)) continue;
+        changed = true;
+        (next ??= []).push(selId);
+      }
+    }
+    if (changed) item.matches = next === undefined ? undefined : toMatches(next);
   }
 
   // ---- selectors --------------------------------------------------------------------------
@@ -337,7 +358,7 @@ export class LabelInheritIndex {
       if (!selector.evaluate(item.merged)) return;
       entry.matches.add(itemId);
       if (old === undefined || !old.matches.has(itemId)) {
-        (item.matches ??= new Set()).add(selectorId);
+        item.matches = addMatch(item.matches, selectorId);
         this.#cb.onMatchStarted(selectorId, itemId);
       }
     };
@@ -358,8 +379,7 @@ export class LabelInheritIndex {
       for (const itemId of old.matches) {
         if (entry.matches.has(itemId)) continue;
         const item = this.#items.get(itemId);
-        item?.matches?.delete(selectorId);
-        if (item?.matches?.size === 0) item.matches = undefined;
+        if (item !== undefined) item.matches = removeMatch(item.matches, selectorId);
         this.#cb.onMatchStopped(selectorId, itemId);
       }
     }
@@ -372,8 +392,7 @@ export class LabelInheritIndex {
     this.#selectors.delete(selectorId);
     for (const itemId of entry.matches) {
       const item = this.#items.get(itemId);
-      item?.matches?.delete(selectorId);
-      if (item?.matches?.size === 0) item.matches = undefined;
+      if (item !== undefined) item.matches = removeMatch(item.matches, selectorId);
       this.#cb.onMatchStopped(selectorId, itemId);
     }
   }
@@ -476,6 +495,37 @@ export class LabelInheritIndex {
         break;
     }
   }
+}
+
+function hasMatch(m: Matches, selId: string): boolean {
+  return Array.isArray(m) ? m.includes(selId) : (m as Set<string>).has(selId);
+}
+
+/** `ids` (a fresh array) as an item's matches: trimmed to its length, or a Set when many. */
+function toMatches(ids: string[]): Matches {
+  return ids.length > MATCHES_AS_ARRAY ? new Set(ids) : ids.slice();
+}
+
+function addMatch(m: Matches | undefined, selId: string): Matches {
+  if (m === undefined) return [selId];
+  if (!Array.isArray(m)) return (m as Set<string>).add(selId);
+  if (m.includes(selId)) return m;
+  // concat allocates exactly; a spread would give the array 20 slots.
+  return m.length >= MATCHES_AS_ARRAY ? new Set([...m, selId]) : m.concat(selId);
+}
+
+/** `m` without `selId`; undefined when none are left. */
+function removeMatch(m: Matches | undefined, selId: string): Matches | undefined {
+  if (m === undefined) return undefined;
+  if (!Array.isArray(m)) {
+    const set = m as Set<string>;
+    set.delete(selId);
+    return set.size === 0 ? undefined : set;
+  }
+  if (!m.includes(selId)) return m;
+  if (m.length === 1) return undefined;
+  const i = m.indexOf(selId);
+  return m.slice(0, i).concat(m.slice(i + 1));
 }
 
 function shallowEqual(a: Labels, b: Labels): boolean {
