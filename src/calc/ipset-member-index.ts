@@ -27,10 +27,24 @@ export interface IPSetMemberCallbacks {
   onMemberRemoved(setId: string, member: string): void;
 }
 
+/**
+ * What the index holds of an item, compactly: 100k of these live as long as the agent. `nets`
+ * is its IPv4 then IPv6 nets, the one net itself when there is one (nearly every endpoint),
+ * else an exact-sized array: the model's arrays are grown by `push` to 17 slots, and holding
+ * them cost ~200 bytes an endpoint (17 MB at 100k). The net strings themselves are the very
+ * strings the sets' member maps and the dataplane hold, so they are kept as strings.
+ */
 interface EndpointData {
-  readonly ipv4Nets: readonly string[];
-  readonly ipv6Nets: readonly string[];
+  readonly nets: string | readonly string[];
   readonly ports: readonly EndpointPort[];
+}
+
+const NO_PORTS: readonly EndpointPort[] = Object.freeze([]);
+
+function endpointData(ipv4Nets: readonly string[], ipv6Nets: readonly string[], ports: readonly EndpointPort[]): EndpointData {
+  const n = ipv4Nets.length + ipv6Nets.length;
+  const nets = n === 1 ? ((ipv4Nets[0] ?? ipv6Nets[0]) as string) : ipv6Nets.length === 0 ? ipv4Nets.slice() : [...ipv4Nets, ...ipv6Nets];
+  return { nets, ports: ports.length === 0 ? NO_PORTS : ports };
 }
 
 interface SetState {
@@ -77,7 +91,7 @@ export class IPSetMemberIndex {
   }
 
   onEndpointUpdate(key: string, ep: ModelEndpoint | null): void {
-    this.#updateItem(key, ep === null ? null : { ipv4Nets: ep.ipv4Nets, ipv6Nets: ep.ipv6Nets, ports: ep.ports }, ep?.labels, ep?.profileIds);
+    this.#updateItem(key, ep === null ? null : endpointData(ep.ipv4Nets, ep.ipv6Nets, ep.ports), ep?.labels, ep?.profileIds);
   }
 
   /**
@@ -93,7 +107,7 @@ export class IPSetMemberIndex {
     const ipv4Nets: string[] = [];
     const ipv6Nets: string[] = [];
     for (const net of set.nets) (net.includes(':') ? ipv6Nets : ipv4Nets).push(net);
-    this.#updateItem(itemId, { ipv4Nets, ipv6Nets, ports: [] }, set.labels, set.profileIds);
+    this.#updateItem(itemId, endpointData(ipv4Nets, ipv6Nets, NO_PORTS), set.labels, set.profileIds);
   }
 
   #updateItem(itemId: string, data: EndpointData | null, labels: Labels | undefined, parents: readonly string[] | undefined): void {
@@ -218,16 +232,17 @@ export class IPSetMemberIndex {
  */
 function forEachMember(data: SelectorIPSetData, ep: EndpointData, fn: (member: string) => void): void {
   const np = data.namedPort;
+  const nets = ep.nets;
   if (np === undefined) {
-    for (const net of ep.ipv4Nets) fn(net);
-    for (const net of ep.ipv6Nets) fn(net);
+    if (typeof nets === 'string') fn(nets);
+    else for (const net of nets) fn(net);
     return;
   }
   for (const port of ep.ports) {
     if (port.name !== np.name) continue;
     if (np.protocol !== 'any' && np.protocol !== port.protocol) continue;
-    for (const net of ep.ipv4Nets) fn(flat(`${hostAddress(net)},${port.protocol}:${port.port}`));
-    for (const net of ep.ipv6Nets) fn(flat(`${hostAddress(net)},${port.protocol}:${port.port}`));
+    if (typeof nets === 'string') fn(flat(`${hostAddress(nets)},${port.protocol}:${port.port}`));
+    else for (const net of nets) fn(flat(`${hostAddress(net)},${port.protocol}:${port.port}`));
   }
 }
 
@@ -242,9 +257,6 @@ function hostAddress(net: string): string {
 }
 
 function sameAddressesAndPorts(a: EndpointData, b: EndpointData): boolean {
-  return (
-    sameList(a.ipv4Nets, b.ipv4Nets) &&
-    sameList(a.ipv6Nets, b.ipv6Nets) &&
-    sameList(a.ports, b.ports, (x, y) => x.name === y.name && x.protocol === y.protocol && x.port === y.port)
-  );
+  const sameNets = typeof a.nets === 'string' || typeof b.nets === 'string' ? a.nets === b.nets : sameList(a.nets, b.nets);
+  return sameNets && sameList(a.ports, b.ports, (x, y) => x.name === y.name && x.protocol === y.protocol && x.port === y.port);
 }
