@@ -7,6 +7,7 @@
  * an endpoint releases only the addresses still pointing at it.
  */
 import { formatIP, parseIP, type WorkloadEndpoint } from '../api/index.ts';
+import { EndpointStore, type AddressWords } from '../runtime/endpoint-store.ts';
 import type { Update } from '../syncer/index.ts';
 
 export interface EndpointIdentity {
@@ -17,14 +18,22 @@ export interface EndpointIdentity {
   readonly node?: string;
 }
 
+/**
+ * Endpoints live in an {@link EndpointStore} (an integer id each, addresses as 32-bit words in
+ * typed arrays) with their names in arrays indexed by id; an identity object is made per
+ * lookup. At 100k endpoints the address → identity Map, its address strings and an identity
+ * object per endpoint were ~150 bytes an endpoint of the agent's heap.
+ */
 export class EndpointLookup {
-  readonly #byIp = new Map<string, EndpointIdentity>();
-  /**
-   * namespace → endpoint name → its address, or addresses when it has several. Nested maps,
-   * and one address held as itself: at 100k endpoints a `<namespace>/<name>` key and an array
-   * per endpoint were ~260 bytes of ~380.
-   */
-  readonly #ipsOf = new Map<string, Map<string, string | readonly string[]>>();
+  readonly #store = new EndpointStore();
+  /** namespace → endpoint name → its id. */
+  readonly #ids = new Map<string, Map<string, number>>();
+  /** Per id. */
+  readonly #namespace: string[] = [];
+  readonly #name: string[] = [];
+  /** Per id: `spec.pod` when it differs from the name, else undefined. */
+  readonly #pod: (string | undefined)[] = [];
+  readonly #node: (string | undefined)[] = [];
   /** Namespace and node names, one copy each. */
   readonly #names = new Map<string, string>();
 
@@ -36,47 +45,58 @@ export class EndpointLookup {
     }
   }
 
-  /** `ip` as `formatIP` writes it (packet-header.ts does). */
+  /** `ip` as `formatIP` writes it (packet-header.ts does); other spellings are not found. */
   lookup(ip: string): EndpointIdentity | undefined {
-    return this.#byIp.get(ip);
+    const address = packetWords(ip);
+    if (address === undefined || address.text !== ip) return undefined;
+    const id = this.#store.idOf(address.words);
+    if (id < 0) return undefined;
+    const name = this.#name[id] as string;
+    const node = this.#node[id];
+    return { namespace: this.#namespace[id] as string, pod: this.#pod[id] ?? name, workloadEndpoint: name, ...(node === undefined ? {} : { node }) };
   }
 
+  /** Addresses known. */
   get size(): number {
-    return this.#byIp.size;
+    return this.#store.addressCount;
   }
 
   #upsert(ep: WorkloadEndpoint): void {
-    const namespace = this.#name(ep.metadata.namespace ?? '');
+    const namespace = this.#intern(ep.metadata.namespace ?? '');
     const name = ep.metadata.name;
     this.#remove(namespace, name);
-    const node = ep.spec.node === undefined ? undefined : this.#name(ep.spec.node);
-    const identity: EndpointIdentity = { namespace, pod: ep.spec.pod ?? name, workloadEndpoint: name, ...(node === undefined ? {} : { node }) };
-    const ips: string[] = [];
+    let id: number | undefined;
     for (const net of ep.spec.ipNetworks ?? []) {
-      const ip = packetAddress(net);
-      if (ip === undefined) continue;
-      ips.push(ip);
-      this.#byIp.set(ip, identity);
+      const address = packetWords(net);
+      if (address === undefined) continue;
+      if (id === undefined) {
+        id = this.#store.allocate();
+        this.#namespace[id] = namespace;
+        this.#name[id] = name;
+        const pod = ep.spec.pod ?? name;
+        this.#pod[id] = pod === name ? undefined : pod;
+        this.#node[id] = ep.spec.node === undefined ? undefined : this.#intern(ep.spec.node);
+      }
+      this.#store.claim(id, address.words);
     }
-    if (ips.length === 0) return;
-    let names = this.#ipsOf.get(namespace);
-    if (names === undefined) this.#ipsOf.set(namespace, (names = new Map()));
-    names.set(name, ips.length === 1 ? (ips[0] as string) : ips);
+    if (id === undefined) return;
+    let names = this.#ids.get(namespace);
+    if (names === undefined) this.#ids.set(namespace, (names = new Map()));
+    names.set(name, id);
   }
 
   #remove(namespace: string, name: string): void {
-    const names = this.#ipsOf.get(namespace);
-    const held = names?.get(name);
-    if (names === undefined || held === undefined) return;
+    const names = this.#ids.get(namespace);
+    const id = names?.get(name);
+    if (names === undefined || id === undefined) return;
     names.delete(name);
-    if (names.size === 0) this.#ipsOf.delete(namespace);
-    for (const ip of typeof held === 'string' ? [held] : held) {
-      const cur = this.#byIp.get(ip);
-      if (cur !== undefined && cur.namespace === namespace && cur.workloadEndpoint === name) this.#byIp.delete(ip);
-    }
+    if (names.size === 0) this.#ids.delete(namespace);
+    this.#store.release(id);
+    this.#pod[id] = undefined;
+    this.#node[id] = undefined;
   }
 
-  #name(s: string): string {
+  #intern(s: string): string {
     const held = this.#names.get(s);
     if (held !== undefined) return held;
     this.#names.set(s, s);
@@ -87,11 +107,29 @@ export class EndpointLookup {
 /** Canonical dotted-quad IPv4 is already as packet-header.ts writes it. */
 const CANONICAL_V4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
-/** An endpoint network's address keyed as packets are written (`fd00:65::2`, not `fd00:0065:0:0::2`). */
-function packetAddress(net: string): string | undefined {
+/**
+ * An endpoint network's (or a packet's) address as words, and as packets are written
+ * (`fd00:65::2`, not `fd00:0065:0:0::2`); undefined if it is not an address.
+ */
+function packetWords(net: string): { readonly words: AddressWords; readonly text: string } | undefined {
   const slash = net.indexOf('/');
   const text = slash < 0 ? net : net.slice(0, slash);
-  if (CANONICAL_V4.test(text)) return text;
+  if (CANONICAL_V4.test(text)) {
+    let word = 0;
+    let octet = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 46) {
+        word = word * 256 + octet;
+        octet = 0;
+      } else octet = octet * 10 + (c - 48);
+    }
+    return { words: word * 256 + octet, text };
+  }
   const parsed = parseIP(text);
-  return parsed.ok ? formatIP(parsed.value.bytes) : undefined;
+  if (!parsed.ok) return undefined;
+  const b = parsed.value.bytes;
+  const word = (i: number): number => (((b[i] as number) << 24) | ((b[i + 1] as number) << 16) | ((b[i + 2] as number) << 8) | (b[i + 3] as number)) >>> 0;
+  const words: AddressWords = b.length === 4 ? word(0) : [word(0), word(4), word(8), word(12)];
+  return { words, text: formatIP(b) };
 }

@@ -168,4 +168,22 @@ describe('EndpointLookup', () => {
     l.onUpdates([{ op: 'delete', kind: 'WorkloadEndpoint', name: 'w', namespace: 'shop' }]);
     expect(l.size).toBe(0);
   });
+
+  it('an address belongs to the endpoint that last claimed it; deleting the other keeps it; only the packet spelling is found', () => {
+    const l = new EndpointLookup();
+    const ep = (name: string, ips: string[], node?: string) => ({
+      op: 'upsert' as const,
+      resource: { apiVersion: 'projectcalico.org/v3', kind: 'WorkloadEndpoint', metadata: { name, namespace: 'shop' }, spec: { ipNetworks: ips, ...(node === undefined ? {} : { node }) } } as never,
+    });
+    l.onUpdates([ep('a', ['10.65.0.2/32']), ep('b', ['10.65.0.2/32', 'fd00::9/128'], 'n1')]);
+    expect(l.lookup('10.65.0.2')).toEqual({ namespace: 'shop', pod: 'b', workloadEndpoint: 'b', node: 'n1' });
+    l.onUpdates([{ op: 'delete', kind: 'WorkloadEndpoint', name: 'a', namespace: 'shop' }]);
+    expect(l.lookup('10.65.0.2')).toMatchObject({ workloadEndpoint: 'b' });
+    expect(l.lookup('fd00:0::9')).toBeUndefined();
+    expect(l.lookup('fd00::9')).toMatchObject({ workloadEndpoint: 'b' });
+    // The freed id is reused by the next endpoint, with its own names and no node.
+    l.onUpdates([ep('c', ['10.65.0.3/32'])]);
+    expect(l.lookup('10.65.0.3')).toEqual({ namespace: 'shop', pod: 'c', workloadEndpoint: 'c' });
+    expect(l.size).toBe(3);
+  });
 });
