@@ -97,3 +97,22 @@ describe('ResyncBuffer: deletes synthesised at a resync keep the kind’s group'
     ]);
   });
 });
+
+describe('ResyncBuffer: digest slots', () => {
+  it('a deleted key frees its slot for the next key, and each key still compares against its own last value', () => {
+    const seen = run([
+      [tier('a', 1), tier('b', 2)],
+      'in-sync',
+      [gone('a')],
+      [tier('c', 3)], // takes a's freed slot
+      [tier('b', 2), tier('c', 3)], // no-ops: both equal what was passed on
+      [tier('a', 3)], // a is new again: passed on although c holds the same value
+      [tier('c', 4), tier('a', 3)],
+      'reconnect',
+      [tier('a', 3)],
+      'in-sync', // b and c were not re-sent: deleted, their slots freed
+      [tier('b', 2), tier('d', 5)],
+    ]);
+    expect(seen).toEqual(['+a:1 +b:2', 'in-sync', '-a', '+c:3', '+a:3', '+c:4', '-b -c', '+b:2 +d:5']);
+  });
+});
