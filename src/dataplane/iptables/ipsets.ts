@@ -32,6 +32,7 @@ import { sleep, type Clock } from '../../runtime/clock.ts';
 import type { CommandResult, CommandRunner } from '../command-runner.ts';
 import type { DataplaneMetrics } from '../dataplane-metrics.ts';
 import { canonicalMember, memberFamily } from './ip-members.ts';
+import { flat } from '../../runtime/flat-string.ts';
 
 export interface IpSetsOptions {
   readonly ipVersion: 4 | 6;
@@ -207,7 +208,10 @@ export class IpSets implements IpSetsDataplane {
     if (family !== undefined && family !== this.ipVersion) return undefined;
     const c = canonicalMember(m, type, this.ipVersion);
     if (c === undefined) this.log.warn({ set: name, member: m }, 'ignoring IP set member that does not parse');
-    return c;
+    // Held for as long as the set: the caller's string when it is already canonical (a
+    // named-port member, shared with the calc graph), else flat — the canonical spelling is
+    // built by templates, and 200k members held as ropes were 10 MB of cons cells.
+    return c === undefined ? undefined : c === m ? m : flat(c);
   }
 
   private mark(name: string, member: string, op: boolean | undefined): void {
