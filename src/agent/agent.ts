@@ -35,6 +35,7 @@ import { AsyncCalcGraph } from '../calc/index.ts';
 import { DataplaneDriver, type CommandRunner, type FailsafeConfig, type IptablesBackend } from '../dataplane/index.ts';
 import type { KubeObject, KubeResource, ListerWatcher } from '../informers/index.ts';
 import { KubeListerWatcher } from '../informers/kube-lister-watcher.ts';
+import { compactHeap } from '../runtime/compact-heap.ts';
 import { Liveness, type LivenessReport } from '../runtime/liveness.ts';
 import { silentLogger, type Logger } from '../runtime/logger.ts';
 import { getOrCreate, newRegistry, type Registry } from '../runtime/metrics.ts';
@@ -208,6 +209,9 @@ export function startAgent(opts: AgentOptions, signal: AbortSignal): RunningAgen
             isReady = true;
             readyGauge.set(1);
             log.info({ generation: gen }, 'first in-sync apply done: ready');
+            // The sync's garbage sits in the old generation until something fills it: return
+            // it now, once, while the agent is quiet (runtime/compact-heap.ts).
+            setTimeout(() => compactHeap(), 0).unref();
           }
         },
         () => {
