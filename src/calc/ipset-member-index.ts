@@ -54,20 +54,24 @@ interface SetState {
 
 export class IPSetMemberIndex {
   readonly #cb: IPSetMemberCallbacks;
-  /** Items with their {@link EndpointData} as the index's data: one map of every endpoint. */
-  readonly #index: LabelInheritIndex<EndpointData>;
+  readonly #index: LabelInheritIndex;
+  readonly #endpoints = new Map<string, EndpointData>();
   readonly #sets = new Map<string, SetState>();
   readonly #setsBySelector = new SetMap<string, string>();
   #suppress = false;
 
   constructor(callbacks: IPSetMemberCallbacks) {
     this.#cb = callbacks;
-    this.#index = new LabelInheritIndex<EndpointData>({
-      onMatchStarted: (selId, _itemId, ep) => {
-        if (!this.#suppress && ep !== undefined) this.#contribute(selId, ep, +1);
+    this.#index = new LabelInheritIndex({
+      onMatchStarted: (selId, itemId) => {
+        if (this.#suppress) return;
+        const ep = this.#endpoints.get(itemId);
+        if (ep !== undefined) this.#contribute(selId, ep, +1);
       },
-      onMatchStopped: (selId, _itemId, ep) => {
-        if (!this.#suppress && ep !== undefined) this.#contribute(selId, ep, -1);
+      onMatchStopped: (selId, itemId) => {
+        if (this.#suppress) return;
+        const ep = this.#endpoints.get(itemId);
+        if (ep !== undefined) this.#contribute(selId, ep, -1);
       },
     });
   }
@@ -83,7 +87,7 @@ export class IPSetMemberIndex {
 
   /** Endpoints and network sets held. */
   get endpointCount(): number {
-    return this.#index.itemCount;
+    return this.#endpoints.size;
   }
 
   onEndpointUpdate(key: string, ep: ModelEndpoint | null): void {
@@ -109,25 +113,28 @@ export class IPSetMemberIndex {
   #updateItem(itemId: string, data: EndpointData | null, labels: Labels | undefined, parents: readonly string[] | undefined): void {
     if (data === null) {
       this.#index.deleteItem(itemId);
+      this.#endpoints.delete(itemId);
       return;
     }
-    const old = this.#index.dataOf(itemId);
+    const old = this.#endpoints.get(itemId);
     if (old === undefined) {
-      this.#index.updateItem(itemId, labels ?? {}, parents ?? [], data);
+      this.#endpoints.set(itemId, data);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
       return;
     }
     if (sameAddressesAndPorts(old, data)) {
       // The held copy stays: a relabel's new copy then dies young instead of being promoted
       // to the old generation and collected there.
-      this.#index.updateItem(itemId, labels ?? {}, parents ?? [], old);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
       return;
     }
     // Addresses or ports changed: sets it stays in get the difference (a 10,000-CIDR network
     // set changed by one CIDR is one member event), sets it leaves or joins the whole of it.
     const before = new Set(this.#index.matchesOfItem(itemId));
+    this.#endpoints.set(itemId, data);
     this.#suppress = true;
     try {
-      this.#index.updateItem(itemId, labels ?? {}, parents ?? [], data);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
     } finally {
       this.#suppress = false;
     }
@@ -152,7 +159,7 @@ export class IPSetMemberIndex {
     this.#setsBySelector.add(selId, data.id);
     if (shared) {
       for (const itemId of this.#index.matchesOfSelector(selId)) {
-        const ep = this.#index.dataOf(itemId);
+        const ep = this.#endpoints.get(itemId);
         if (ep !== undefined) this.#contributeToSet(state, ep, +1);
       }
       return;

@@ -21,27 +21,23 @@
  *
  * Single-threaded; callbacks run synchronously, inside the mutating call.
  */
-import { flat } from '../runtime/flat-string.ts';
 import { sameList } from '../runtime/same-list.ts';
 import { SetMap } from '../runtime/set-map.ts';
 import type { Selector } from '../selector/index.ts';
 
 export type Labels = Readonly<Record<string, string>>;
 
-/** `data`: what the item was last given with (see {@link LabelInheritIndex.updateItem}). */
-export interface MatchCallbacks<D = undefined> {
-  onMatchStarted(selectorId: string, itemId: string, data: D | undefined): void;
-  onMatchStopped(selectorId: string, itemId: string, data: D | undefined): void;
+export interface MatchCallbacks {
+  onMatchStarted(selectorId: string, itemId: string): void;
+  onMatchStopped(selectorId: string, itemId: string): void;
 }
 
-interface Item<D> {
+interface Item {
   own: Labels;
   parents: readonly string[];
   merged: Labels;
   /** Selector ids matching this item; undefined when none (see {@link Matches}). */
   matches: Matches | undefined;
-  /** The caller's data for the item (the IP-set member index's addresses): one map, not two. */
-  data: D | undefined;
 }
 
 /**
@@ -73,9 +69,9 @@ const EMPTY: Labels = Object.freeze({});
 const FEW_SLOT_LABELS = 8;
 const hasOwn = Object.prototype.hasOwnProperty;
 
-export class LabelInheritIndex<D = undefined> {
-  readonly #cb: MatchCallbacks<D>;
-  readonly #items = new Map<string, Item<D>>();
+export class LabelInheritIndex {
+  readonly #cb: MatchCallbacks;
+  readonly #items = new Map<string, Item>();
   readonly #parents = new Map<string, Labels>();
   readonly #itemsByParent = new SetMap<string, string>();
   readonly #selectors = new Map<string, SelectorEntry>();
@@ -104,7 +100,7 @@ export class LabelInheritIndex<D = undefined> {
   /** Evaluations performed (for metrics and tests that pin the indexing). */
   evaluations = 0;
 
-  constructor(callbacks: MatchCallbacks<D>) {
+  constructor(callbacks: MatchCallbacks) {
     this.#cb = callbacks;
   }
 
@@ -114,11 +110,6 @@ export class LabelInheritIndex<D = undefined> {
 
   get selectorCount(): number {
     return this.#selectors.size;
-  }
-
-  /** The data `itemId` was last updated with. */
-  dataOf(itemId: string): D | undefined {
-    return this.#items.get(itemId)?.data;
   }
 
   /** Selector ids currently matching `itemId`. */
@@ -133,11 +124,7 @@ export class LabelInheritIndex<D = undefined> {
 
   // ---- items ------------------------------------------------------------------------------
 
-  /**
-   * Adds or updates an item. `data` is held with it (replacing what it held) and handed to the
-   * callbacks its matches cause, from then until it is deleted.
-   */
-  updateItem(itemId: string, labels: Labels, parents: readonly string[], data?: D): void {
+  updateItem(itemId: string, labels: Labels, parents: readonly string[]): void {
     const old = this.#items.get(itemId);
     // An update that keeps the parents (nearly all) leaves their member sets alone.
     if (old === undefined || !sameList(old.parents, parents)) {
@@ -146,7 +133,7 @@ export class LabelInheritIndex<D = undefined> {
     }
     const merged = this.#merge(labels, parents);
     if (old === undefined) {
-      const item: Item<D> = { own: labels, parents, merged, matches: undefined, data };
+      const item: Item = { own: labels, parents, merged, matches: undefined };
       this.#items.set(itemId, item);
       this.#indexItemLabels(itemId, labels);
       this.#reevaluateItem(itemId, item);
@@ -155,7 +142,6 @@ export class LabelInheritIndex<D = undefined> {
     if (old.own !== labels) this.#reindexItemLabels(itemId, old.own, labels);
     old.own = labels;
     old.parents = parents;
-    old.data = data;
     this.#setMerged(itemId, old, merged);
   }
 
@@ -168,7 +154,7 @@ export class LabelInheritIndex<D = undefined> {
     if (item.matches !== undefined) {
       for (const selId of item.matches) {
         this.#selectors.get(selId)?.matches.delete(itemId);
-        this.#cb.onMatchStopped(selId, itemId, item.data);
+        this.#cb.onMatchStopped(selId, itemId);
       }
     }
   }
@@ -211,7 +197,7 @@ export class LabelInheritIndex<D = undefined> {
     return merged;
   }
 
-  #setMerged(itemId: string, item: Item<D>, merged: Labels): void {
+  #setMerged(itemId: string, item: Item, merged: Labels): void {
     if (shallowEqual(item.merged, merged)) {
       item.merged = merged;
       return;
@@ -287,7 +273,7 @@ export class LabelInheritIndex<D = undefined> {
     if (byValue.size === 0) index.delete(k);
   }
 
-  #reevaluateItem(itemId: string, item: Item<D>): void {
+  #reevaluateItem(itemId: string, item: Item): void {
     const labels = item.merged;
     const old = item.matches;
     // Each selector is filed under exactly one slot, and an item has one value per label, so
@@ -302,7 +288,7 @@ export class LabelInheritIndex<D = undefined> {
         (matched ??= []).push(selId);
         if (old === undefined || !hasMatch(old, selId)) {
           entry.matches.add(itemId);
-          this.#cb.onMatchStarted(selId, itemId, item.data);
+          this.#cb.onMatchStarted(selId, itemId);
         }
       }
     };
@@ -341,7 +327,7 @@ export class LabelInheritIndex<D = undefined> {
       }
       changed = true;
       this.#selectors.get(selId)?.matches.delete(itemId);
-      this.#cb.onMatchStopped(selId, itemId, item.data);
+      this.#cb.onMatchStopped(selId, itemId);
     }
     if (matched !== undefined) {
       for (const selId of matched) {
@@ -356,8 +342,7 @@ export class LabelInheritIndex<D = undefined> {
   // ---- selectors --------------------------------------------------------------------------
 
   updateSelector(selectorId: string, selector: Selector): void {
-    // Held for as long as the selector: flat, not the rope its printer builds.
-    const text = flat(selector.toString());
+    const text = selector.toString();
     const old = this.#selectors.get(selectorId);
     if (old !== undefined && old.text === text) return;
     if (old !== undefined) this.#unindexSelector(selectorId, old.slot);
@@ -374,7 +359,7 @@ export class LabelInheritIndex<D = undefined> {
       entry.matches.add(itemId);
       if (old === undefined || !old.matches.has(itemId)) {
         item.matches = addMatch(item.matches, selectorId);
-        this.#cb.onMatchStarted(selectorId, itemId, item.data);
+        this.#cb.onMatchStarted(selectorId, itemId);
       }
     };
     switch (slot.kind) {
@@ -395,7 +380,7 @@ export class LabelInheritIndex<D = undefined> {
         if (entry.matches.has(itemId)) continue;
         const item = this.#items.get(itemId);
         if (item !== undefined) item.matches = removeMatch(item.matches, selectorId);
-        this.#cb.onMatchStopped(selectorId, itemId, item?.data);
+        this.#cb.onMatchStopped(selectorId, itemId);
       }
     }
   }
@@ -408,7 +393,7 @@ export class LabelInheritIndex<D = undefined> {
     for (const itemId of entry.matches) {
       const item = this.#items.get(itemId);
       if (item !== undefined) item.matches = removeMatch(item.matches, selectorId);
-      this.#cb.onMatchStopped(selectorId, itemId, item?.data);
+      this.#cb.onMatchStopped(selectorId, itemId);
     }
   }
 
