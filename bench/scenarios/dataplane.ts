@@ -26,7 +26,7 @@
 import { performance } from 'node:perf_hooks';
 import { report, type BenchScenario } from '../scenario.ts';
 import type { DataplaneMessage, PolicyId } from '../../src/proto/index.ts';
-import { DataplaneDriver, NetnsCommandRunner, RealCommandRunner, type ApplyPhases, type CommandResult, type CommandRunner, type RunOptions } from '../../src/dataplane/index.ts';
+import { DataplaneDriver, NetnsCommandRunner, RealCommandRunner, stdinText, type ApplyPhases, type CommandResult, type CommandRunner, type RunOptions } from '../../src/dataplane/index.ts';
 import { allowAllProfile, endpoint, policy, port, rule, tier } from '../../test/dataplane/fixtures.ts';
 import { createNetns } from '../../e2e/dataplane/netns.ts';
 
@@ -38,8 +38,8 @@ class TapRunner implements CommandRunner {
     const stdin = opts?.stdin;
     if (!(cmd.includes('iptables') && cmd.endsWith('-restore')) || stdin === undefined) return this.inner.run(cmd, args, opts);
     // Tee the (possibly streamed) input without changing how it is fed.
-    const chunks: string[] = [];
-    const tee = function* (): Generator<string> {
+    const chunks: Array<string | Uint8Array> = [];
+    const tee = function* (): Generator<string | Uint8Array> {
       if (typeof stdin === 'string') yield stdin;
       else for (const c of stdin) yield c;
     };
@@ -50,7 +50,7 @@ class TapRunner implements CommandRunner {
       }
     })();
     const r = await this.inner.run(cmd, args, { ...opts, stdin: typeof stdin === 'string' ? stdin : recording });
-    this.restores.push(typeof stdin === 'string' ? stdin : chunks.join(''));
+    this.restores.push(typeof stdin === 'string' ? stdin : stdinText(chunks)!);
     return r;
   }
 }

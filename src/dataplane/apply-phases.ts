@@ -68,7 +68,7 @@ export async function timedAsync<T>(totals: PhaseTotals, phase: keyof ApplyPhase
 }
 
 /** `chunks`, adding the time spent producing each to `totals[phase]` (the consumer's time is not counted). */
-export function* timedChunks(totals: PhaseTotals, phase: keyof ApplyPhases, chunks: Iterator<string>): Generator<string> {
+export function* timedChunks<T>(totals: PhaseTotals, phase: keyof ApplyPhases, chunks: Iterator<T>): Generator<T> {
   for (;;) {
     const t0 = performance.now();
     const next = chunks.next();

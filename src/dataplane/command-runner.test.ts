@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NetnsCommandRunner, RealCommandRunner, RecordingCommandRunner } from './command-runner.ts';
+import { NetnsCommandRunner, RealCommandRunner, RecordingCommandRunner, stdinText } from './command-runner.ts';
 
 describe('RealCommandRunner', () => {
   const runner = new RealCommandRunner();
@@ -15,6 +15,19 @@ describe('RealCommandRunner', () => {
     const r = await runner.run('cat', [], { stdin: chunks() });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe([...chunks()].join(''));
+  });
+
+  it('streams byte chunks as they are, mixed with strings, empty ones too, in order', async () => {
+    function* chunks(): Generator<string | Uint8Array> {
+      for (let i = 0; i < 300; i++) {
+        yield Buffer.from(`-A cali-x -m comment --comment "cali:${String(i).padStart(16, '0')}" -j DROP\n`.repeat(100));
+        yield i % 2 === 0 ? `# ${i}\n` : Buffer.alloc(0);
+      }
+    }
+    const r = await runner.run('cat', [], { stdin: chunks() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(stdinText(chunks()));
+    expect(r.stdout.length).toBeGreaterThan(1_000_000);
   });
 
   it('passes arguments as a vector: shell syntax in a value stays literal', async () => {
@@ -37,6 +50,18 @@ describe('RealCommandRunner', () => {
   it('kills a command that outlives its timeout and reports code 124', async () => {
     const r = await runner.run('sleep', ['5'], { timeoutMs: 50 });
     expect(r.code).toBe(124);
+  });
+});
+
+describe('stdinText', () => {
+  it('decodes byte chunks as UTF-8, also a character split across two chunks', () => {
+    const bytes = Buffer.from('-A cali-x -m comment --comment "é ü" -j DROP\n', 'utf8');
+    const split = bytes.indexOf(0xc3) + 1;
+    expect(stdinText([bytes.subarray(0, split), bytes.subarray(split)])).toBe(bytes.toString('utf8'));
+    expect(stdinText(['a', Buffer.from('b'), 'c'])).toBe('abc');
+    expect(stdinText(['a', 'b'])).toBe('ab');
+    expect(stdinText('x')).toBe('x');
+    expect(stdinText(undefined)).toBeUndefined();
   });
 });
 

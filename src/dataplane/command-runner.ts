@@ -24,9 +24,12 @@ export interface RunOptions {
   /**
    * Written to the child's stdin, which is then closed. An iterable is pulled chunk by chunk
    * while the child runs, yielding to the event loop between chunks, so producing the input
-   * overlaps with the child consuming it (large restore transactions).
+   * overlaps with the child consuming it (large restore transactions). A chunk may be bytes
+   * (UTF-8), written as they are: a large input built in buffers is never held as strings,
+   * which the garbage collector would copy while they wait in the pipe's queue. A chunk
+   * handed over belongs to the runner (it is written later): the producer must not reuse it.
    */
-  readonly stdin?: string | Iterable<string>;
+  readonly stdin?: string | Iterable<string | Uint8Array>;
   /** Kills the child (SIGKILL) after this long and reports code 124. @default 60_000 */
   readonly timeoutMs?: number;
 }
@@ -84,15 +87,25 @@ export class RealCommandRunner implements CommandRunner {
  */
 const PUMP_AHEAD_BYTES = 4 << 20;
 
-/** Writes `chunks` to `stream` ~64 KiB at a time, up to `PUMP_AHEAD_BYTES` ahead, then ends it. */
-async function pump(stream: Writable, chunks: Iterable<string>, done: () => boolean): Promise<void> {
+/**
+ * Writes `chunks` to `stream` ~64 KiB at a time (strings are gathered up to that; byte chunks
+ * are written as they come), up to `PUMP_AHEAD_BYTES` ahead, then ends it.
+ */
+async function pump(stream: Writable, chunks: Iterable<string | Uint8Array>, done: () => boolean): Promise<void> {
   let buf = '';
   try {
     for (const chunk of chunks) {
-      buf += chunk;
-      if (buf.length < 65_536) continue;
-      stream.write(buf);
-      buf = '';
+      if (typeof chunk === 'string') {
+        buf += chunk;
+        if (buf.length < 65_536) continue;
+        stream.write(buf);
+        buf = '';
+      } else {
+        if (buf !== '') stream.write(buf);
+        buf = '';
+        if (chunk.length === 0) continue;
+        stream.write(chunk);
+      }
       if (done()) return;
       // Let libuv hand queued data to the child between chunks; wait only when far ahead.
       await (stream.writableLength < PUMP_AHEAD_BYTES ? new Promise<void>((r) => setImmediate(r)) : new Promise<void>((r) => stream.once('drain', () => r())));
@@ -104,9 +117,12 @@ async function pump(stream: Writable, chunks: Iterable<string>, done: () => bool
   }
 }
 
-/** Materialises `stdin` as one string (for recording and logging). */
+/** Materialises `stdin` as one string (for recording and logging); byte chunks are UTF-8. */
 export function stdinText(stdin: RunOptions['stdin']): string | undefined {
-  return stdin === undefined || typeof stdin === 'string' ? stdin : [...stdin].join('');
+  if (stdin === undefined || typeof stdin === 'string') return stdin;
+  const chunks = [...stdin];
+  if (chunks.every((c) => typeof c === 'string')) return chunks.join('');
+  return Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c, 'utf8') : c))).toString('utf8');
 }
 
 /** Network namespace names we accept: the `ip netns` directory entry, nothing path-like. */

@@ -26,6 +26,7 @@ export {
   RealCommandRunner,
   NetnsCommandRunner,
   RecordingCommandRunner,
+  stdinText,
   type CommandRunner,
   type CommandResult,
   type RunOptions,

@@ -65,6 +65,19 @@ describe('RestoreTransaction', () => {
     expect(t.bytes).toBe(Buffer.byteLength(lines.join('\n')));
   });
 
+  it('hands the input over in chunks of whole lines, the bytes counted', () => {
+    const tails = Array.from({ length: 1_500 }, (_, i) => `-p tcp --source 10.0.${i >> 8}.${i & 255}/32 -j DROP`);
+    const t = new RestoreTransaction('filter', [{ name: 'cali-pi-big', want: want('cali-pi-big', tails), have: undefined }], () => []);
+    const chunks = [...t.input()];
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const c of chunks) expect(c[c.length - 1]).toBe(0x0a);
+    const text = Buffer.concat(chunks).toString('utf8');
+    expect(text.split('\n').filter((l) => l.startsWith('-A cali-pi-big '))).toHaveLength(1_500);
+    expect(text.startsWith('*filter\n:cali-pi-big - [0:0]\n')).toBe(true);
+    expect(text.endsWith('COMMIT\n')).toBe(true);
+    expect(t.bytes).toBe(Buffer.byteLength(text));
+  });
+
   it('maps each input line back to its chain and desired rule (1-based)', () => {
     const t = tx();
     for (const _ of t.input());

@@ -46,9 +46,6 @@ interface Segment {
   readonly op: BlamedLine['op'];
 }
 
-/** Lines per chunk handed to the runner (so hashing overlaps with the kernel parsing). */
-const CHUNK_LINES = 512;
-
 export class RestoreTransaction {
   /** The chains this transaction changes (chains with nothing to do are dropped). */
   readonly chains: readonly ChainWrite[];
@@ -68,18 +65,20 @@ export class RestoreTransaction {
     this.chains = chains.filter((c) => c.want !== undefined || c.have !== undefined);
   }
 
-  /** The input, as chunks of lines, generated as they are pulled. Generate it once. */
-  *input(): Generator<string> {
+  /**
+   * The input as UTF-8 chunks of whole lines (~64 KiB each), generated as they are pulled, so
+   * rendering and hashing overlap the kernel's parsing. Generate it once.
+   */
+  *input(): Generator<Buffer> {
+    const out = new InputChunks();
     let line = 1;
-    const head: string[] = [`*${this.table}`];
+    out.line(`*${this.table}`);
     for (const c of this.chains) {
       if (c.have !== undefined && c.want !== undefined) continue;
-      head.push(`:${c.name} - [0:0]`);
+      out.line(`:${c.name} - [0:0]`);
       line++;
       this.segments.push({ first: line, last: line, write: c, op: 'declare' });
     }
-    yield this.emit(head.join('\n') + '\n');
-    let ops: string[] = [];
     for (const c of this.chains) {
       if (c.want === undefined) continue;
       const first = line + 1;
@@ -89,37 +88,36 @@ export class RestoreTransaction {
       const common = Math.min(have.length, hashes.length);
       for (let i = 0; i < common; i++) {
         if (have[i] === hashes[i]) continue;
-        ops.push(`-R ${c.name} ${i + 1} ${ruleLine(tails[i]!, hashes[i]!)}`);
+        out.line(`-R ${c.name} ${i + 1} ${ruleLine(tails[i]!, hashes[i]!)}`);
         line++;
+        if (out.full) yield this.emit(out.take());
       }
       // The bulk of a from-scratch write: `-A <chain> -m comment --comment "cali:<hash>" <tail>`.
       const append = `-A ${c.name} -m comment --comment "${RULE_HASH_PREFIX}`;
       for (let i = common; i < hashes.length; i++) {
         const tail = tails[i]!;
-        ops.push(tail === '' ? `${append}${hashes[i]!}"` : `${append}${hashes[i]!}" ${tail}`);
+        out.line(tail === '' ? `${append}${hashes[i]!}"` : `${append}${hashes[i]!}" ${tail}`);
         line++;
-        if (ops.length >= CHUNK_LINES) {
-          yield this.emit(ops.join('\n') + '\n');
-          ops = [];
-        }
+        if (out.full) yield this.emit(out.take());
       }
       for (let i = have.length; i > hashes.length; i--) {
-        ops.push(`-D ${c.name} ${i}`);
+        out.line(`-D ${c.name} ${i}`);
         line++;
       }
       if (line >= first) this.segments.push({ first, last: line, write: c, op: 'rules' });
     }
-    const hooks = this.hookOps();
-    ops.push(...hooks);
-    line += hooks.length;
+    for (const h of this.hookOps()) {
+      out.line(h);
+      line++;
+    }
     for (const c of this.chains) {
       if (c.want !== undefined) continue;
-      ops.push(`-X ${c.name}`);
+      out.line(`-X ${c.name}`);
       line++;
       this.segments.push({ first: line, last: line, write: c, op: 'delete' });
     }
-    ops.push('COMMIT', '');
-    yield this.emit(ops.join('\n'));
+    out.line('COMMIT');
+    yield this.emit(out.take());
   }
 
   /** The chain (and rule) input line `line` (1-based) wrote; undefined for other lines. */
@@ -130,9 +128,41 @@ export class RestoreTransaction {
     return { chain: s.write.name, op: 'rules', rule: ruleAtOffset(s.write.have ?? [], s.write.want.hashes(), line - s.first) };
   }
 
-  private emit(text: string): string {
-    this.bytes += Buffer.byteLength(text);
-    return text;
+  private emit(chunk: Buffer): Buffer {
+    this.bytes += chunk.length;
+    return chunk;
+  }
+}
+
+/** Lines per chunk handed to the runner (~64 KiB: the runner's write size). */
+const CHUNK_LINES = 512;
+
+/**
+ * Lines gathered into chunks of UTF-8 bytes. A chunk's lines are joined in one pass and
+ * encoded at once, so its text dies young; the bytes handed over live outside the JavaScript
+ * heap while they wait in the pipe's queue, where 64 KiB strings would be copied by every
+ * collection they survive.
+ */
+class InputChunks {
+  private lines: string[] = [];
+
+  /** Whether the chunk is worth handing over. */
+  get full(): boolean {
+    return this.lines.length >= CHUNK_LINES;
+  }
+
+  /** Appends `text` as one line. */
+  line(text: string): void {
+    this.lines.push(text);
+  }
+
+  /** The chunk so far, each line ended by a newline (empty if none); the next line starts a new one. */
+  take(): Buffer {
+    const lines = this.lines;
+    this.lines = [];
+    if (lines.length === 0) return Buffer.alloc(0);
+    lines.push('');
+    return Buffer.from(lines.join('\n'), 'utf8');
   }
 }
 
@@ -197,13 +227,13 @@ export async function streamRestore(runner: CommandRunner, cmd: string, args: re
  * it ends stdin early and reports iptables-restore's complaint, so the writer rethrows the
  * real error after the run.
  */
-class GuardedInput implements Iterable<string> {
+class GuardedInput implements Iterable<Buffer> {
   private error: { readonly e: unknown } | undefined;
-  constructor(private readonly chunks: Iterator<string>) {}
+  constructor(private readonly chunks: Iterator<Buffer>) {}
 
-  *[Symbol.iterator](): Iterator<string> {
+  *[Symbol.iterator](): Iterator<Buffer> {
     for (;;) {
-      let next: IteratorResult<string>;
+      let next: IteratorResult<Buffer>;
       try {
         next = this.chunks.next();
       } catch (e) {
