@@ -41,14 +41,22 @@ export function hashRuleTails(chainName: string, tails: readonly string[]): stri
       buf = reserve(body + 1 + 3 * tail.length, body + 1);
       end = body + 1 + buf.write(tail, body + 1, 'utf8');
     }
-    const h = sha224(buf.subarray(0, end));
-    buf.write(h, 0, 'base64url');
-    out[i] = h.slice(0, RULE_HASH_LENGTH);
+    buf.write(sha224(buf.subarray(0, end)), 0, 'base64url');
+    // Re-encoded from the digest's first 12 bytes rather than sliced from the digest's text:
+    // a slice keeps the whole 38-character digest alive for as long as the chain is programmed.
+    out[i] = (buf as unknown as Base64urlSliceable).base64urlSlice(0, RULE_HASH_BYTES);
   }
   return out;
 }
 
 const SHA224_BYTES = 28;
+/** The digest bytes `RULE_HASH_LENGTH` base64 characters encode. */
+const RULE_HASH_BYTES = (RULE_HASH_LENGTH / 4) * 3;
+
+/** `Buffer#base64urlSlice`: what `toString('base64url', start, end)` calls after checking its arguments. */
+interface Base64urlSliceable {
+  base64urlSlice(start: number, end: number): string;
+}
 const SPACE = 0x20;
 
 /** The shared scratch buffer, at least `size` bytes, its first `keep` bytes preserved. */
