@@ -33,7 +33,8 @@ export interface Chain {
 /** A chain whose rules are rendered when a table first needs them (see `Table.updateChain`). */
 export interface LazyChain {
   readonly name: string;
-  readonly render: () => readonly ChainRule[];
+  /** Called as a method (the chain is kept, not the function), at most once. */
+  render(): readonly ChainRule[];
 }
 
 /** What a chain was rendered for, named in the log line that reports it rejected. */

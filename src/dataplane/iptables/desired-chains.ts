@@ -69,7 +69,7 @@ export class DesiredChains {
       // Nothing rendered to compare with (a chain never rendered was never written): replace.
       if (old === undefined || !old.rendered) {
         const name = chain.name;
-        const next: Entry = new Entry(chain.render, () => this.onRendered(name, next), opts.owner);
+        const next: Entry = new Entry(chain, () => this.onRendered(name, next), opts.owner);
         return this.replace(name, old, next);
       }
       chain = { name: chain.name, rules: chain.render() };
@@ -181,9 +181,9 @@ class Entry implements DesiredChain {
   private rulesNow: readonly ChainRule[] | undefined;
   private tailsNow: readonly string[] | undefined;
 
-  /** A lazy on-demand chain: `render` once, then `onRendered`. */
+  /** A lazy on-demand chain: `lazy.render()` once, then `onRendered`. */
   constructor(
-    private render: (() => readonly ChainRule[]) | undefined,
+    private lazy: LazyChain | undefined,
     private onRendered: (() => void) | undefined,
     owner: ChainOwner | undefined,
     readonly onDemand = true,
@@ -220,11 +220,11 @@ class Entry implements DesiredChain {
   }
 
   private renderNow(): void {
-    const rules = this.render!();
+    const rules = this.lazy!.render();
     this.rulesNow = rules;
     this.tailsNow = rules.map(ruleTail);
     const done = this.onRendered;
-    this.render = undefined;
+    this.lazy = undefined;
     this.onRendered = undefined;
     done?.();
   }
