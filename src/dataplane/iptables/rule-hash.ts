@@ -39,12 +39,13 @@ export function hashRuleTails(chainName: string, tails: readonly string[]): stri
     if (tail !== '') {
       // 3 bytes per UTF-16 unit bounds its UTF-8 length, so `write` never truncates.
       buf = reserve(body + 1 + 3 * tail.length, body + 1);
-      end = body + 1 + buf.write(tail, body + 1, 'utf8');
+      end = body + 1 + (buf as unknown as RawBuffer).utf8Write(tail, body + 1, buf.length - body - 1);
     }
-    buf.write(sha224(buf.subarray(0, end)), 0, 'base64url');
+    const raw = buf as unknown as RawBuffer;
+    raw.base64urlWrite(sha224(buf.subarray(0, end)), 0, SHA224_BYTES);
     // Re-encoded from the digest's first 12 bytes rather than sliced from the digest's text:
     // a slice keeps the whole 38-character digest alive for as long as the chain is programmed.
-    out[i] = (buf as unknown as Base64urlSliceable).base64urlSlice(0, RULE_HASH_BYTES);
+    out[i] = raw.base64urlSlice(0, RULE_HASH_BYTES);
   }
   return out;
 }
@@ -53,8 +54,13 @@ const SHA224_BYTES = 28;
 /** The digest bytes `RULE_HASH_LENGTH` base64 characters encode. */
 const RULE_HASH_BYTES = (RULE_HASH_LENGTH / 4) * 3;
 
-/** `Buffer#base64urlSlice`: what `toString('base64url', start, end)` calls after checking its arguments. */
-interface Base64urlSliceable {
+/**
+ * What `Buffer#write` and `Buffer#toString` call after checking their arguments, called
+ * directly in the per-rule loop (the checks cost as much as the copies).
+ */
+interface RawBuffer {
+  utf8Write(text: string, offset: number, length: number): number;
+  base64urlWrite(text: string, offset: number, length: number): number;
   base64urlSlice(start: number, end: number): string;
 }
 const SPACE = 0x20;
