@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ACCEPT, DROP, jump } from '../action.ts';
 import type { ChainRule } from '../chain.ts';
 import { ANY } from '../match.ts';
-import { DesiredChains } from './desired-chains.ts';
+import { DesiredChains, hashesOf } from './desired-chains.ts';
 
 const drop: ChainRule = { match: ANY, action: DROP };
 const accept: ChainRule = { match: ANY, action: ACCEPT };
@@ -76,5 +76,38 @@ describe('DesiredChains: lazy on-demand chains', () => {
   it('refuses a lazy always-on chain (its jump targets are needed at once)', () => {
     const { desired, lazy } = setup();
     expect(() => desired.update(lazy('cali-tw-x', [drop]))).toThrow(RangeError);
+  });
+});
+
+describe('DesiredChains: tails released once written', () => {
+  it('keeps the tails until the hashes are known, then renders them again from the rules when asked', () => {
+    const { desired, lazy, renders } = setup();
+    desired.update(lazy('cali-pi-a', [drop, accept]), { onDemand: true });
+    const d = desired.get('cali-pi-a')!;
+    const tails = d.tails;
+    d.releaseTails();
+    // No hashes yet: nothing is dropped (the write still needs the texts).
+    expect(d.tails).toBe(tails);
+    const hashes = hashesOf('cali-pi-a', d);
+    d.releaseTails();
+    expect(d.tails).not.toBe(tails);
+    expect(d.tails).toEqual(['-j DROP', '-j ACCEPT']);
+    expect(hashesOf('cali-pi-a', d)).toBe(hashes);
+    expect(renders()).toBe(1);
+  });
+
+  it('an update with the same rules after a release changes nothing; different rules replace the chain', () => {
+    const { desired, changes } = setup();
+    desired.update({ name: 'cali-tw-x', rules: [drop, accept] });
+    const d = desired.get('cali-tw-x')!;
+    hashesOf('cali-tw-x', d);
+    d.releaseTails();
+    changes.length = 0;
+    desired.update({ name: 'cali-tw-x', rules: [drop, accept] });
+    expect(changes).toEqual([]);
+    expect(desired.get('cali-tw-x')).toBe(d);
+    desired.update({ name: 'cali-tw-x', rules: [accept] });
+    expect(changes).toEqual(['cali-tw-x']);
+    expect(desired.get('cali-tw-x')!.tails).toEqual(['-j ACCEPT']);
   });
 });

@@ -34,8 +34,18 @@ export interface DesiredChain {
   readonly onDemand: boolean;
   /** Owned chains this one jumps or goes to (counted only for always-on chains). */
   readonly targets: readonly string[];
-  /** Each rule rendered once, without its hash comment (renders a lazy chain). */
+  /**
+   * Each rule without its hash comment (renders a lazy chain). Kept until `releaseTails()`,
+   * then rendered again from `rules` if asked for.
+   */
   readonly tails: readonly string[];
+  /**
+   * Drops the tails once the hashes are known (a write has streamed them): a programmed
+   * chain keeps its rules and hashes, not a second copy of its text. Released while the
+   * restore input is generated, the texts of a large program die young instead of being
+   * copied into the old generation with everything the program keeps.
+   */
+  releaseTails(): void;
   /** False while a lazy chain's rules are not rendered yet. */
   readonly rendered: boolean;
   /** Whom to name when iptables-restore rejects the chain (replaced in place, as `rules`). */
@@ -81,6 +91,7 @@ export class DesiredChains {
       // the new rules' tags and owner (a rule's index may move while its text does not).
       old.rules = chain.rules;
       old.owner = opts.owner;
+      old.releaseTails();
       return;
     }
     this.replace(chain.name, old, Entry.rendered(chain.rules, tails, onDemand, onDemand ? [] : jumpTargets(chain.rules), opts.owner));
@@ -215,8 +226,15 @@ class Entry implements DesiredChain {
   }
 
   get tails(): readonly string[] {
-    if (this.tailsNow === undefined) this.renderNow();
+    if (this.tailsNow === undefined) {
+      if (this.rulesNow === undefined) this.renderNow();
+      else this.tailsNow = this.rulesNow.map(ruleTail);
+    }
     return this.tailsNow!;
+  }
+
+  releaseTails(): void {
+    if (this.hashes !== undefined) this.tailsNow = undefined;
   }
 
   private renderNow(): void {

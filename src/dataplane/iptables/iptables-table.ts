@@ -466,9 +466,9 @@ export class IptablesTable implements Table {
       if (t === 'keep') continue;
       const want = t === 'delete' ? undefined : t;
       targets.set(name, want);
-      // Read while the input streams (`tails` renders a lazy chain).
+      // Read while the input streams (`tails` renders a lazy chain); the texts are dropped once written.
       const hashes = (): readonly string[] => timed(this.phases, 'hashMs', () => hashesOf(name, want!));
-      writes.push({ name, want: want === undefined ? undefined : { get tails() { return want.tails; }, hashes }, have: this.actual.get(name) });
+      writes.push({ name, want: want === undefined ? undefined : { get tails() { return want.tails; }, hashes, written: () => want.releaseTails() }, have: this.actual.get(name) });
     }
     const withHooks = hooks && this.hooks.dirty;
     const tx = new RestoreTransaction(this.table, writes, () => (withHooks ? this.hooks.ops() : []));

@@ -67,8 +67,10 @@ describe('RestoreTransaction', () => {
 
   it('hands the input over in chunks of whole lines, the bytes counted', () => {
     const tails = Array.from({ length: 1_500 }, (_, i) => `-p tcp --source 10.0.${i >> 8}.${i & 255}/32 -j DROP`);
-    const t = new RestoreTransaction('filter', [{ name: 'cali-pi-big', want: want('cali-pi-big', tails), have: undefined }], () => []);
+    let written = 0;
+    const t = new RestoreTransaction('filter', [{ name: 'cali-pi-big', want: { ...want('cali-pi-big', tails)!, written: () => written++ }, have: undefined }], () => []);
     const chunks = [...t.input()];
+    expect(written).toBe(1);
     expect(chunks.length).toBeGreaterThan(2);
     for (const c of chunks) expect(c[c.length - 1]).toBe(0x0a);
     const text = Buffer.concat(chunks).toString('utf8');

@@ -24,8 +24,11 @@ import type { CommandResult, CommandRunner } from '../command-runner.ts';
 /** What one chain should become: `want` (its rule tails and their hashes) or deleted. */
 export interface ChainWrite {
   readonly name: string;
-  /** Undefined: delete the chain. `tails`, then `hashes`, are read while the input streams (a lazy chain renders then). */
-  readonly want: { readonly tails: readonly string[]; readonly hashes: () => readonly string[] } | undefined;
+  /**
+   * Undefined: delete the chain. `tails`, then `hashes`, are read while the input streams (a
+   * lazy chain renders then); `written`, if given, is called once the chain's lines are.
+   */
+  readonly want: { readonly tails: readonly string[]; readonly hashes: () => readonly string[]; readonly written?: () => void } | undefined;
   /** The chain's hashes in the kernel; undefined when absent. */
   readonly have: readonly string[] | undefined;
 }
@@ -104,6 +107,7 @@ export class RestoreTransaction {
         out.line(`-D ${c.name} ${i}`);
         line++;
       }
+      c.want.written?.();
       if (line >= first) this.segments.push({ first, last: line, write: c, op: 'rules' });
     }
     for (const h of this.hookOps()) {
