@@ -74,6 +74,37 @@ export const SEGMENT_MS = 1000;
 export const COALESCE_MS = 25;
 export const COALESCE_MIN_MEMBERS = 100;
 
+/** A connection on the shared stream writes at most this many published crumbs at once. */
+export const MAX_CRUMBS_PER_WRITE = 256;
+
+/** What one tick writes for every parked connection at the same crumb. */
+export interface TickWrite {
+  /** The first and last crumb written (list order, inclusive). */
+  readonly from: Breadcrumb;
+  readonly to: Breadcrumb;
+  /** Their shared frames, concatenated once for every connection at this position. */
+  readonly bytes: Buffer;
+  /** The bytes end with a decoder-restart (the last crumb ends its segment). */
+  readonly endsSegment: boolean;
+  /** The written crumbs' kvs messages and their sizes (for `_kvs_per_msg`). */
+  readonly kvsCounts: readonly number[];
+}
+
+/**
+ * A connection parked on the shared stream's tick: caught up, inside a segment, with nothing of
+ * its own queued. The tick calls one of these synchronously (no promise per connection).
+ */
+export interface TickMember {
+  /**
+   * Write `w` now. True: the socket accepted it and the member stays parked, at `w.to`. False:
+   * it left the tick (backpressure, a segment end, too far behind, closed) and resumes its own
+   * loop, which catches up from the crumb list as any lagging connection does.
+   */
+  tickWrite(w: TickWrite): boolean;
+  /** The tick cannot serve the member (its crumbs' bytes failed): it resumes its own loop at its position. */
+  tickResume(): void;
+}
+
 /**
  * The live delta stream compressed ONCE for every client that keeps up (typha.md §1.1 "serialise
  * once", applied to compression): without it each of N clients compresses every crumb's
@@ -102,12 +133,136 @@ export class SharedDeltaStream {
   #tick: Promise<void> | undefined;
   /** Connections on the shared stream (joined and not closed). */
   members = 0;
+  readonly #coalesceMinMembers: number;
   #segment: { compressor: StreamCompressor; startedAt: number } | undefined;
+  /** Parked members and the crumb each has written last (insertion order: the write order of a tick). */
+  readonly #parked = new Map<TickMember, Breadcrumb>();
+  #tickArmed = false;
 
-  constructor(algorithm: CompressionAlgorithm, messages: CrumbMessageCache, maxFrameBytes: number) {
+  constructor(algorithm: CompressionAlgorithm, messages: CrumbMessageCache, maxFrameBytes: number, coalesceMinMembers = COALESCE_MIN_MEMBERS) {
     this.#algorithm = algorithm;
     this.#messages = messages;
     this.#maxFrameBytes = maxFrameBytes;
+    this.#coalesceMinMembers = coalesceMinMembers;
+  }
+
+  /** Enough members that each writes on the shared tick rather than per crumb. */
+  get coalescing(): boolean {
+    return this.members >= this.#coalesceMinMembers;
+  }
+
+  /** Members parked on the tick now. */
+  get parked(): number {
+    return this.#parked.size;
+  }
+
+  /**
+   * Parks `member`, which has written every crumb up to `at` (inside a segment, nothing of its
+   * own queued): from now on the tick writes for it, until it leaves (`TickMember`) or `unpark`.
+   */
+  park(member: TickMember, at: Breadcrumb, clock: Clock): void {
+    this.#parked.set(member, at);
+    this.#armTick(clock);
+  }
+
+  /** Removes a parked member (it closed); nothing more is written or called for it. */
+  unpark(member: TickMember): void {
+    this.#parked.delete(member);
+  }
+
+  /**
+   * One tick for the parked members, armed while any is parked: at the shared tick after a
+   * crumb was published beyond some member's position (one timer, and one wait for the next
+   * crumb when all are at the newest — per stream, not per member).
+   */
+  #armTick(clock: Clock): void {
+    if (this.#tickArmed || this.#parked.size === 0) return;
+    this.#tickArmed = true;
+    let waitFrom: Breadcrumb | undefined;
+    for (const at of this.#parked.values()) {
+      if (at.nextIfPublished !== undefined) {
+        waitFrom = undefined;
+        break;
+      }
+      waitFrom ??= at;
+    }
+    const published = waitFrom === undefined ? Promise.resolve() : waitFrom.next().then(() => undefined);
+    void published
+      .then(() => this.tick(clock))
+      .then(() => this.#runTick())
+      .catch(() => undefined)
+      .finally(() => {
+        this.#tickArmed = false;
+        this.#armTick(clock);
+      });
+  }
+
+  /**
+   * Builds each distinct position's bytes once (every crumb published after it, up to
+   * `MAX_CRUMBS_PER_WRITE`, concatenated into one buffer), waits for their compression once,
+   * then writes in one synchronous loop over the parked members: one `socket.write` of a
+   * shared buffer per member per tick. A member parked during the wait at a position not built
+   * this tick waits for the next.
+   */
+  async #runTick(): Promise<void> {
+    const plans = new Map<Breadcrumb, { crumbs: Breadcrumb[]; frames: SharedCrumbFrames[] }>();
+    for (const at of this.#parked.values()) {
+      if (plans.has(at) || at.nextIfPublished === undefined) continue;
+      const crumbs: Breadcrumb[] = [];
+      const frames: SharedCrumbFrames[] = [];
+      let status = at.syncStatus;
+      for (let c: Breadcrumb | undefined = at.nextIfPublished; c !== undefined && crumbs.length < MAX_CRUMBS_PER_WRITE; c = c.nextIfPublished) {
+        const f = this.framesFor(c, status);
+        if (f === undefined) break;
+        crumbs.push(c);
+        frames.push(f);
+        status = c.syncStatus;
+      }
+      plans.set(at, { crumbs, frames });
+    }
+    if (plans.size === 0) return;
+    const writes = new Map<Breadcrumb, TickWrite | undefined>();
+    try {
+      const all = await Promise.all([...plans.values()].map((p) => Promise.all(p.frames.map((f) => f.bytes))));
+      let i = 0;
+      for (const [at, p] of plans) {
+        const chunks = all[i++] as Buffer[];
+        if (p.crumbs.length === 0) {
+          writes.set(at, undefined);
+          continue;
+        }
+        const from = p.crumbs[0] as Breadcrumb;
+        writes.set(at, {
+          from,
+          to: p.crumbs.at(-1) as Breadcrumb,
+          bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+          endsSegment: (p.frames.at(-1) as SharedCrumbFrames).endsSegment,
+          kvsCounts: p.frames.flatMap((f) => f.kvsCounts),
+        });
+      }
+    } catch {
+      // A crumb's bytes failed: every member waiting on them resumes its own loop, which meets
+      // the failure and closes.
+      for (const [member, at] of this.#parked) {
+        if (!plans.has(at)) continue;
+        this.#parked.delete(member);
+        member.tickResume();
+      }
+      return;
+    }
+    for (const [member, at] of this.#parked) {
+      if (!writes.has(at)) continue;
+      const w = writes.get(at);
+      if (w === undefined) {
+        // No bytes for the crumbs after it (before the stream's start): its own loop serves it.
+        this.#parked.delete(member);
+        member.tickResume();
+      } else if (member.tickWrite(w)) {
+        this.#parked.set(member, w.to);
+      } else {
+        this.#parked.delete(member);
+      }
+    }
   }
 
   /**

@@ -161,6 +161,8 @@ export class MessageWriter {
   #compressor: StreamCompressor | undefined;
   #algorithm: CompressionAlgorithm | undefined;
   #chain: Promise<void> = Promise.resolve();
+  /** Operations queued and not finished. */
+  #pending = 0;
   #failed: Error | undefined;
 
   constructor(socket: Socket, opts: MessageWriterOptions) {
@@ -215,19 +217,55 @@ export class MessageWriter {
     });
   }
 
+  /** Nothing is queued or being written: a `writeNow` goes out after everything sent before. */
+  get idle(): boolean {
+    return this.#pending === 0;
+  }
+
+  /**
+   * Writes pre-framed `bytes` (a tick's shared delta bytes) at once, synchronously, without a
+   * promise: only for a writer that is `idle`, so the bytes follow everything written before.
+   * True when the socket accepted them; false under backpressure (or on a closed socket) — then
+   * the queue waits for 'drain' (under the write timeout) before its next operation, so the
+   * caller's next queued operation (e.g. `flushed()`) settles once they were accepted, or fails.
+   */
+  writeNow(bytes: Buffer): boolean {
+    if (this.#failed !== undefined) return false;
+    const socket = this.#socket;
+    if (socket.destroyed) {
+      this.#failed = new ConnectionClosedError('connection closed');
+      return false;
+    }
+    const start = this.#opts.clock.now();
+    if (socket.write(bytes)) {
+      this.#opts.onWritten?.(this.#opts.clock.now() - start);
+      return true;
+    }
+    this.#enqueue(() => this.#drained(start, bytes.length)).catch(() => undefined);
+    return false;
+  }
+
+  /** Settles once every operation queued before it has: rejects with the writer's failure if any. */
+  flushed(): Promise<void> {
+    return this.#enqueue(() => Promise.resolve());
+  }
+
   close(): void {
     this.#failed ??= new ConnectionClosedError('connection closed');
     this.#compressor?.close();
   }
 
   #enqueue(op: () => Promise<void>): Promise<void> {
+    this.#pending++;
     const run = async (): Promise<void> => {
-      if (this.#failed !== undefined) throw this.#failed;
       try {
+        if (this.#failed !== undefined) throw this.#failed;
         await op();
       } catch (err) {
         this.#failed ??= err as Error;
         throw err;
+      } finally {
+        this.#pending--;
       }
     };
     const result = this.#chain.then(run);
@@ -238,7 +276,7 @@ export class MessageWriter {
   async #write(frame: Buffer | readonly Buffer[]): Promise<void> {
     const socket = this.#socket;
     if (socket.destroyed) throw new ConnectionClosedError('connection closed');
-    const { clock, writeTimeoutMs } = this.#opts;
+    const { clock } = this.#opts;
     const start = clock.now();
     let accepted: boolean;
     if (Buffer.isBuffer(frame)) {
@@ -252,6 +290,18 @@ export class MessageWriter {
       accepted = !socket.writableNeedDrain;
     }
     if (!accepted) {
+      await this.#drained(start, Buffer.isBuffer(frame) ? frame.length : frame.reduce((n, f) => n + f.length, 0));
+      return;
+    }
+    this.#opts.onWritten?.(clock.now() - start);
+  }
+
+  /** Waits for the socket to drain bytes written at `start` (under the write timeout), then reports the write's time. */
+  async #drained(start: number, bytes: number): Promise<void> {
+    const socket = this.#socket;
+    const { clock, writeTimeoutMs } = this.#opts;
+    if (socket.destroyed) throw new ConnectionClosedError('connection closed');
+    if (socket.writableNeedDrain) {
       await new Promise<void>((resolve, reject) => {
         let timer: Timer | undefined = undefined;
         const done = (err?: Error): void => {
@@ -265,7 +315,6 @@ export class MessageWriter {
         const onClose = (): void => done(new ConnectionClosedError('connection closed during a write'));
         socket.on('drain', onDrain);
         socket.on('close', onClose);
-        const bytes = Buffer.isBuffer(frame) ? frame.length : frame.reduce((n, f) => n + f.length, 0);
         timer = clock.setTimer(() => done(new WriteTimeoutError(`a write of ${bytes} bytes did not complete within ${writeTimeoutMs} ms`)), writeTimeoutMs);
       });
     }

@@ -43,7 +43,7 @@ import { ConnectionClosedError, MessageReader, MessageWriter, WriteTimeoutError 
 import { serverMaySend, SYNCER_TYPE_FELIX, type ClientHello, type Message } from './messages.ts';
 import type { SerializedUpdate } from './serialized-update.ts';
 import type { SnapshotEncoder } from './snapshot-encoder.ts';
-import { COALESCE_MIN_MEMBERS, type CrumbMessageCache, type SharedCrumbFrames, type SharedDeltaStream } from './crumb-message-cache.ts';
+import { MAX_CRUMBS_PER_WRITE, type CrumbMessageCache, type SharedCrumbFrames, type SharedDeltaStream, type TickMember, type TickWrite } from './crumb-message-cache.ts';
 import type { SyncServerMetrics } from './sync-server-metrics.ts';
 import type { SyncStatus } from '../syncer/index.ts';
 
@@ -83,9 +83,6 @@ export interface SyncConnectionDeps {
  */
 export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
 
-/** A lagging client on the shared delta stream writes at most this many published crumbs at once. */
-const MAX_CRUMBS_PER_WRITE = 256;
-
 /** Why a connection closed; the label of `tessera_typha_connections_closed`. */
 export type CloseReason =
   | 'handshake-timeout'
@@ -104,7 +101,17 @@ class ConnectionClosed extends Error {
   override readonly name = 'ConnectionClosed';
 }
 
-export class SyncConnection {
+/** Why a parked connection left the shared tick, and where it is on the crumb list. */
+interface ParkExit {
+  /** The last crumb whose bytes were written (or queued, when not `accepted`). */
+  readonly at: Breadcrumb;
+  /** The tick's write that made it leave, if any (a segment end, or backpressure). */
+  readonly written?: TickWrite;
+  /** The socket accepted `written` at once (else it is drained by the writer's queue). */
+  readonly accepted?: boolean;
+}
+
+export class SyncConnection implements TickMember {
   readonly id: number;
   readonly #socket: Socket;
   readonly #deps: SyncConnectionDeps;
@@ -131,6 +138,8 @@ export class SyncConnection {
   /** Armed from the last snapshot frame written until the client acks the restart ending it. */
   #snapshotAbsorbed: Timer | undefined;
   #closeReason: string | undefined;
+  /** Parked on the shared stream's tick (see `tickWrite`): its position and how its loop resumes. */
+  #park: { at: Breadcrumb; exit: Deferred<ParkExit> } | undefined;
   readonly #done = new Deferred<void>();
 
   constructor(id: number, socket: Socket, deps: SyncConnectionDeps, onClose: (conn: SyncConnection) => void) {
@@ -199,6 +208,11 @@ export class SyncConnection {
     this.#outstandingPing?.watchdog?.cancel();
     this.#snapshotAbsorbed?.cancel();
     if (this.#sharedStream !== undefined) this.#sharedStream.members--;
+    if (this.#park !== undefined) {
+      this.#sharedStream?.unpark(this);
+      this.#park.exit.reject(new ConnectionClosed(reason));
+      this.#park = undefined;
+    }
     this.#abort.abort(new ConnectionClosed(reason));
     this.#hello.reject(new ConnectionClosed(reason));
     this.#ack?.reject(new ConnectionClosed(reason));
@@ -291,14 +305,33 @@ export class SyncConnection {
     const graceUntil = snapshotDone + config.newClientGraceMs;
     let graceCounted = false;
     for (;;) {
-      // On a coalescing shared stream a connection writes only on the shared tick: it waits for
-      // the tick first and then takes every crumb published by then — one wake-up per tick
-      // instead of one per crumb and another for the tick (at 1,000 connections and ~100
-      // crumbs/s, 100,000 wake-ups a second, each a promise, an abort listener and a histogram
-      // observation). If nothing was published by the tick it waits for the next crumb and then
-      // for a tick, as before.
+      // Caught up inside a segment of a coalescing shared stream, with nothing of its own
+      // queued, a connection parks on the stream's tick: the tick writes a shared buffer for it
+      // synchronously, with every other connection at the same crumb, until a write meets
+      // backpressure or ends the segment (then this loop resumes: waits for the drain, restarts
+      // its own stream, and catches up from the crumb list like any lagging connection).
+      // No promise or closure per connection per tick while parked.
+      if (shared !== undefined && this.#sharedStream === shared && shared.coalescing && this.#midSegment && crumb.nextIfPublished === undefined && this.#writer.idle && compression !== undefined) {
+        const exit = await this.#parkOn(shared, crumb);
+        crumb = exit.at;
+        status = crumb.syncStatus;
+        const w = exit.written;
+        if (w !== undefined) {
+          if (exit.accepted !== true) {
+            await this.#writer.flushed();
+            this.#deps.onCrumbsWritten?.(this.id, w.from, w.to);
+          }
+          if (w.endsSegment) await this.#endSegment(compression);
+        }
+        continue;
+      }
+      // On a coalescing shared stream a connection that is not parked (joining, or catching up)
+      // writes only on the shared tick: it waits for the tick first and then takes every crumb
+      // published by then — one wake-up per tick instead of one per crumb and another for the
+      // tick. If nothing was published by the tick it waits for the next crumb and then for a
+      // tick, as before.
       let ticked = false;
-      if (shared !== undefined && this.#sharedStream !== undefined && shared.members >= COALESCE_MIN_MEMBERS && crumb.nextIfPublished === undefined) {
+      if (shared !== undefined && this.#sharedStream !== undefined && shared.coalescing && crumb.nextIfPublished === undefined) {
         await shared.tick(clock);
         if (this.#abort.signal.aborted) throw this.#abort.signal.reason;
         ticked = crumb.nextIfPublished !== undefined;
@@ -329,7 +362,7 @@ export class SyncConnection {
           this.#sharedStream = shared;
           shared.members++;
         }
-        if (shared.members >= COALESCE_MIN_MEMBERS && !ticked) await shared.tick(clock);
+        if (shared.coalescing && !ticked) await shared.tick(clock);
         const from = crumb;
         const parts = [frames];
         for (let next = crumb.nextIfPublished; next !== undefined && parts.length < MAX_CRUMBS_PER_WRITE; next = crumb.nextIfPublished) {
@@ -395,10 +428,63 @@ export class SyncConnection {
     // Own messages may follow only if the last crumb written ended a segment (any earlier
     // segment end is followed by the next segment's first crumb: segments are contiguous).
     if (!(crumbs.at(-1) as SharedCrumbFrames).endsSegment) return;
+    await this.#endSegment(compression);
+  }
+
+  /** The shared bytes written last ended a segment with a restart: a fresh own stream starts. */
+  async #endSegment(compression: CompressionAlgorithm): Promise<void> {
     await this.#writer.restart(compression);
     this.#ownDirty = false;
     this.#midSegment = false;
     this.#sendDeferredPing();
+  }
+
+  /** Parks on `shared`'s tick at `at`; resolves when the connection leaves it, rejects when it closes. */
+  #parkOn(shared: SharedDeltaStream, at: Breadcrumb): Promise<ParkExit> {
+    const exit = new Deferred<ParkExit>();
+    this.#park = { at, exit };
+    shared.park(this, at, this.#deps.clock);
+    return exit.promise;
+  }
+
+  /**
+   * `TickMember`: called synchronously by the shared tick with the bytes of every crumb after
+   * this connection's position. Observes what the per-crumb path observes (how far behind,
+   * kvs per message, the write's time) and writes them with one `socket.write`. Stays parked
+   * unless the write met backpressure or ended a segment, or the connection is further behind
+   * than `maxFallBehindMs` (its loop then applies the fell-behind rule, grace included).
+   */
+  tickWrite(w: TickWrite): boolean {
+    const park = this.#park;
+    if (park === undefined || this.#phase === 'closed') return false;
+    const { metrics, source, config } = this.#deps;
+    const behindMs = source.latest().timestamp - w.from.timestamp;
+    if (behindMs > config.maxFallBehindMs) {
+      this.#leavePark({ at: park.at });
+      return false;
+    }
+    metrics.clientLatencySecs.observe(Math.max(0, behindMs) / 1000);
+    for (const n of w.kvsCounts) metrics.kvsPerMsg.observe(n);
+    const accepted = this.#writer.writeNow(w.bytes);
+    if (accepted) this.#deps.onCrumbsWritten?.(this.id, w.from, w.to);
+    if (accepted && !w.endsSegment) {
+      park.at = w.to;
+      return true;
+    }
+    this.#leavePark({ at: w.to, written: w, accepted });
+    return false;
+  }
+
+  /** `TickMember`: the tick cannot serve this connection; its loop resumes where it is. */
+  tickResume(): void {
+    const park = this.#park;
+    if (park !== undefined) this.#leavePark({ at: park.at });
+  }
+
+  #leavePark(exit: ParkExit): void {
+    const park = this.#park as { exit: Deferred<ParkExit> };
+    this.#park = undefined;
+    park.exit.resolve(exit);
   }
 
   #sendDeferredPing(): void {
