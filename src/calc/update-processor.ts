@@ -772,24 +772,26 @@ function convertRule(rule: V3Rule, namespace: string | undefined): ModelRule {
   const proto = rule.protocol === undefined ? undefined : protocolValue(rule.protocol);
   const notProto = rule.notProtocol === undefined ? undefined : protocolValue(rule.notProtocol);
   const npp = proto === 'tcp' || proto === 'udp' || proto === 'sctp' ? proto : 'any';
-  return {
-    action,
-    ...(rule.ipVersion === undefined ? {} : { ipVersion: rule.ipVersion }),
-    ...(proto === undefined ? {} : { protocol: proto }),
-    ...(notProto === undefined ? {} : { notProtocol: notProto }),
-    namedPortProtocol: npp,
-    ...(rule.icmp?.type === undefined ? {} : { icmp: { type: rule.icmp.type, ...(rule.icmp.code === undefined ? {} : { code: rule.icmp.code }) } }),
-    ...(rule.notICMP?.type === undefined ? {} : { notIcmp: { type: rule.notICMP.type, ...(rule.notICMP.code === undefined ? {} : { code: rule.notICMP.code }) } }),
-    src: convertEntity(rule.source, namespace),
-    dst: convertEntity(rule.destination, namespace),
-  };
+  // Built field by field in the model's key order, not from conditional spreads: each spread
+  // of an object literal is a clone through the runtime, and this runs for every rule of a sync.
+  const out: { -readonly [K in keyof ModelRule]: ModelRule[K] } = { action } as ModelRule;
+  if (rule.ipVersion !== undefined) out.ipVersion = rule.ipVersion;
+  if (proto !== undefined) out.protocol = proto;
+  if (notProto !== undefined) out.notProtocol = notProto;
+  out.namedPortProtocol = npp;
+  if (rule.icmp?.type !== undefined) out.icmp = rule.icmp.code === undefined ? { type: rule.icmp.type } : { type: rule.icmp.type, code: rule.icmp.code };
+  if (rule.notICMP?.type !== undefined) out.notIcmp = rule.notICMP.code === undefined ? { type: rule.notICMP.type } : { type: rule.notICMP.type, code: rule.notICMP.code };
+  out.src = convertEntity(rule.source, namespace);
+  out.dst = convertEntity(rule.destination, namespace);
+  return out;
 }
+
+const PROTOCOL_BY_NUMBER: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 1: 'icmp', 58: 'icmpv6', 132: 'sctp', 136: 'udplite' };
 
 function protocolValue(spec: string | number): string | number {
   const p = parseProtocol(spec);
   if (!p.ok) throw new ConversionError(p.message);
-  const byNumber: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 1: 'icmp', 58: 'icmpv6', 132: 'sctp', 136: 'udplite' };
-  return p.value.name?.toLowerCase() ?? byNumber[p.value.number] ?? p.value.number;
+  return p.value.name?.toLowerCase() ?? PROTOCOL_BY_NUMBER[p.value.number] ?? p.value.number;
 }
 
 /**
@@ -803,8 +805,8 @@ function convertEntity(e: EntityRule | undefined, namespace: string | undefined)
   const notSel = e?.notSelector?.trim() ?? '';
   const nsSelText = e?.namespaceSelector?.trim() ?? '';
   const saSel = serviceAccountSelector(e?.serviceAccounts);
-  const parts = [...(saSel === '' ? [] : [saSel]), ...(sel === '' ? [] : [canonical(sel)])];
-  let selector = parts.length === 0 ? '' : parts.length === 1 ? (parts[0] as string) : `(${parts.join(') && (')})`;
+  const selPart = sel === '' ? '' : canonical(sel);
+  let selector = saSel === '' ? selPart : selPart === '' ? saSel : `(${saSel}) && (${selPart})`;
   const nsSel = nsSelText !== '' ? namespaceSelector(nsSelText) : namespace !== undefined ? `${NAMESPACE_LABEL} == '${namespace}'` : '';
   // The scoped selector's canonical text, built from its two parts' trees (canonicalAnd).
   let scoped: string | undefined;
