@@ -54,24 +54,20 @@ interface SetState {
 
 export class IPSetMemberIndex {
   readonly #cb: IPSetMemberCallbacks;
-  readonly #index: LabelInheritIndex;
-  readonly #endpoints = new Map<string, EndpointData>();
+  /** Items with their {@link EndpointData} as the index's data: one map of every endpoint. */
+  readonly #index: LabelInheritIndex<EndpointData>;
   readonly #sets = new Map<string, SetState>();
   readonly #setsBySelector = new SetMap<string, string>();
   #suppress = false;
 
   constructor(callbacks: IPSetMemberCallbacks) {
     this.#cb = callbacks;
-    this.#index = new LabelInheritIndex({
-      onMatchStarted: (selId, itemId) => {
-        if (this.#suppress) return;
-        const ep = this.#endpoints.get(itemId);
-        if (ep !== undefined) this.#contribute(selId, ep, +1);
+    this.#index = new LabelInheritIndex<EndpointData>({
+      onMatchStarted: (selId, _itemId, ep) => {
+        if (!this.#suppress && ep !== undefined) this.#contribute(selId, ep, +1);
       },
-      onMatchStopped: (selId, itemId) => {
-        if (this.#suppress) return;
-        const ep = this.#endpoints.get(itemId);
-        if (ep !== undefined) this.#contribute(selId, ep, -1);
+      onMatchStopped: (selId, _itemId, ep) => {
+        if (!this.#suppress && ep !== undefined) this.#contribute(selId, ep, -1);
       },
     });
   }
@@ -87,7 +83,7 @@ export class IPSetMemberIndex {
 
   /** Endpoints and network sets held. */
   get endpointCount(): number {
-    return this.#endpoints.size;
+    return this.#index.itemCount;
   }
 
   onEndpointUpdate(key: string, ep: ModelEndpoint | null): void {
@@ -113,28 +109,25 @@ export class IPSetMemberIndex {
   #updateItem(itemId: string, data: EndpointData | null, labels: Labels | undefined, parents: readonly string[] | undefined): void {
     if (data === null) {
       this.#index.deleteItem(itemId);
-      this.#endpoints.delete(itemId);
       return;
     }
-    const old = this.#endpoints.get(itemId);
+    const old = this.#index.dataOf(itemId);
     if (old === undefined) {
-      this.#endpoints.set(itemId, data);
-      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? [], data);
       return;
     }
     if (sameAddressesAndPorts(old, data)) {
       // The held copy stays: a relabel's new copy then dies young instead of being promoted
       // to the old generation and collected there.
-      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? [], old);
       return;
     }
     // Addresses or ports changed: sets it stays in get the difference (a 10,000-CIDR network
     // set changed by one CIDR is one member event), sets it leaves or joins the whole of it.
     const before = new Set(this.#index.matchesOfItem(itemId));
-    this.#endpoints.set(itemId, data);
     this.#suppress = true;
     try {
-      this.#index.updateItem(itemId, labels ?? {}, parents ?? []);
+      this.#index.updateItem(itemId, labels ?? {}, parents ?? [], data);
     } finally {
       this.#suppress = false;
     }
@@ -159,7 +152,7 @@ export class IPSetMemberIndex {
     this.#setsBySelector.add(selId, data.id);
     if (shared) {
       for (const itemId of this.#index.matchesOfSelector(selId)) {
-        const ep = this.#endpoints.get(itemId);
+        const ep = this.#index.dataOf(itemId);
         if (ep !== undefined) this.#contributeToSet(state, ep, +1);
       }
       return;

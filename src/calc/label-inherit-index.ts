@@ -21,23 +21,27 @@
  *
  * Single-threaded; callbacks run synchronously, inside the mutating call.
  */
+import { flat } from '../runtime/flat-string.ts';
 import { sameList } from '../runtime/same-list.ts';
 import { SetMap } from '../runtime/set-map.ts';
 import type { Selector } from '../selector/index.ts';
 
 export type Labels = Readonly<Record<string, string>>;
 
-export interface MatchCallbacks {
-  onMatchStarted(selectorId: string, itemId: string): void;
-  onMatchStopped(selectorId: string, itemId: string): void;
+/** `data`: what the item was last given with (see {@link LabelInheritIndex.updateItem}). */
+export interface MatchCallbacks<D = undefined> {
+  onMatchStarted(selectorId: string, itemId: string, data: D | undefined): void;
+  onMatchStopped(selectorId: string, itemId: string, data: D | undefined): void;
 }
 
-interface Item {
+interface Item<D> {
   own: Labels;
   parents: readonly string[];
   merged: Labels;
   /** Selector ids matching this item; undefined when none (see {@link Matches}). */
   matches: Matches | undefined;
+  /** The caller's data for the item (the IP-set member index's addresses): one map, not two. */
+  data: D | undefined;
 }
 
 /**
@@ -69,9 +73,9 @@ const EMPTY: Labels = Object.freeze({});
 const FEW_SLOT_LABELS = 8;
 const hasOwn = Object.prototype.hasOwnProperty;
 
-export class LabelInheritIndex {
-  readonly #cb: MatchCallbacks;
-  readonly #items = new Map<string, Item>();
+export class LabelInheritIndex<D = undefined> {
+  readonly #cb: MatchCallbacks<D>;
+  readonly #items = new Map<string, Item<D>>();
   readonly #parents = new Map<string, Labels>();
   readonly #itemsByParent = new SetMap<string, string>();
   readonly #selectors = new Map<string, SelectorEntry>();
@@ -100,7 +104,7 @@ export class LabelInheritIndex {
   /** Evaluations performed (for metrics and tests that pin the indexing). */
   evaluations = 0;
 
-  constructor(callbacks: MatchCallbacks) {
+  constructor(callbacks: MatchCallbacks<D>) {
     this.#cb = callbacks;
   }
 
@@ -110,6 +114,11 @@ export class LabelInheritIndex {
 
   get selectorCount(): number {
     return this.#selectors.size;
+  }
+
+  /** The data `itemId` was last updated with. */
+  dataOf(itemId: string): D | undefined {
+    return this.#items.get(itemId)?.data;
   }
 
   /** Selector ids currently matching `itemId`. */
@@ -124,7 +133,11 @@ export class LabelInheritIndex {
 
   // ---- items ------------------------------------------------------------------------------
 
-  updateItem(itemId: string, labels: Labels, parents: readonly string[]): void {
+  /**
+   * Adds or updates an item. `data` is held with it (replacing what it held) and handed to the
+   * callbacks its matches cause, from then until it is deleted.
+   */
+  updateItem(itemId: string, labels: Labels, parents: readonly string[], data?: D): void {
     const old = this.#items.get(itemId);
     // An update that keeps the parents (nearly all) leaves their member sets alone.
     if (old === undefined || !sameList(old.parents, parents)) {
@@ -133,7 +146,7 @@ export class LabelInheritIndex {
     }
     const merged = this.#merge(labels, parents);
     if (old === undefined) {
-      const item: Item = { own: labels, parents, merged, matches: undefined };
+      const item: Item<D> = { own: labels, parents, merged, matches: undefined, data };
       this.#items.set(itemId, item);
       this.#indexItemLabels(itemId, labels);
       this.#reevaluateItem(itemId, item);
@@ -142,6 +155,7 @@ export class LabelInheritIndex {
     if (old.own !== labels) this.#reindexItemLabels(itemId, old.own, labels);
     old.own = labels;
     old.parents = parents;
+    old.data = data;
     this.#setMerged(itemId, old, merged);
   }
 
@@ -154,7 +168,7 @@ export class LabelInheritIndex {
     if (item.matches !== undefined) {
       for (const selId of item.matches) {
         this.#selectors.get(selId)?.matches.delete(itemId);
-        this.#cb.onMatchStopped(selId, itemId);
+        this.#cb.onMatchStopped(selId, itemId, item.data);
       }
     }
   }
@@ -197,7 +211,7 @@ export class LabelInheritIndex {
     return merged;
   }
 
-  #setMerged(itemId: string, item: Item, merged: Labels): void {
+  #setMerged(itemId: string, item: Item<D>, merged: Labels): void {
     if (shallowEqual(item.merged, merged)) {
       item.merged = merged;
       return;
@@ -273,7 +287,7 @@ export class LabelInheritIndex {
     if (byValue.size === 0) index.delete(k);
   }
 
-  #reevaluateItem(itemId: string, item: Item): void {
+  #reevaluateItem(itemId: string, item: Item<D>): void {
     const labels = item.merged;
     const old = item.matches;
     // Each selector is filed under exactly one slot, and an item has one value per label, so
@@ -288,7 +302,7 @@ export class LabelInheritIndex {
         (matched ??= []).push(selId);
         if (old === undefined || !hasMatch(old, selId)) {
           entry.matches.add(itemId);
-          this.#cb.onMatchStarted(selId, itemId);
+          this.#cb.onMatchStarted(selId, itemId, item.data);
         }
       }
     };
@@ -327,7 +341,7 @@ export class LabelInheritIndex {
       }
       changed = true;
       this.#selectors.get(selId)?.matches.delete(itemId);
-      this.#cb.onMatchStopped(selId, itemId);
+      this.#cb.onMatchStopped(selId, itemId, item.data);
     }
     if (matched !== undefined) {
       for (const selId of matched) {
@@ -342,7 +356,8 @@ export class LabelInheritIndex {
   // ---- selectors --------------------------------------------------------------------------
 
   updateSelector(selectorId: string, selector: Selector): void {
-    const text = selector.toString();
+    // Held for as long as the selector: flat, not the rope its printer builds.
+    const text = flat(selector.toString());
     const old = this.#selectors.get(selectorId);
     if (old !== undefined && old.text === text) return;
     if (old !== undefined) this.#unindexSelector(selectorId, old.slot);
@@ -359,7 +374,7 @@ export class LabelInheritIndex {
       entry.matches.add(itemId);
       if (old === undefined || !old.matches.has(itemId)) {
         item.matches = addMatch(item.matches, selectorId);
-        this.#cb.onMatchStarted(selectorId, itemId);
+        this.#cb.onMatchStarted(selectorId, itemId, item.data);
       }
     };
     switch (slot.kind) {
@@ -380,7 +395,7 @@ export class LabelInheritIndex {
         if (entry.matches.has(itemId)) continue;
         const item = this.#items.get(itemId);
         if (item !== undefined) item.matches = removeMatch(item.matches, selectorId);
-        this.#cb.onMatchStopped(selectorId, itemId);
+        this.#cb.onMatchStopped(selectorId, itemId, item?.data);
       }
     }
   }
@@ -393,7 +408,7 @@ export class LabelInheritIndex {
     for (const itemId of entry.matches) {
       const item = this.#items.get(itemId);
       if (item !== undefined) item.matches = removeMatch(item.matches, selectorId);
-      this.#cb.onMatchStopped(selectorId, itemId);
+      this.#cb.onMatchStopped(selectorId, itemId, item?.data);
     }
   }
 

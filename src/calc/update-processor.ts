@@ -571,9 +571,9 @@ function convertPolicy(r: Extract<V3Resource, { kind: 'NetworkPolicy' | 'GlobalN
   const gnp = r.kind === 'GlobalNetworkPolicy' ? r.spec : undefined;
   return {
     id,
-    key: policyIdKey(id),
+    key: flat(policyIdKey(id)),
     order: spec.order,
-    selector,
+    selector: flat(selector),
     inboundRules: rules?.inbound ?? (spec.ingress ?? []).map((rule) => convertRule(rule, namespace)),
     outboundRules: rules?.outbound ?? (spec.egress ?? []).map((rule) => convertRule(rule, namespace)),
     // Felix: empty types means both directions (back-compatibility).
@@ -823,17 +823,27 @@ function convertEntity(e: EntityRule | undefined, namespace: string | undefined)
   splitPorts(e?.ports ?? [], ports, namedPorts);
   splitPorts(e?.notPorts ?? [], notPorts, notNamedPorts);
   return {
-    selector: scoped ?? (selector === '' ? '' : canonical(selector)),
-    notSelector: notSel === '' ? '' : canonical(notSel),
-    nets: (e?.nets ?? []).map(normaliseCidr),
-    notNets: (e?.notNets ?? []).map(normaliseCidr),
-    ports,
-    namedPorts,
-    notPorts,
-    notNamedPorts,
+    selector: flat(scoped ?? (selector === '' ? '' : canonical(selector))),
+    notSelector: notSel === '' ? '' : flat(canonical(notSel)),
+    nets: orNone((e?.nets ?? []).map(normaliseCidr)),
+    notNets: orNone((e?.notNets ?? []).map(normaliseCidr)),
+    ports: orNone(ports),
+    namedPorts: orNone(namedPorts),
+    notPorts: orNone(notPorts),
+    notNamedPorts: orNone(notNamedPorts),
     service: svcName === '' ? '' : `${svcNs !== '' ? svcNs : (namespace ?? '')}/${svcName}`,
   };
 }
+
+/**
+ * `list`, or the one shared frozen empty list when it is empty: most rules' entities leave
+ * most lists empty (10,000 policies' rules held ~12 MB of empty arrays, each its own object).
+ */
+function orNone<T>(list: readonly T[]): readonly T[] {
+  return list.length === 0 ? (NONE as readonly T[]) : list;
+}
+
+const NONE: readonly never[] = Object.freeze([]);
 
 function splitPorts(specs: readonly (string | number)[], ranges: PortRange[], names: string[]): void {
   for (const spec of specs) {
